@@ -1,0 +1,9 @@
+import type pg from 'pg';
+import type { ServiceDeps } from './services/deps.js';
+import type { Jobs } from './jobs/index.js';
+
+/** Everything the HTTP layer and the jobs need; built once by main. */
+export interface AppDeps extends ServiceDeps {
+  readonly pool: pg.Pool;
+  readonly jobs: Jobs;
+}

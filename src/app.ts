@@ -1,0 +1,35 @@
+import type { AddressInfo } from 'node:net';
+import { createHttpServer, type HttpServer } from './http/server.js';
+import { createPartnerSurface } from './http/partner-surface.js';
+import type { ApiSurface } from './http/surface.js';
+import type { Runtime } from './runtime.js';
+
+export interface RunningApp {
+  readonly http: HttpServer;
+  readonly address: AddressInfo;
+  /** Graceful stop: stop accepting, drain in-flight requests, stop workers, close the pool. */
+  stop(): Promise<void>;
+}
+
+/** Everything served over HTTP, one surface per OpenAPI document. */
+export async function createSurfaces(): Promise<ApiSurface<unknown>[]> {
+  return [(await createPartnerSurface()) as ApiSurface<unknown>];
+}
+
+/** HTTP and job workers on an open runtime. */
+export async function startApp(rt: Runtime): Promise<RunningApp> {
+  const surfaces = await createSurfaces();
+  const http = createHttpServer(rt, surfaces);
+  await rt.jobs.startWorkers(rt);
+  const address = await http.listen();
+  let stopping: Promise<void> | null = null;
+  return {
+    http,
+    address,
+    stop: () =>
+      (stopping ??= (async () => {
+        await http.close();
+        await rt.close();
+      })()),
+  };
+}

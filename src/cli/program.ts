@@ -1,0 +1,50 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { versionLine } from '../version.js';
+import { CliError, describeError, type CliIo } from './context.js';
+import { registerMigrateCommand } from './migrate.cli.js';
+import { registerPartnerCommands } from './partner.cli.js';
+import { registerServeCommand } from './serve.cli.js';
+import { registerTenantCommands } from './tenant.cli.js';
+
+/** Every command group, one file each. */
+const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands];
+
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('lumen')
+    .description('Lumen: partner integration service of the street-lighting maintenance platform')
+    .version(versionLine(), '-v, --version', 'print the version of Lumen and of its Node runtime')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .exitOverride();
+  for (const register of COMMAND_GROUPS) register(program, io);
+  program.commands.forEach(function applyToAll(cmd: Command) {
+    cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) }).showHelpAfterError('(run with --help for usage)');
+    cmd.commands.forEach(applyToAll);
+  });
+  return program;
+}
+
+/** Runs one CLI invocation and returns its exit code (0 ok, 1 failure, 2 usage). */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof ConfigError) {
+      io.stderr.write(`lumen: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof CliError) {
+      io.stderr.write(`lumen: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.stderr.write(`lumen: ${describeError(err)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,32 @@
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Database = Kysely<DB>;
+export type Tx = Transaction<DB>;
+/** A repository's first argument: the pool or a transaction. */
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+// int8 (counts, sequences) as JS numbers: they stay far below 2^53 here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export interface DatabaseOptions {
+  url: string;
+  /** Pool size. Default 10. */
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(opts: DatabaseOptions): pg.Pool {
+  return new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName ?? 'lumen',
+    connectionTimeoutMillis: 10_000,
+  });
+}
+
+export function createDatabase(pool: pg.Pool): Database {
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}

@@ -1,0 +1,59 @@
+import type { ColumnType, Generated } from 'kysely';
+
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+export type IntakePolicy = 'automatic' | 'manual';
+export type Transport = 'webhook' | 'polling';
+export type Scope = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData';
+
+export interface TenantTable {
+  id: Generated<string>;
+  name: string;
+  ibge_code: string | null;
+  intake_policy: ColumnType<IntakePolicy, IntakePolicy | undefined, IntakePolicy>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ExternalSystemTable {
+  id: Generated<string>;
+  tenant_id: string;
+  code: string;
+  scopes: ColumnType<Scope[], Scope[] | undefined, Scope[]>;
+  transport: ColumnType<Transport, Transport | undefined, Transport>;
+  webhook_url: string | null;
+  webhook_secret_enc: string | null;
+  polling_url: string | null;
+  polling_key_enc: string | null;
+  polling_interval_seconds: ColumnType<number, number | undefined, number>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ApiKeyTable {
+  id: Generated<string>;
+  external_system_id: string;
+  key_id: string;
+  key_prefix: string;
+  key_hash: Buffer;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+}
+
+export interface AdminTokenTable {
+  id: Generated<string>;
+  name: string;
+  key_id: string;
+  key_prefix: string;
+  key_hash: Buffer;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export interface FoundationTables {
+  tenant: TenantTable;
+  external_system: ExternalSystemTable;
+  api_key: ApiKeyTable;
+  admin_token: AdminTokenTable;
+}

@@ -1,0 +1,47 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { AppError } from '../lib/errors.js';
+import { keyMatches, parseKey } from '../lib/api-key.js';
+import type { Scope } from '../db/tables/foundation.js';
+import type { Executor } from '../db/database.js';
+import { findActiveKey } from '../db/repositories/api-key.repository.js';
+
+/** Who is calling a partner endpoint: resolved from X-Api-Key on every request. */
+export interface PartnerPrincipal {
+  readonly externalSystemId: string;
+  readonly externalSystemCode: string;
+  readonly tenantId: string;
+  readonly ibgeCode: string | null;
+  readonly scopes: readonly Scope[];
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * 401 for a missing, malformed, unknown, rotated-away or expired key; 403
+ * partner-disabled for a valid key of a disabled partner (N3). Lookup by the key's
+ * id, then a constant-time comparison of the hashes.
+ */
+export async function authenticatePartner(db: Executor, headers: IncomingHttpHeaders): Promise<PartnerPrincipal> {
+  const presented = headerValue(headers, 'x-api-key')?.trim();
+  const parsed = presented ? parseKey(presented) : null;
+  if (!presented || !parsed || parsed.kind !== 'partner') throw new AppError('unauthorized');
+  const row = await findActiveKey(db, parsed.keyId);
+  if (!row || !keyMatches(presented, row.key_hash)) throw new AppError('unauthorized');
+  if (!row.enabled) throw new AppError('partner-disabled');
+  return {
+    externalSystemId: row.external_system_id,
+    externalSystemCode: row.code,
+    tenantId: row.tenant_id,
+    ibgeCode: row.ibge_code,
+    scopes: row.scopes,
+  };
+}
+
+/** Any-of scope check; an empty list means "any valid key". */
+export function requireScope(principal: PartnerPrincipal, anyOf: readonly Scope[]): void {
+  if (anyOf.length === 0) return;
+  if (!anyOf.some((s) => principal.scopes.includes(s))) throw new AppError('forbidden', { scopes: anyOf.join(' | ') });
+}

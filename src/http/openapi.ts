@@ -1,0 +1,101 @@
+import * as Ajv2020Module from 'ajv/dist/2020.js';
+import * as addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend, type Document, type Operation, type Request as OasRequest } from 'openapi-backend';
+import type { ErrorObject } from 'ajv';
+import { AppError, type FieldError } from '../lib/errors.js';
+
+// CJS default-export interop (ajv and ajv-formats ship CommonJS).
+const Ajv2020 = Ajv2020Module.default.default ?? Ajv2020Module.default;
+const addFormats = addFormatsModule.default.default ?? addFormatsModule.default;
+
+/**
+ * openapi-backend over an OpenAPI 3.1 document. The default draft-07 Ajv misreads
+ * 3.1 schemas (type arrays with "null", dependentRequired, ...), so every validator
+ * is an Ajv 2020 instance with formats. allErrors gives one errors[] entry per problem.
+ */
+export async function createOpenApi(definition: Record<string, unknown>): Promise<OpenAPIBackend> {
+  const api = new OpenAPIBackend({
+    definition: structuredClone(definition) as unknown as Document,
+    quick: true,
+    validate: true,
+    strict: false,
+    coerceTypes: true,
+    customizeAjv: (_original, ajvOpts) => {
+      const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, validateFormats: true });
+      addFormats(ajv);
+      return ajv as never;
+    },
+  });
+  await api.init();
+  return api;
+}
+
+export interface MatchedOperation {
+  operation: Operation;
+}
+
+/** Route a request: 404 when no path matches, 405 when the path exists with other methods. */
+export function matchOperation(api: OpenAPIBackend, req: OasRequest): Operation {
+  try {
+    return api.router.matchOperation(req, true);
+  } catch (err) {
+    const msg = (err as Error).message;
+    if (msg.startsWith('405')) throw new AppError('method-not-allowed', { method: req.method.toUpperCase(), path: req.path });
+    throw new AppError('not-found', { resource: req.path });
+  }
+}
+
+function pointerFor(e: ErrorObject): string {
+  let pointer = e.instancePath;
+  if (e.keyword === 'required') pointer += `/${(e.params as { missingProperty: string }).missingProperty}`;
+  if (e.keyword === 'dependentRequired') pointer += `/${(e.params as { missingProperty: string }).missingProperty}`;
+  if (e.keyword === 'additionalProperties') pointer += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+  return pointer;
+}
+
+function messageFor(e: ErrorObject): string {
+  if (e.keyword === 'required') return `is required`;
+  if (e.keyword === 'oneOf') return 'must match exactly one of the allowed forms (for an attachment: exactly one of url or contentBase64)';
+  if (e.keyword === 'enum') return `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
+  return e.message ?? 'is invalid';
+}
+
+/**
+ * Ajv errors -> Lumen problems. Body errors are 422 with JSON pointers into the body;
+ * parameter and header errors are 400 with pointers /query/<name>, /header/<name>.
+ */
+export function validationProblem(errors: ErrorObject[]): AppError {
+  const body: FieldError[] = [];
+  const params: FieldError[] = [];
+  const seen = new Set<string>();
+  const branchPaths = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword)).map((e) => e.instancePath);
+  for (const e of errors) {
+    // oneOf/anyOf wrappers repeat their branches' errors, which say more; a wrapper
+    // is kept only when no branch explains it (e.g. both url and contentBase64 sent).
+    if (e.keyword === 'if') continue;
+    if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && branchPaths.some((p) => p === e.instancePath || p.startsWith(`${e.instancePath}/`))) continue;
+    const raw = pointerFor(e);
+    let target: FieldError[];
+    let pointer: string;
+    if (raw === '/requestBody' || raw.startsWith('/requestBody/')) {
+      target = body;
+      pointer = raw.slice('/requestBody'.length);
+    } else if (raw.startsWith('/headers/')) {
+      target = params;
+      pointer = `/header/${raw.slice('/headers/'.length)}`;
+    } else if (raw.startsWith('/query/') || raw.startsWith('/path/') || raw.startsWith('/params/')) {
+      target = params;
+      pointer = raw.replace(/^\/params\//, '/path/');
+    } else {
+      target = body;
+      pointer = raw === '' ? '' : raw;
+    }
+    const message = messageFor(e);
+    const key = `${pointer} ${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    target.push({ pointer, message });
+  }
+  if (params.length > 0) return new AppError('invalid-parameter', {}, params);
+  return new AppError('validation-failed', { count: body.length }, body);
+}

@@ -1,0 +1,24 @@
+import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
+import { PARTNER_OPERATIONS } from '../handlers/index.js';
+import { authenticatePartner, requireScope, type PartnerPrincipal } from './auth.js';
+import { createOpenApi } from './openapi.js';
+import type { ApiSurface, Handler } from './surface.js';
+
+/** The partner API of openapi/partner.yaml under /api/external. */
+export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipal>> {
+  const document = partnerDocument as unknown as Record<string, unknown>;
+  const api = await createOpenApi(document);
+  const declared = api.getOperations().map((o) => o.operationId!);
+  const missing = declared.filter((id) => !PARTNER_OPERATIONS[id]);
+  if (missing.length > 0) throw new Error(`partner operations without a handler: ${missing.join(', ')}`);
+  const handlers: Record<string, Handler<PartnerPrincipal>> = Object.fromEntries(Object.entries(PARTNER_OPERATIONS).map(([id, op]) => [id, op.handler]));
+  return {
+    name: 'partner',
+    basePath: '/api/external',
+    api,
+    document,
+    authenticate: (deps, headers) => authenticatePartner(deps.db, headers),
+    authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
+    handlers,
+  };
+}

@@ -1,0 +1,44 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { OpenAPIBackend } from 'openapi-backend';
+import type { Language } from '../lib/i18n.js';
+import type { Logger } from '../lib/logger.js';
+import type { AppDeps } from '../app-deps.js';
+import type { HttpResult } from './problem.js';
+
+export interface HandlerRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Record<string, string | string[]>;
+  readonly headers: IncomingHttpHeaders;
+  readonly params: Record<string, string>;
+  /** Parsed JSON body (undefined for operations without one). */
+  readonly body: unknown;
+}
+
+export interface HandlerContext<P> {
+  readonly deps: AppDeps;
+  readonly principal: P;
+  readonly request: HandlerRequest;
+  readonly lang: Language;
+  readonly requestId: string;
+  readonly log: Logger;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+export type Handler<P> = (ctx: HandlerContext<P>) => Promise<HttpResult>;
+
+/**
+ * One OpenAPI document served under a base path: the partner API (/api/external)
+ * and the admin API (/api/admin). Handlers are keyed by operationId.
+ */
+export interface ApiSurface<P> {
+  readonly name: string;
+  readonly basePath: string;
+  readonly api: OpenAPIBackend;
+  readonly document: Record<string, unknown>;
+  authenticate(deps: AppDeps, headers: IncomingHttpHeaders): Promise<P>;
+  /** Throws 403 when the principal may not call this operation. */
+  authorize(principal: P, operationId: string): void;
+  readonly handlers: Readonly<Record<string, Handler<P>>>;
+}

@@ -1,0 +1,71 @@
+import { PgBoss, fromKysely, type SendOptions } from 'pg-boss';
+import type { Executor } from '../db/database.js';
+import type { Logger } from '../lib/logger.js';
+import type { AppDeps } from '../app-deps.js';
+import type { QueueDefinition } from './queue.js';
+import { QUEUES } from './registry.js';
+
+export interface JobsOptions {
+  url: string;
+  log: Logger;
+  /** Run workers and schedules in this process. Default true (the CLI only enqueues). */
+  work?: boolean;
+  queues?: readonly QueueDefinition<never>[];
+}
+
+/**
+ * pg-boss inside Lumen's own Postgres. LISTEN/NOTIFY wakes workers the moment a job
+ * is committed; the short backstop poll finds retries and anything a missed
+ * notification left behind.
+ */
+export class Jobs {
+  private constructor(readonly boss: PgBoss, private readonly log: Logger, private readonly queues: readonly QueueDefinition<never>[]) {}
+
+  static async start(opts: JobsOptions): Promise<Jobs> {
+    const work = opts.work ?? true;
+    const boss = new PgBoss({
+      connectionString: opts.url,
+      schema: 'pgboss',
+      max: 4,
+      application_name: 'lumen-jobs',
+      useListenNotify: work,
+      supervise: work,
+      schedule: work,
+    });
+    boss.on('error', (err) => opts.log.error({ err }, 'job queue error'));
+    await boss.start();
+    const queues = opts.queues ?? QUEUES;
+    for (const q of queues) {
+      await boss.createQueue(q.name, { notify: true, ...q.queue });
+    }
+    return new Jobs(boss, opts.log, queues);
+  }
+
+  /** Starts the workers and schedules of every queue (lumen serve only). */
+  async startWorkers(deps: AppDeps): Promise<void> {
+    for (const q of this.queues) {
+      if (q.work) {
+        const handler = q.work.handler;
+        await this.boss.work(q.name, { notifyPollingIntervalSeconds: 2, pollingIntervalSeconds: 2, ...q.work.options }, async (jobs) => {
+          await handler(deps, jobs as never);
+        });
+      }
+      for (const s of q.schedules ?? []) {
+        await this.boss.schedule(q.name, s.cron, (s.data ?? null) as object | null, s.key ? { key: s.key } : undefined);
+      }
+    }
+  }
+
+  /**
+   * Enqueue inside the caller's transaction: the job exists exactly when the write
+   * that caused it commits.
+   */
+  async send(executor: Executor, queue: string, data: object, options: SendOptions = {}): Promise<string | null> {
+    return this.boss.send(queue, data, { ...options, db: fromKysely(executor as never) });
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: 10_000, close: true });
+    this.log.debug('job queue stopped');
+  }
+}

@@ -1,0 +1,60 @@
+import { format, type Language, type Localized } from './i18n.js';
+
+/**
+ * The error catalogue: every problem Lumen can answer with, its HTTP status and its
+ * pt-BR/en texts. Codes are stable and form the problem `type` URI
+ * (urn:lumen:problem:<code>), so partners can switch on them.
+ */
+export const PROBLEMS = {
+  'malformed-json': { status: 400, title: { 'pt-BR': 'JSON malformado', en: 'Malformed JSON' }, detail: { 'pt-BR': 'O corpo da requisição não é um JSON válido: {reason}', en: 'The request body is not valid JSON: {reason}' } },
+  'invalid-parameter': { status: 400, title: { 'pt-BR': 'Parâmetro inválido', en: 'Invalid parameter' }, detail: { 'pt-BR': 'Um ou mais parâmetros ou cabeçalhos são inválidos.', en: 'One or more parameters or headers are invalid.' } },
+  'invalid-idempotency-key': { status: 400, title: { 'pt-BR': 'Idempotency-Key inválida', en: 'Invalid Idempotency-Key' }, detail: { 'pt-BR': 'O cabeçalho Idempotency-Key deve ser um UUID.', en: 'The Idempotency-Key header must be a UUID.' } },
+  'invalid-cursor': { status: 400, title: { 'pt-BR': 'Cursor inválido', en: 'Invalid cursor' }, detail: { 'pt-BR': 'O cursor informado não foi emitido por este serviço ou não corresponde a esta consulta.', en: 'The cursor was not issued by this service or does not belong to this query.' } },
+  unauthorized: { status: 401, title: { 'pt-BR': 'Não autenticado', en: 'Unauthenticated' }, detail: { 'pt-BR': 'Chave de API ausente, inválida, revogada ou expirada.', en: 'API key missing, invalid, rotated away or expired.' } },
+  forbidden: { status: 403, title: { 'pt-BR': 'Acesso negado', en: 'Forbidden' }, detail: { 'pt-BR': 'A chave é válida, mas não tem o escopo exigido: {scopes}.', en: 'The key is valid but lacks the required scope: {scopes}.' } },
+  'partner-disabled': { status: 403, title: { 'pt-BR': 'Sistema externo desativado', en: 'External system disabled' }, detail: { 'pt-BR': 'O sistema externo desta chave está desativado.', en: 'The external system of this key is disabled.' } },
+  'not-found': { status: 404, title: { 'pt-BR': 'Não encontrado', en: 'Not found' }, detail: { 'pt-BR': 'O recurso {resource} não existe.', en: 'The resource {resource} does not exist.' } },
+  'method-not-allowed': { status: 405, title: { 'pt-BR': 'Método não permitido', en: 'Method not allowed' }, detail: { 'pt-BR': 'O método {method} não é aceito em {path}.', en: 'Method {method} is not allowed on {path}.' } },
+  'invalid-transition': { status: 409, title: { 'pt-BR': 'Transição inválida', en: 'Invalid transition' }, detail: { 'pt-BR': 'Não é possível {action}: o estado atual é {state}.', en: 'Cannot {action}: the current state is {state}.' } },
+  conflict: { status: 409, title: { 'pt-BR': 'Conflito', en: 'Conflict' }, detail: { 'pt-BR': '{reason}', en: '{reason}' } },
+  'payload-too-large': { status: 413, title: { 'pt-BR': 'Corpo grande demais', en: 'Payload too large' }, detail: { 'pt-BR': 'O corpo da requisição excede o limite de {limit} bytes.', en: 'The request body exceeds the limit of {limit} bytes.' } },
+  'unsupported-media-type': { status: 415, title: { 'pt-BR': 'Tipo de conteúdo não suportado', en: 'Unsupported media type' }, detail: { 'pt-BR': 'Envie o corpo como application/json.', en: 'Send the body as application/json.' } },
+  'validation-failed': { status: 422, title: { 'pt-BR': 'Falha de validação', en: 'Validation failed' }, detail: { 'pt-BR': 'O corpo da requisição tem {count} problema(s); veja errors.', en: 'The request body has {count} problem(s); see errors.' } },
+  'idempotency-key-reused': { status: 422, title: { 'pt-BR': 'Idempotency-Key reutilizada', en: 'Idempotency-Key reused' }, detail: { 'pt-BR': 'Esta Idempotency-Key já foi usada com outro corpo de requisição.', en: 'This Idempotency-Key was already used with a different request body.' } },
+  'rate-limited': { status: 429, title: { 'pt-BR': 'Muitas requisições', en: 'Too many requests' }, detail: { 'pt-BR': 'Limite de requisições atingido; tente novamente em {retryAfter} s.', en: 'Rate limit reached; retry in {retryAfter} s.' } },
+  'internal-error': { status: 500, title: { 'pt-BR': 'Erro interno', en: 'Internal error' }, detail: { 'pt-BR': 'Ocorreu um erro inesperado. Informe o requestId ao suporte.', en: 'An unexpected error occurred. Quote the requestId to support.' } },
+  unavailable: { status: 503, title: { 'pt-BR': 'Serviço indisponível', en: 'Service unavailable' }, detail: { 'pt-BR': 'O serviço está temporariamente indisponível.', en: 'The service is temporarily unavailable.' } },
+} as const satisfies Record<string, { status: number; title: Localized; detail: Localized }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export interface FieldError {
+  /** JSON Pointer into the request body, or /query/<name>, /header/<name>. */
+  pointer: string;
+  message: string;
+}
+
+/** The one error type of Lumen. Anything else thrown is an opaque 500. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ProblemCode,
+    readonly params: Record<string, unknown> = {},
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(format(PROBLEMS[code].detail.en, params));
+    this.name = 'AppError';
+    this.status = PROBLEMS[code].status;
+  }
+
+  title(lang: Language): string {
+    return PROBLEMS[this.code].title[lang];
+  }
+
+  detail(lang: Language): string {
+    return format(PROBLEMS[this.code].detail[lang], this.params);
+  }
+}
+
+export const problemType = (code: ProblemCode): string => `urn:lumen:problem:${code}`;

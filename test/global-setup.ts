@@ -1,0 +1,82 @@
+/**
+ * Once per `npm test`: find a Postgres server (DATABASE_URL, else the local one at
+ * 127.0.0.1:5432, else an embedded one), build a template database with every
+ * migration and the job-queue schema, and hand its name to the test files, which
+ * each copy it (CREATE DATABASE ... TEMPLATE) into a database of their own.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import type { EmbeddedDatabase } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrator.js';
+import { Jobs } from '../src/jobs/index.js';
+import { createLogger } from '../src/lib/logger.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgServerUrl: string;
+    pgTemplate: string;
+    pgRunId: string;
+  }
+}
+
+const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+let embedded: EmbeddedDatabase | null = null;
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let serverUrl = withDatabase(process.env.DATABASE_URL || DEFAULT_SERVER, 'postgres');
+  if (!(await reachable(serverUrl))) {
+    if (process.env.DATABASE_URL) throw new Error(`DATABASE_URL is set but its server does not answer: ${serverUrl}`);
+    process.stderr.write('No Postgres at 127.0.0.1:5432: starting an embedded one for the tests\n');
+    const { openEmbeddedDatabase } = await import('../src/db/embedded.js');
+    embedded = await openEmbeddedDatabase({ dataDir: path.resolve('.tmp/test-postgres'), log: (m: string) => process.stderr.write(`  ${m}\n`) });
+    serverUrl = withDatabase(embedded.url, 'postgres');
+  }
+
+  const runId = randomBytes(4).toString('hex');
+  const template = `lumen_tpl_${runId}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${template}`);
+
+  const pool = new pg.Pool({ connectionString: withDatabase(serverUrl, template), max: 2 });
+  await migrate(pool);
+  await pool.end();
+  const jobs = await Jobs.start({ url: withDatabase(serverUrl, template), log: createLogger('silent'), work: false });
+  await jobs.stop();
+
+  project.provide('pgServerUrl', serverUrl);
+  project.provide('pgTemplate', template);
+  project.provide('pgRunId', runId);
+
+  return async () => {
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`lumen_%${runId}%`]);
+    for (const { datname } of rows.filter((r) => r.datname !== template)) {
+      await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+    }
+    await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await embedded?.stop();
+  };
+}

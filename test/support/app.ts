@@ -1,0 +1,91 @@
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { startApp, type RunningApp } from '../../src/app.js';
+import { runCli } from '../../src/cli/program.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+/** A fixed key for tests only (never used outside them). */
+export const TEST_SECRET_KEY = '11'.repeat(32);
+
+export function testEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LUMEN_ENVIRONMENT: 'test',
+    LUMEN_SECRET_KEY: TEST_SECRET_KEY,
+    LUMEN_LOG_LEVEL: 'silent',
+    LUMEN_ALLOW_LOOPBACK: 'true',
+    LUMEN_VALIDATE_RESPONSES: 'true',
+    ...extra,
+  };
+}
+
+/** Collects log lines so a test can assert on them (for example: no secrets). */
+export class LogSink extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: string, cb: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    cb();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestApp {
+  readonly db: TestDatabase;
+  readonly rt: Runtime;
+  readonly app: RunningApp;
+  readonly baseUrl: string;
+  readonly logs: LogSink;
+  readonly env: Record<string, string>;
+  fetch(path: string, init?: RequestInit & { apiKey?: string; json?: unknown }): Promise<Response>;
+  cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+}
+
+/** The whole service (HTTP, jobs) on a fresh database of its own, on a free loopback port. */
+export async function startTestApp(opts: { env?: Record<string, string>; db?: TestDatabase } = {}): Promise<TestApp> {
+  const db = opts.db ?? (await createTestDatabase());
+  const env = testEnv(db.url, opts.env);
+  const logs = new LogSink();
+  const config = loadConfig(env);
+  const log = createLogger(env.LUMEN_TEST_LOG_LEVEL ?? 'info', logs);
+  const rt = await openRuntime(config, log, { migrate: false, work: true, poolSize: 10 });
+  const app = await startApp(rt);
+  const baseUrl = `http://127.0.0.1:${app.address.port}`;
+  return {
+    db,
+    rt,
+    app,
+    baseUrl,
+    logs,
+    env,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.apiKey) headers.set('x-api-key', init.apiKey);
+      let body = init.body;
+      if (init.json !== undefined) {
+        body = JSON.stringify(init.json);
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      }
+      return fetch(`${baseUrl}${path}`, { ...init, headers, body });
+    },
+    cli: (...argv) => cli(env, ...argv),
+    async stop() {
+      await app.stop();
+      if (!opts.db) await db.drop();
+    },
+  };
+}
+
+/** Runs one CLI invocation in-process and captures its output. */
+export async function cli(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = new LogSink();
+  const err = new LogSink();
+  const code = await runCli(argv, { env, stdout: out, stderr: err });
+  return { code, stdout: out.lines.join('\n'), stderr: err.lines.join('\n') };
+}

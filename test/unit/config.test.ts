@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseByteSize } from '../../src/config.js';
+
+const dataDir = () => mkdtempSync(path.join(os.tmpdir(), 'lumen-config-'));
+
+describe('config', () => {
+  it('has sane defaults', () => {
+    const dir = dataDir();
+    const c = loadConfig({ LUMEN_DATA_DIR: dir });
+    expect(c.databaseUrl).toBeNull();
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.environment).toBe('development');
+    expect(c.allowLoopback).toBe(false);
+    expect(c.bodyLimitBytes).toBe(40 * 1024 * 1024);
+    expect(c.secretKeySource).toBe('data-dir');
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('keeps a generated secret key in the data directory across loads', () => {
+    const dir = dataDir();
+    const a = loadConfig({ LUMEN_DATA_DIR: dir });
+    const b = loadConfig({ LUMEN_DATA_DIR: dir });
+    expect(a.secretKey.equals(b.secretKey)).toBe(true);
+    expect(readFileSync(path.join(dir, 'secret.key'), 'utf8').trim()).toBe(a.secretKey.toString('hex'));
+  });
+
+  it('names every bad variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x/y', LUMEN_LOG_LEVEL: 'loud', LUMEN_ALLOW_LOOPBACK: 'maybe', LUMEN_SECRET_KEY: 'short' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'DATABASE_URL', 'LUMEN_LOG_LEVEL', 'LUMEN_ALLOW_LOOPBACK', 'LUMEN_SECRET_KEY']) expect(problems).toContain(name);
+  });
+
+  it('refuses loopback and a missing secret key in production', () => {
+    expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_ALLOW_LOOPBACK: 'true', DATABASE_URL: 'postgres://x/y' })).toThrow(/LUMEN_ALLOW_LOOPBACK[\s\S]*LUMEN_SECRET_KEY|LUMEN_SECRET_KEY[\s\S]*LUMEN_ALLOW_LOOPBACK/);
+  });
+
+  it('parses sizes', () => {
+    expect(parseByteSize('40MiB')).toBe(40 * 1024 * 1024);
+    expect(parseByteSize('512kb')).toBe(512 * 1024);
+    expect(parseByteSize('100')).toBe(100);
+    expect(parseByteSize('lots')).toBeNull();
+  });
+});
