@@ -23,6 +23,12 @@ CREATE TABLE external_system (
   polling_key_enc          text,
   polling_interval_seconds integer NOT NULL DEFAULT 180 CHECK (polling_interval_seconds BETWEEN 1 AND 180),
   enabled                  boolean NOT NULL DEFAULT true,
+  -- event types this partner subscribes to; null = all (N6)
+  event_types              text[],
+  -- requests per minute for this partner's key; null = the service default (N10)
+  rate_limit_per_minute    integer CHECK (rate_limit_per_minute > 0),
+  -- optional minimum seconds between GET /events calls that returned hasMore=false
+  events_min_interval_seconds integer CHECK (events_min_interval_seconds BETWEEN 1 AND 180),
   created_at               timestamptz NOT NULL DEFAULT now(),
   updated_at               timestamptz NOT NULL DEFAULT now()
 );

@@ -26,6 +26,9 @@ export interface ExternalSystemTable {
   polling_key_enc: string | null;
   polling_interval_seconds: ColumnType<number, number | undefined, number>;
   enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  event_types: string[] | null;
+  rate_limit_per_minute: number | null;
+  events_min_interval_seconds: number | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
