@@ -1,0 +1,205 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+
+/**
+ * The one HTTP client for every URL Lumen is given: attachment downloads, the
+ * geocoder, webhooks and partner polling. It refuses plain http and non-public
+ * addresses (unless allowLoopback, for tests and development), resolves DNS itself
+ * and checks the address it actually connects to, so a DNS answer that changes
+ * between a check and the connection cannot reach an internal address.
+ */
+export interface OutboundRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  /** Whole request, connect to last byte. */
+  timeoutMs: number;
+  /** Enforced while streaming. */
+  maxResponseBytes: number;
+  /** Allow http:// and loopback addresses (LUMEN_ALLOW_LOOPBACK). */
+  allowLoopback: boolean;
+  /** Default 0: a 3xx is returned as a response; > 0 follows, re-checking every hop. */
+  maxRedirects?: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The URL that answered (after redirects). */
+  url: string;
+}
+
+export type OutboundErrorKind = 'invalid-url' | 'insecure-scheme' | 'blocked-address' | 'timeout' | 'too-large' | 'network' | 'tls' | 'too-many-redirects' | 'aborted';
+
+export class OutboundError extends Error {
+  constructor(readonly kind: OutboundErrorKind, message: string) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+/** Addresses no outbound call may reach: private, shared, link-local (cloud metadata), multicast, reserved. */
+const BLOCKED = new net.BlockList();
+for (const [net4, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+  ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) BLOCKED.addSubnet(net4, prefix, 'ipv4');
+for (const [net6, prefix] of [
+  ['::', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16],
+] as const) BLOCKED.addSubnet(net6, prefix, 'ipv6');
+
+const LOOPBACK = new net.BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** The IPv4 inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d), if any. */
+function mappedV4(address: string): string | null {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (m) return m[1]!;
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const hi = parseInt(hex[1]!, 16);
+    const lo = parseInt(hex[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return null;
+}
+
+/** Why an address may not be reached, or null when it may. */
+export function addressRefusal(address: string, allowLoopback: boolean): string | null {
+  const v4 = net.isIPv4(address) ? address : mappedV4(address);
+  const family = v4 ? 'ipv4' : 'ipv6';
+  const ip = v4 ?? address;
+  if (LOOPBACK.check(ip, family)) return allowLoopback ? null : `loopback address ${address}`;
+  if (BLOCKED.check(ip, family)) return `non-public address ${address}`;
+  return null;
+}
+
+function guardedLookup(allowLoopback: boolean): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const list = addresses as dns.LookupAddress[];
+      for (const a of list) {
+        const refusal = addressRefusal(a.address, allowLoopback);
+        // One refused answer refuses the name: a host that resolves to internal addresses is not a public host.
+        if (refusal) return callback(Object.assign(new Error(`${hostname} resolves to a ${refusal}`), { code: 'LUMEN_BLOCKED' }), '', 0);
+      }
+      const first = list.find((a) => (options as dns.LookupOptions).family === undefined || (options as dns.LookupOptions).family === 0 || a.family === (options as dns.LookupOptions).family) ?? list[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, [first]);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+// Keep-alive pools, one per loopback policy: a connection's address was checked when it opened.
+const agents = new Map<string, http.Agent>();
+function agentFor(protocol: 'http:' | 'https:', allowLoopback: boolean): http.Agent {
+  const key = `${protocol}${allowLoopback}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    const opts = { keepAlive: true, maxSockets: 128, lookup: guardedLookup(allowLoopback) };
+    agent = protocol === 'https:' ? new https.Agent({ ...opts, minVersion: 'TLSv1.2' }) : new http.Agent(opts);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+function classify(err: NodeJS.ErrnoException): OutboundError {
+  if (err instanceof OutboundError) return err;
+  if (err.code === 'LUMEN_BLOCKED') return new OutboundError('blocked-address', err.message);
+  if (err.code?.startsWith('ERR_TLS') || err.code?.startsWith('ERR_SSL') || /SSL|TLS|certificate|self[- ]signed|CERT_/i.test(`${err.code} ${err.message}`)) return new OutboundError('tls', err.message);
+  return new OutboundError('network', `${err.code ?? 'error'}: ${err.message}`);
+}
+
+function once(req: OutboundRequest, url: URL): Promise<OutboundResponse> {
+  return new Promise((resolve, reject) => {
+    const protocol = url.protocol as 'http:' | 'https:';
+    const hostLiteral = url.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(hostLiteral)) {
+      const refusal = addressRefusal(hostLiteral, req.allowLoopback);
+      if (refusal) return reject(new OutboundError('blocked-address', `refused ${refusal}`));
+    }
+    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
+    const headers: Record<string, string> = { 'user-agent': 'Lumen', ...req.headers };
+    if (body) headers['content-length'] = String(body.length);
+    const lib = protocol === 'https:' ? https : http;
+    let settled = false;
+    const fail = (e: OutboundError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      request.destroy();
+      reject(e);
+    };
+    const timer = setTimeout(() => fail(new OutboundError('timeout', `no complete answer within ${req.timeoutMs} ms`)), req.timeoutMs);
+    const onAbort = () => fail(new OutboundError('aborted', 'aborted'));
+    const request = lib.request(url, { method: req.method ?? 'GET', headers, agent: agentFor(protocol, req.allowLoopback) }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > req.maxResponseBytes) {
+        res.destroy();
+        return fail(new OutboundError('too-large', `answer of ${declared} bytes exceeds ${req.maxResponseBytes}`));
+      }
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > req.maxResponseBytes) {
+          res.destroy();
+          fail(new OutboundError('too-large', `answer exceeds ${req.maxResponseBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: url.toString() });
+      });
+      res.on('error', (err) => fail(classify(err)));
+    });
+    request.on('error', (err) => fail(classify(err)));
+    if (req.signal) {
+      if (req.signal.aborted) return onAbort();
+      req.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    request.end(body);
+  });
+}
+
+function parseTarget(raw: string, allowLoopback: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundError('invalid-url', 'not an absolute URL');
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && allowLoopback) return url;
+  throw new OutboundError('insecure-scheme', url.protocol === 'http:' ? 'only https URLs are allowed' : `scheme ${url.protocol} is not allowed`);
+}
+
+export async function outboundRequest(req: OutboundRequest): Promise<OutboundResponse> {
+  let url = parseTarget(req.url, req.allowLoopback);
+  const maxRedirects = req.maxRedirects ?? 0;
+  const deadline = Date.now() + req.timeoutMs;
+  for (let hop = 0; ; hop++) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new OutboundError('timeout', `no complete answer within ${req.timeoutMs} ms`);
+    const res = await once({ ...req, timeoutMs: remaining }, url);
+    const location = res.headers.location;
+    if (maxRedirects === 0 || res.status < 300 || res.status > 399 || typeof location !== 'string') return res;
+    if (hop >= maxRedirects) throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects`);
+    url = parseTarget(new URL(location, url).toString(), req.allowLoopback);
+  }
+}

@@ -1,0 +1,94 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addressRefusal, outboundRequest, OutboundError } from '../../src/lib/outbound-http.js';
+
+let server: http.Server;
+let base: string;
+let hangRelease: (() => void) | null = null;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    if (req.url === '/ok') return res.end('hello');
+    if (req.url === '/big') return res.end(Buffer.alloc(4096));
+    if (req.url === '/hang') {
+      hangRelease = () => res.end('late');
+      return;
+    }
+    if (req.url === '/to-ok') return res.writeHead(302, { location: '/ok' }).end();
+    if (req.url === '/to-private') return res.writeHead(302, { location: 'http://10.1.2.3/x' }).end();
+    if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
+    if (req.url === '/echo' && req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => res.writeHead(201, { 'content-type': 'text/plain' }).end(Buffer.concat(chunks)));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  hangRelease?.();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+const opts = { timeoutMs: 2000, maxResponseBytes: 1024, allowLoopback: true };
+
+async function kind(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (err) {
+    expect(err).toBeInstanceOf(OutboundError);
+    return (err as OutboundError).kind;
+  }
+}
+
+describe('outbound HTTP', () => {
+  it('fetches and posts on loopback when allowed', async () => {
+    const res = await outboundRequest({ ...opts, url: `${base}/ok` });
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe('hello');
+    const post = await outboundRequest({ ...opts, url: `${base}/echo`, method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+    expect(post.status).toBe(201);
+    expect(post.body.toString()).toBe('{"a":1}');
+  });
+
+  it('refuses plain http, loopback names and literals when loopback is not allowed', async () => {
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: false, url: `${base}/ok` }))).toBe('insecure-scheme');
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: false, url: `https://127.0.0.1:1/x` }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: false, url: `https://localhost:1/x` }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: false, url: `https://[::1]:1/x` }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: false, url: `https://169.254.169.254/latest/meta-data` }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, allowLoopback: true, url: `http://10.0.0.8/x` }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, url: `ftp://x/y` }))).toBe('insecure-scheme');
+    expect(await kind(outboundRequest({ ...opts, url: `not a url` }))).toBe('invalid-url');
+  });
+
+  it('classifies every non-public range and passes public addresses', () => {
+    for (const a of ['10.1.1.1', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', 'fd00:ec2::254', 'fe80::1', '::ffff:10.0.0.1']) {
+      expect(addressRefusal(a, true), a).not.toBeNull();
+    }
+    expect(addressRefusal('127.0.0.1', false)).toMatch(/loopback/);
+    expect(addressRefusal('::ffff:127.0.0.1', false)).toMatch(/loopback/);
+    expect(addressRefusal('127.0.0.1', true)).toBeNull();
+    for (const a of ['8.8.8.8', '200.160.2.3', '2001:4860:4860::8888']) expect(addressRefusal(a, false), a).toBeNull();
+  });
+
+  it('enforces the time and size bounds', async () => {
+    expect(await kind(outboundRequest({ ...opts, url: `${base}/big` }))).toBe('too-large');
+    expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/hang` }))).toBe('timeout');
+  });
+
+  it('returns redirects as answers by default and re-checks every followed hop', async () => {
+    const plain = await outboundRequest({ ...opts, url: `${base}/to-ok` });
+    expect(plain.status).toBe(302);
+    const followed = await outboundRequest({ ...opts, url: `${base}/to-ok`, maxRedirects: 3 });
+    expect(followed.body.toString()).toBe('hello');
+    expect(await kind(outboundRequest({ ...opts, url: `${base}/to-private`, maxRedirects: 3 }))).toBe('blocked-address');
+    expect(await kind(outboundRequest({ ...opts, url: `${base}/loop`, maxRedirects: 3 }))).toBe('too-many-redirects');
+  });
+});
