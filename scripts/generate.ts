@@ -6,7 +6,7 @@
  * `--check` generates into a temporary folder and fails when generated/ differs.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '@hey-api/openapi-ts';
@@ -97,8 +97,14 @@ async function main(): Promise<void> {
   const check = process.argv.includes('--check');
   const target = path.join(ROOT, 'generated');
   if (!check) {
-    rmSync(target, { recursive: true, force: true });
-    await generateInto(target);
+    // Build aside, then swap: a concurrent reader never sees a half-written generated/.
+    const staging = `${target}.tmp-${process.pid}`;
+    rmSync(staging, { recursive: true, force: true });
+    await generateInto(staging);
+    const old = `${target}.old-${process.pid}`;
+    if (existsSync(target)) renameSync(target, old);
+    renameSync(staging, target);
+    rmSync(old, { recursive: true, force: true });
     process.stdout.write('generated/ is up to date\n');
     return;
   }

@@ -30,6 +30,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Validate every response against the OpenAPI document (default: on outside production). */
   readonly validateResponses: boolean;
+  /** Requests per minute per partner key when the partner has no limit of its own. Default 6000. */
+  readonly rateLimitPerMinute: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
   /** Optional TLS termination: certificate and key files (PEM). */
@@ -138,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     else bodyLimitBytes = n;
   }
   const validateResponses = parseBool('LUMEN_VALIDATE_RESPONSES', env.LUMEN_VALIDATE_RESPONSES, !isProduction, problems);
+  const rateLimitPerMinute = parseInteger('LUMEN_RATE_LIMIT_PER_MINUTE', env.LUMEN_RATE_LIMIT_PER_MINUTE, 6000, 1, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
   const certFile = (env.LUMEN_TLS_CERT_FILE ?? '').trim();
@@ -176,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowLoopback,
     bodyLimitBytes,
     validateResponses,
+    rateLimitPerMinute,
     shutdownGraceSeconds,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
   });

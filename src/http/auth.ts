@@ -12,6 +12,8 @@ export interface PartnerPrincipal {
   readonly tenantId: string;
   readonly ibgeCode: string | null;
   readonly scopes: readonly Scope[];
+  /** The partner's own requests-per-minute limit; null = the service default. */
+  readonly rateLimitPerMinute: number | null;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -37,6 +39,7 @@ export async function authenticatePartner(db: Executor, headers: IncomingHttpHea
     tenantId: row.tenant_id,
     ibgeCode: row.ibge_code,
     scopes: row.scopes,
+    rateLimitPerMinute: row.rate_limit_per_minute,
   };
 }
 

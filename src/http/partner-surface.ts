@@ -2,6 +2,7 @@ import partnerDocument from '../../generated/openapi/partner.json' with { type: 
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartner, requireScope, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
+import { enforceRateLimit } from './rate-limit.js';
 import type { ApiSurface, Handler } from './surface.js';
 
 /** The partner API of openapi/partner.yaml under /api/external. */
@@ -19,6 +20,11 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     document,
     authenticate: (deps, headers) => authenticatePartner(deps.db, headers),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
+    rateLimit: async (deps, principal, operationId) => {
+      // /events has its own minimum interval; a partner draining a backlog must not be cut off.
+      if (operationId === 'listEvents') return;
+      await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+    },
     handlers,
   };
 }

@@ -60,6 +60,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     const principal = await surface.authenticate(deps, req.headers);
     surface.authorize(principal, operationId);
+    await surface.rateLimit?.(deps, principal, operationId);
 
     let body: unknown;
     if (operation.requestBody) {

@@ -40,5 +40,7 @@ export interface ApiSurface<P> {
   authenticate(deps: AppDeps, headers: IncomingHttpHeaders): Promise<P>;
   /** Throws 403 when the principal may not call this operation. */
   authorize(principal: P, operationId: string): void;
+  /** Throws 429 when the principal's quota is spent (after authentication). */
+  rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<void>;
   readonly handlers: Readonly<Record<string, Handler<P>>>;
 }

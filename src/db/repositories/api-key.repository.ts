@@ -10,6 +10,7 @@ export interface ActiveKey {
   scopes: Scope[];
   enabled: boolean;
   ibge_code: string | null;
+  rate_limit_per_minute: number | null;
 }
 
 export async function insertApiKey(db: Executor, row: { external_system_id: string; key_id: string; key_prefix: string; key_hash: Buffer; expires_at?: Date | null }): Promise<void> {
@@ -31,7 +32,7 @@ export async function findActiveKey(db: Executor, keyId: string): Promise<Active
     .selectFrom('api_key as k')
     .innerJoin('external_system as es', 'es.id', 'k.external_system_id')
     .innerJoin('tenant as t', 't.id', 'es.tenant_id')
-    .select(['k.key_hash', 'k.external_system_id', 'es.code', 'es.tenant_id', 'es.scopes', 'es.enabled', 't.ibge_code'])
+    .select(['k.key_hash', 'k.external_system_id', 'es.code', 'es.tenant_id', 'es.scopes', 'es.enabled', 't.ibge_code', 'es.rate_limit_per_minute'])
     .where('k.key_id', '=', keyId)
     .where('k.revoked_at', 'is', null)
     .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', sql<Date>`now()`)]))

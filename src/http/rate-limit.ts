@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import { AppError } from '../lib/errors.js';
+
+export interface RateLimitDecision {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * Fixed one-minute windows per subject (a partner), counted in Postgres so every
+ * instance enforces the same limit. Throws 429 rate-limited with Retry-After and the
+ * IETF RateLimit-Policy / RateLimit headers when the window is spent.
+ */
+export async function enforceRateLimit(db: Database, subject: string, limitPerMinute: number, now = Date.now()): Promise<RateLimitDecision> {
+  const window = Math.floor(now / 1000 / WINDOW_SECONDS);
+  const resetSeconds = Math.max(1, (window + 1) * WINDOW_SECONDS - Math.floor(now / 1000));
+  const { rows } = await sql<{ count: number }>`
+    INSERT INTO rate_limit_window (subject, window_start, count) VALUES (${subject}, ${window}, 1)
+    ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_window.count + 1
+    RETURNING count`.execute(db);
+  const count = rows[0]!.count;
+  if (count === 1 && Math.random() < 0.05) {
+    // Old windows are useless; forget them now and then, off the caller's path.
+    void sql`DELETE FROM rate_limit_window WHERE window_start < ${window - 1}`.execute(db).catch(() => {});
+  }
+  const remaining = Math.max(0, limitPerMinute - count);
+  if (count > limitPerMinute) {
+    throw new AppError('rate-limited', { retryAfter: resetSeconds }, undefined, {
+      'retry-after': String(resetSeconds),
+      'ratelimit-policy': `"default";q=${limitPerMinute};w=${WINDOW_SECONDS}`,
+      ratelimit: `"default";r=0;t=${resetSeconds}`,
+    });
+  }
+  return { limit: limitPerMinute, remaining, resetSeconds };
+}

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makePartner } from '../support/factories.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ env: { LUMEN_RATE_LIMIT_PER_MINUTE: '5' } });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('rate limits (N10)', () => {
+  it('answers 429 problem+json with Retry-After and RateLimit headers once the partner quota is spent', async () => {
+    const p = await makePartner(t.rt);
+    await t.rt.db.updateTable('external_system').set({ rate_limit_per_minute: 3 }).where('id', '=', p.id).execute();
+    // Pin every call into one window: a window boundary between calls would reset the count.
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await t.fetch('/api/external/health', { apiKey: p.apiKey });
+      statuses.push(last.status);
+    }
+    if (statuses.filter((s) => s === 429).length === 0) {
+      // The minute turned during the loop; the next 4 calls are certainly in one window.
+      statuses.length = 0;
+      for (let i = 0; i < 4; i++) {
+        last = await t.fetch('/api/external/health', { apiKey: p.apiKey });
+        statuses.push(last.status);
+      }
+    }
+    expect(statuses.slice(-1)).toEqual([429]);
+    const res = last!;
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60');
+    expect(res.headers.get('ratelimit')).toBe(`"default";r=0;t=${retryAfter}`);
+    const body = (await res.json()) as { type: string; status: number };
+    expect(body).toMatchObject({ type: 'urn:lumen:problem:rate-limited', status: 429 });
+  });
+
+  it('counts each partner separately and uses the service default when the partner has none', async () => {
+    const a = await makePartner(t.rt);
+    const b = await makePartner(t.rt);
+    const codes: number[] = [];
+    for (let i = 0; i < 7; i++) codes.push((await t.fetch('/api/external/health', { apiKey: a.apiKey })).status);
+    expect(codes.filter((c) => c === 200).length).toBeGreaterThanOrEqual(5);
+    expect(codes).toContain(429);
+    expect((await t.fetch('/api/external/health', { apiKey: b.apiKey })).status).toBe(200);
+  });
+
+  it('does not count unauthenticated requests against a partner', async () => {
+    const p = await makePartner(t.rt);
+    for (let i = 0; i < 10; i++) expect((await t.fetch('/api/external/health', { apiKey: 'lmn_test_AAAAAAAA' })).status).toBe(401);
+    expect((await t.fetch('/api/external/health', { apiKey: p.apiKey })).status).toBe(200);
+  });
+});
