@@ -20,6 +20,8 @@ export interface HttpServer {
   close(): Promise<void>;
   /** True while draining; /readyz answers 503. */
   readonly draining: boolean;
+  /** Requests being handled right now. */
+  readonly inFlight: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -163,6 +165,9 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     server,
     get draining() {
       return draining;
+    },
+    get inFlight() {
+      return inFlight;
     },
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
