@@ -5,6 +5,7 @@ import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
+import { withJobs } from './jobs/transaction-jobs.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -47,8 +48,9 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       const result = await migrate(pool, (m) => log.info({ migration: m.name }, 'applying migration'));
       if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
     }
-    const db: Database = createDatabase(pool);
     jobs = await Jobs.start({ url, log, work: opts.work ?? false });
+    // Its transactions carry the job queue: the outbox enqueues webhook deliveries in the writer's transaction.
+    const db: Database = withJobs(createDatabase(pool), jobs);
     const finalPool = pool;
     const finalJobs = jobs;
     return {
@@ -62,6 +64,8 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       async close() {
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
+        // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
+        if (!finalPool.ending) await finalPool.end().catch(() => {});
         if (embedded) await embedded.stop();
       },
     };
