@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { createPartnerSurface } from './http/partner-surface.js';
+import { createAdminSurface } from './http/admin-surface.js';
+import { createTelemetrySurface } from './http/telemetry-surface.js';
 import type { ApiSurface } from './http/surface.js';
 import type { Runtime } from './runtime.js';
 
@@ -13,7 +15,7 @@ export interface RunningApp {
 
 /** Everything served over HTTP, one surface per OpenAPI document. */
 export async function createSurfaces(): Promise<ApiSurface<unknown>[]> {
-  return [(await createPartnerSurface()) as ApiSurface<unknown>];
+  return [(await createPartnerSurface()) as ApiSurface<unknown>, (await createAdminSurface()) as ApiSurface<unknown>, (await createTelemetrySurface()) as ApiSurface<unknown>];
 }
 
 /** HTTP and job workers on an open runtime. */

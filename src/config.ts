@@ -36,7 +36,59 @@ export interface Config {
   readonly shutdownGraceSeconds: number;
   /** Optional TLS termination: certificate and key files (PEM). */
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
+  /** Nominatim-compatible geocoder base URL (LUMEN_GEOCODER_URL; its /search is called). Default none: only the tenant's poles geocode. */
+  readonly geocoderUrl: string | null;
+  /** Longest an intake request waits for geocoding, in ms (LUMEN_GEOCODE_BUDGET_MS). Default 2000. */
+  readonly geocodeBudgetMs: number;
+  /** Timeout of one geocoder call, in ms (LUMEN_GEOCODER_TIMEOUT_MS). Default 5000 (intake also stays within geocodeBudgetMs). */
+  readonly geocoderTimeoutMs: number;
+  /** First delay of the background geocoding retries, in seconds, doubled per try, capped at 6 h, for about a day (LUMEN_GEOCODE_RETRY_DELAY_SECONDS). Default 60. */
+  readonly geocodeRetryDelaySeconds: number;
+  /** Where attachment copies are kept (LUMEN_BLOB_STORE: an absolute directory, or s3://bucket/prefix). Default: the local directory <dataDir>/blobs. */
+  readonly blobStore: BlobStoreConfig;
+  /** Attachment URL downloads (3 attempts). */
+  readonly attachmentDownload: {
+    /** One attempt, connect to last byte, in ms (LUMEN_ATTACHMENT_ATTEMPT_TIMEOUT_MS). Default 10000. */
+    readonly attemptTimeoutMs: number;
+    /** All attempts of one attachment with their backoff, in ms (LUMEN_ATTACHMENT_TOTAL_TIMEOUT_MS). Default 30000. */
+    readonly totalTimeoutMs: number;
+    /** Delay before the second attempt, doubled before the third, in ms (LUMEN_ATTACHMENT_RETRY_DELAY_MS). Default 500. */
+    readonly retryDelayMs: number;
+  };
+  /** Days an Idempotency-Key is kept, at least 7 (LUMEN_IDEMPOTENCY_RETENTION_DAYS). Default 7. */
+  readonly idempotencyRetentionDays: number;
+  /** Partner polling (interface 4.5): one call to a partner's endpoint, connect to last byte, in ms (LUMEN_POLL_TIMEOUT_MS). Default 30000. */
+  readonly pollTimeoutMs: number;
+  /** Partner polling: largest response read from a partner's endpoint (LUMEN_POLL_MAX_RESPONSE, e.g. 64MiB). Default 64 MiB. */
+  readonly pollMaxResponseBytes: number;
+  /**
+   * Webhooks: delay before each retry of a failed delivery, in ms, jittered by ±20%
+   * (LUMEN_WEBHOOK_RETRY_SCHEDULE, a comma list of durations). One attempt plus one per
+   * step. Default 5s,5m,30m,2h,5h,10h,10h: 8 attempts in about 28 hours.
+   */
+  readonly webhookRetryScheduleMs: readonly number[];
+  /** Webhooks: one attempt, connect to last byte, in ms (LUMEN_WEBHOOK_TIMEOUT_MS). Default 10000, the contract's 10 s; shorter only outside production. */
+  readonly webhookTimeoutMs: number;
+  /** Days events are kept for polling and the delivery log, at least 30 (LUMEN_EVENT_RETENTION_DAYS). Default 30. */
+  readonly eventRetentionDays: number;
 }
+
+/** The attachment blob store: a local directory, or an S3-compatible bucket (LUMEN_BLOB_STORE=s3://bucket/prefix). */
+export type BlobStoreConfig =
+  | { readonly kind: 'local'; readonly dir: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      /** Key prefix inside the bucket, without leading or trailing slash ('' for none). */
+      readonly prefix: string;
+      /** LUMEN_S3_ENDPOINT, e.g. https://minio.internal:9000 (path-style requests). Default: AWS, https://<bucket>.s3.<region>.amazonaws.com. */
+      readonly endpoint: string | null;
+      /** LUMEN_S3_REGION. Default us-east-1. */
+      readonly region: string;
+      /** LUMEN_S3_ACCESS_KEY_ID and LUMEN_S3_SECRET_ACCESS_KEY (required). */
+      readonly accessKeyId: string;
+      readonly secretAccessKey: string;
+    };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -79,6 +131,27 @@ export function parseByteSize(raw: string): number | null {
   return unit === undefined ? null : Number(m[1]) * unit;
 }
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "5s", "250ms", "2h" -> milliseconds. */
+export function parseDuration(raw: string): number | null {
+  const m = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/i.exec(raw);
+  if (!m) return null;
+  return Number(m[1]) * DURATION_UNITS[m[2]!.toLowerCase()]!;
+}
+
+/** LUMEN_WEBHOOK_RETRY_SCHEDULE: 1 to 20 durations from 1 ms to 24 h, such as 5s,5m,30m,2h. */
+function parseRetrySchedule(raw: string | undefined, problems: string[]): number[] {
+  const fallback = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const steps = raw.split(',').map((part) => parseDuration(part));
+  if (steps.length > 20 || steps.some((ms) => ms === null || ms < 1 || ms > 86_400_000)) {
+    problems.push(`LUMEN_WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated durations from 1ms to 24h, such as 5s,5m,30m,2h,5h,10h,10h (got "${raw}")`);
+    return fallback;
+  }
+  return steps as number[];
+}
+
 function parseSecretKey(raw: string): Buffer | null {
   const s = raw.trim();
   if (/^[0-9a-f]{64}$/i.test(s)) return Buffer.from(s, 'hex');
@@ -104,6 +177,51 @@ function dataDirSecretKey(dataDir: string): Buffer {
   const key = randomBytes(32);
   writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
   return key;
+}
+
+/** LUMEN_GEOCODER_URL: an https URL (http only with LUMEN_ALLOW_LOOPBACK), without query or fragment. */
+function parseGeocoderUrl(raw: string | undefined, allowLoopback: boolean, problems: string[]): string | null {
+  const value = (raw ?? '').trim();
+  if (value === '') return null;
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    problems.push(`LUMEN_GEOCODER_URL is not a valid URL (got "${value}")`);
+    return null;
+  }
+  if (u.protocol !== 'https:' && !(allowLoopback && u.protocol === 'http:')) problems.push('LUMEN_GEOCODER_URL must be an https:// URL');
+  if (u.search || u.hash) problems.push('LUMEN_GEOCODER_URL must not carry a query or fragment (Lumen calls <url>/search?...)');
+  return value.replace(/\/+$/, '');
+}
+
+/** LUMEN_BLOB_STORE: unset = <dataDir>/blobs; s3://bucket/prefix with the LUMEN_S3_* variables. */
+function parseBlobStore(env: Env, dataDir: string, isProduction: boolean, problems: string[]): BlobStoreConfig {
+  const raw = (env.LUMEN_BLOB_STORE ?? '').trim();
+  if (raw === '') return Object.freeze({ kind: 'local', dir: path.join(dataDir, 'blobs') });
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!m) {
+    if (/^(file:\/\/|\/)/.test(raw)) return Object.freeze({ kind: 'local', dir: path.resolve(raw.replace(/^file:\/\//, '')) });
+    problems.push(`LUMEN_BLOB_STORE must be s3://bucket/prefix or an absolute directory (got "${raw}")`);
+    return Object.freeze({ kind: 'local', dir: path.join(dataDir, 'blobs') });
+  }
+  const endpointRaw = (env.LUMEN_S3_ENDPOINT ?? '').trim();
+  let endpoint: string | null = null;
+  if (endpointRaw !== '') {
+    try {
+      const u = new URL(endpointRaw);
+      if (u.protocol !== 'https:' && !(u.protocol === 'http:' && !isProduction)) problems.push('LUMEN_S3_ENDPOINT must be an https:// URL (http:// only outside production)');
+      endpoint = endpointRaw.replace(/\/+$/, '');
+    } catch {
+      problems.push(`LUMEN_S3_ENDPOINT is not a valid URL (got "${endpointRaw}")`);
+    }
+  }
+  const accessKeyId = (env.LUMEN_S3_ACCESS_KEY_ID ?? '').trim();
+  const secretAccessKey = (env.LUMEN_S3_SECRET_ACCESS_KEY ?? '').trim();
+  if (accessKeyId === '' || secretAccessKey === '') problems.push('LUMEN_S3_ACCESS_KEY_ID and LUMEN_S3_SECRET_ACCESS_KEY are required with LUMEN_BLOB_STORE=s3://...');
+  const region = (env.LUMEN_S3_REGION ?? '').trim() || 'us-east-1';
+  if (!/^[a-z0-9-]{1,40}$/.test(region)) problems.push(`LUMEN_S3_REGION must look like us-east-1 (got "${region}")`);
+  return Object.freeze({ kind: 's3', bucket: m[1]!, prefix: (m[2] ?? '').replace(/^\/+|\/+$/g, ''), endpoint, region, accessKeyId, secretAccessKey });
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -160,6 +278,29 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('LUMEN_SECRET_KEY is required when LUMEN_ENVIRONMENT=production (generate one with: openssl rand -hex 32)');
   }
 
+  const geocoderUrl = parseGeocoderUrl(env.LUMEN_GEOCODER_URL, allowLoopback, problems);
+  const geocodeBudgetMs = parseInteger('LUMEN_GEOCODE_BUDGET_MS', env.LUMEN_GEOCODE_BUDGET_MS, 2000, 50, 60_000, problems);
+  const geocoderTimeoutMs = parseInteger('LUMEN_GEOCODER_TIMEOUT_MS', env.LUMEN_GEOCODER_TIMEOUT_MS, 5000, 50, 120_000, problems);
+  const geocodeRetryDelaySeconds = parseInteger('LUMEN_GEOCODE_RETRY_DELAY_SECONDS', env.LUMEN_GEOCODE_RETRY_DELAY_SECONDS, 60, 1, 3600, problems);
+  const blobStore = parseBlobStore(env, dataDir, isProduction, problems);
+  const attachmentDownload = Object.freeze({
+    attemptTimeoutMs: parseInteger('LUMEN_ATTACHMENT_ATTEMPT_TIMEOUT_MS', env.LUMEN_ATTACHMENT_ATTEMPT_TIMEOUT_MS, 10_000, 100, 120_000, problems),
+    totalTimeoutMs: parseInteger('LUMEN_ATTACHMENT_TOTAL_TIMEOUT_MS', env.LUMEN_ATTACHMENT_TOTAL_TIMEOUT_MS, 30_000, 100, 300_000, problems),
+    retryDelayMs: parseInteger('LUMEN_ATTACHMENT_RETRY_DELAY_MS', env.LUMEN_ATTACHMENT_RETRY_DELAY_MS, 500, 0, 60_000, problems),
+  });
+  const idempotencyRetentionDays = parseInteger('LUMEN_IDEMPOTENCY_RETENTION_DAYS', env.LUMEN_IDEMPOTENCY_RETENTION_DAYS, 7, 7, 365, problems);
+  const pollTimeoutMs = parseInteger('LUMEN_POLL_TIMEOUT_MS', env.LUMEN_POLL_TIMEOUT_MS, 30_000, 100, 600_000, problems);
+  let pollMaxResponseBytes = 64 * 1024 * 1024;
+  if (env.LUMEN_POLL_MAX_RESPONSE !== undefined && env.LUMEN_POLL_MAX_RESPONSE !== '') {
+    const n = parseByteSize(env.LUMEN_POLL_MAX_RESPONSE);
+    if (n === null || n < 1024) problems.push(`LUMEN_POLL_MAX_RESPONSE must be a size of at least 1kb, such as 64MiB (got "${env.LUMEN_POLL_MAX_RESPONSE}")`);
+    else pollMaxResponseBytes = n;
+  }
+  const webhookRetryScheduleMs = Object.freeze(parseRetrySchedule(env.LUMEN_WEBHOOK_RETRY_SCHEDULE, problems));
+  const webhookTimeoutMs = parseInteger('LUMEN_WEBHOOK_TIMEOUT_MS', env.LUMEN_WEBHOOK_TIMEOUT_MS, 10_000, 100, 10_000, problems);
+  if (isProduction && webhookTimeoutMs !== 10_000) problems.push('LUMEN_WEBHOOK_TIMEOUT_MS cannot be changed when LUMEN_ENVIRONMENT=production (partners are promised 10 s)');
+  const eventRetentionDays = parseInteger('LUMEN_EVENT_RETENTION_DAYS', env.LUMEN_EVENT_RETENTION_DAYS, 30, 30, 3650, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   if (!secretKey) {
     secretKey = dataDirSecretKey(dataDir);
@@ -182,5 +323,17 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute,
     shutdownGraceSeconds,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
+    geocoderUrl,
+    geocodeBudgetMs,
+    geocoderTimeoutMs,
+    geocodeRetryDelaySeconds,
+    blobStore,
+    attachmentDownload,
+    idempotencyRetentionDays,
+    pollTimeoutMs,
+    pollMaxResponseBytes,
+    webhookRetryScheduleMs,
+    webhookTimeoutMs,
+    eventRetentionDays,
   });
 }

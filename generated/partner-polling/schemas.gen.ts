@@ -4,7 +4,7 @@
 export const AttachmentSchema = {
     type: 'object',
     title: 'Attachment',
-    description: 'A photo attached to a request (interface 2.7). Send exactly one of `url` or\n`contentBase64`. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` resolves (after DNS resolution) to a private, loopback, link-local or cloud\n  metadata address;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review.\n\nUse a public or signed URL valid for at least 24 hours.\n',
+    description: 'A photo attached to a request (interface 2.7). Send exactly one of `url` or\n`contentBase64`. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` resolves (after DNS resolution) to a private, loopback, link-local or cloud\n  metadata address;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review;\n- Lumen could not store its copy (the error says so; resend the request to try again).\n\n`contentBase64` is strict RFC 4648 base64: the standard alphabet, correct `=` padding,\nno spaces or line breaks, no URL-safe characters.\n\nDownloads: `GET` with `User-Agent: Lumen/<version>`; up to 3 redirects are followed,\neach target checked again. A timeout, a connection or TLS error, or an answer `408`,\n`429` or `5xx` is tried again after a short pause (3 attempts in all, within about\n30 s by default). A final answer is not retried: another `4xx`, a refused address, a\nnon-HTTPS URL, more than 5 MiB, or content that is not the declared image. Every\nfailed URL is kept for manual review by the city operation.\n\nOn a resend, an attachment is "the same" when it has the same `url`, or the same\n`contentBase64` text: one already stored is neither fetched nor stored again, and one\nthat failed before is tried again (stored in its original place in\n`alert.attachments` when it now succeeds). New content identical to a photo the alert\nalready has is not stored twice.\n\nUse a public or signed URL valid for at least 24 hours.\n',
     required: [
         'type',
         'contentType'
@@ -150,7 +150,7 @@ export const IntakeRequestSchema = {
         },
         address: {
             type: 'object',
-            description: 'Where the problem is. Only `street` is required; send as much as you have.\n`latitude` and `longitude` (WGS-84) come together or not at all. When they are\nabsent Lumen geocodes from street, number, neighborhood and the tenant\'s city:\nfirst against the tenant\'s own poles (address match, accent- and\ncase-insensitive), then a Nominatim-compatible service when one is configured.\nIntake never waits long for a geocoder; when geocoding fails the request still\nsucceeds (201) with null coordinates, the alert is flagged as not geolocated, a\nbackground job retries with backoff and operators can set the coordinates.\n',
+            description: 'Where the problem is. Only `street` is required; send as much as you have.\n`latitude` and `longitude` (WGS-84) come together or not at all. When they are\nabsent Lumen geocodes from street, number, neighborhood and the tenant\'s city:\nfirst against the tenant\'s own poles, then a Nominatim-compatible service when one\nis configured.\n\nThe pole match is accent-, case- and abbreviation-insensitive (`R. Consolação` and\n`rua consolacao` are the same street) and number-aware: the active pole on the\nsame street whose house number is nearest to `number`, at most 200 numbers away,\nin the same `neighborhood` when both name one. Without a house number (`S/N`) the\npoles are not used.\n\nIntake never waits long for a geocoder; when geocoding fails the request still\nsucceeds (201) with null coordinates, the alert is flagged as not geolocated, a\nbackground job retries with backoff for about 24 hours and operators can set the\ncoordinates.\n',
             required: [
                 'street'
             ],
@@ -270,14 +270,14 @@ export const PartnerRequestBatchSchema = {
         nextSince: {
             type: 'string',
             format: 'date-time',
-            description: 'Cursor Lumen sends back as `since` on the next call (UTC, ISO 8601). Lumen stores it\nonly after every item of this batch is stored. When absent, Lumen uses the largest\n`requestedAt` (normalised to UTC) of the batch; when the batch is empty too, the\ncursor stays where it was.\n',
+            description: 'Cursor Lumen sends back as `since` on the next call (UTC, ISO 8601). Any offset is\naccepted; Lumen keeps it to the millisecond (finer digits are cut, so at worst an\nitem comes again). Lumen stores it only after every item of this batch is stored.\nWhen absent (or null), Lumen uses the largest `requestedAt` (normalised to UTC) of\nthe batch, never earlier than the current cursor; when the batch is empty too, the\ncursor stays where it was.\n',
             examples: [
                 '2026-03-14T14:02:11.000Z'
             ]
         },
         hasMore: {
             type: 'boolean',
-            description: 'true when more requests are ready now: Lumen calls again at once with the new\ncursor instead of waiting for the next interval. Absent means false.\n'
+            description: 'true when more requests are ready now: Lumen calls again at once with the new\ncursor instead of waiting for the next interval. Absent or null means false.\n'
         }
     }
 } as const;

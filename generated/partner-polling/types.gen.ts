@@ -93,11 +93,19 @@ export type IntakeRequest = {
      * Where the problem is. Only `street` is required; send as much as you have.
      * `latitude` and `longitude` (WGS-84) come together or not at all. When they are
      * absent Lumen geocodes from street, number, neighborhood and the tenant's city:
-     * first against the tenant's own poles (address match, accent- and
-     * case-insensitive), then a Nominatim-compatible service when one is configured.
+     * first against the tenant's own poles, then a Nominatim-compatible service when one
+     * is configured.
+     *
+     * The pole match is accent-, case- and abbreviation-insensitive (`R. Consolação` and
+     * `rua consolacao` are the same street) and number-aware: the active pole on the
+     * same street whose house number is nearest to `number`, at most 200 numbers away,
+     * in the same `neighborhood` when both name one. Without a house number (`S/N`) the
+     * poles are not used.
+     *
      * Intake never waits long for a geocoder; when geocoding fails the request still
      * succeeds (201) with null coordinates, the alert is flagged as not geolocated, a
-     * background job retries with backoff and operators can set the coordinates.
+     * background job retries with backoff for about 24 hours and operators can set the
+     * coordinates.
      *
      */
     address: {
@@ -164,16 +172,18 @@ export type PartnerRequestBatch = {
      */
     items: Array<IntakeRequest>;
     /**
-     * Cursor Lumen sends back as `since` on the next call (UTC, ISO 8601). Lumen stores it
-     * only after every item of this batch is stored. When absent, Lumen uses the largest
-     * `requestedAt` (normalised to UTC) of the batch; when the batch is empty too, the
+     * Cursor Lumen sends back as `since` on the next call (UTC, ISO 8601). Any offset is
+     * accepted; Lumen keeps it to the millisecond (finer digits are cut, so at worst an
+     * item comes again). Lumen stores it only after every item of this batch is stored.
+     * When absent (or null), Lumen uses the largest `requestedAt` (normalised to UTC) of
+     * the batch, never earlier than the current cursor; when the batch is empty too, the
      * cursor stays where it was.
      *
      */
     nextSince?: string;
     /**
      * true when more requests are ready now: Lumen calls again at once with the new
-     * cursor instead of waiting for the next interval. Absent means false.
+     * cursor instead of waiting for the next interval. Absent or null means false.
      *
      */
     hasMore?: boolean;
@@ -190,7 +200,7 @@ export type ListPartnerRequestsData = {
          */
         since?: string;
         /**
-         * Maximum number of items to return. Lumen always sends it (200 by default).
+         * Maximum number of items to return. Lumen always sends 200.
          */
         limit: number;
     };

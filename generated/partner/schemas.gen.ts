@@ -68,7 +68,7 @@ export const HealthSchema = {
 export const ProblemSchema = {
     type: 'object',
     title: 'Problem',
-    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
+    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
     required: [
         'type',
         'title',
@@ -165,7 +165,7 @@ export const ServiceOrderNumberSchema = {
 export const ServiceOrderStatusSchema = {
     type: 'string',
     title: 'ServiceOrderStatus',
-    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt` |\n\n`COMPLETED` and `CANCELLED` are final.\n',
+    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n',
     enum: [
         'OPEN',
         'ASSIGNED',
@@ -349,7 +349,7 @@ export const ServiceOrderSchema = {
 export const ServiceOrderPageSchema = {
     type: 'object',
     title: 'ServiceOrderPage',
-    description: 'One page of ServiceOrder items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`.\n',
+    description: 'One page of ServiceOrder items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
     required: [
         'items',
         'page',
@@ -384,7 +384,7 @@ export const ServiceOrderPageSchema = {
         total: {
             type: 'integer',
             minimum: 0,
-            description: 'Number of items matching the filter (`updatedSince`) at the time of this call.',
+            description: 'Number of items matching the filter (`updatedSince`) committed at the time of this\ncall; exact (kept by counters, not estimated). Items written in the last moments\nmay only be served on a later page or in the next round. A walk can return more\nitems than the `total` of its first page (items added, or changed and served\nagain, while you walk): stop on a short page or a null `nextCursor`, not on\n`total`.\n',
             examples: [
                 3
             ]
@@ -395,7 +395,7 @@ export const ServiceOrderPageSchema = {
                 'null'
             ],
             maxLength: 512,
-            description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null on the last page (nothing after this page yet).\n',
+            description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null when there is nothing after this page yet:\nthe walk is complete, and the next round starts with `updatedSince` = the largest\n`updatedAt` you have seen.\n',
             examples: [
                 'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
             ]
@@ -406,7 +406,7 @@ export const ServiceOrderPageSchema = {
 export const AttachmentSchema = {
     type: 'object',
     title: 'Attachment',
-    description: 'A photo attached to a request (interface 2.7). Send exactly one of `url` or\n`contentBase64`. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` resolves (after DNS resolution) to a private, loopback, link-local or cloud\n  metadata address;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review.\n\nUse a public or signed URL valid for at least 24 hours.\n',
+    description: 'A photo attached to a request (interface 2.7). Send exactly one of `url` or\n`contentBase64`. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` resolves (after DNS resolution) to a private, loopback, link-local or cloud\n  metadata address;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review;\n- Lumen could not store its copy (the error says so; resend the request to try again).\n\n`contentBase64` is strict RFC 4648 base64: the standard alphabet, correct `=` padding,\nno spaces or line breaks, no URL-safe characters.\n\nDownloads: `GET` with `User-Agent: Lumen/<version>`; up to 3 redirects are followed,\neach target checked again. A timeout, a connection or TLS error, or an answer `408`,\n`429` or `5xx` is tried again after a short pause (3 attempts in all, within about\n30 s by default). A final answer is not retried: another `4xx`, a refused address, a\nnon-HTTPS URL, more than 5 MiB, or content that is not the declared image. Every\nfailed URL is kept for manual review by the city operation.\n\nOn a resend, an attachment is "the same" when it has the same `url`, or the same\n`contentBase64` text: one already stored is neither fetched nor stored again, and one\nthat failed before is tried again (stored in its original place in\n`alert.attachments` when it now succeeds). New content identical to a photo the alert\nalready has is not stored twice.\n\nUse a public or signed URL valid for at least 24 hours.\n',
     required: [
         'type',
         'contentType'
@@ -552,7 +552,7 @@ export const IntakeRequestSchema = {
         },
         address: {
             type: 'object',
-            description: 'Where the problem is. Only `street` is required; send as much as you have.\n`latitude` and `longitude` (WGS-84) come together or not at all. When they are\nabsent Lumen geocodes from street, number, neighborhood and the tenant\'s city:\nfirst against the tenant\'s own poles (address match, accent- and\ncase-insensitive), then a Nominatim-compatible service when one is configured.\nIntake never waits long for a geocoder; when geocoding fails the request still\nsucceeds (201) with null coordinates, the alert is flagged as not geolocated, a\nbackground job retries with backoff and operators can set the coordinates.\n',
+            description: 'Where the problem is. Only `street` is required; send as much as you have.\n`latitude` and `longitude` (WGS-84) come together or not at all. When they are\nabsent Lumen geocodes from street, number, neighborhood and the tenant\'s city:\nfirst against the tenant\'s own poles, then a Nominatim-compatible service when one\nis configured.\n\nThe pole match is accent-, case- and abbreviation-insensitive (`R. Consolação` and\n`rua consolacao` are the same street) and number-aware: the active pole on the\nsame street whose house number is nearest to `number`, at most 200 numbers away,\nin the same `neighborhood` when both name one. Without a house number (`S/N`) the\npoles are not used.\n\nIntake never waits long for a geocoder; when geocoding fails the request still\nsucceeds (201) with null coordinates, the alert is flagged as not geolocated, a\nbackground job retries with backoff for about 24 hours and operators can set the\ncoordinates.\n',
             required: [
                 'street'
             ],
@@ -656,7 +656,7 @@ export const IntakeRequestSchema = {
 export const AlertStatusSchema = {
     type: 'string',
     title: 'AlertStatus',
-    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`).\n',
+    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n',
     enum: [
         'Pending',
         'Linked',
@@ -865,7 +865,7 @@ export const AlertResultSchema = {
         },
         attachments: {
             type: 'array',
-            description: 'Always present (may be empty). In a 201, one result per attachment of the\nrequest, in request order. In a resend (200), the alert\'s attachments after the\nresend: earlier ones first, then those of this request (an attachment whose\ncontent is already stored is not stored twice; its result points at the existing copy).\n',
+            description: 'Always present (may be empty). In a 201, one result per attachment of the\nrequest, in request order (two attachments with the same content share one stored\ncopy: both results point at it). In a resend (200), the alert\'s attachments after\nthe resend, failed ones included: earlier ones first, then the new ones of this\nrequest. An attachment sent again (same `url` or same `contentBase64`) or whose\ncontent is already stored is not repeated. A `Resolved` or `Cancelled` alert\ntakes no new attachments.\n',
             items: {
                 $ref: '#/components/schemas/AttachmentResult'
             }
@@ -1081,7 +1081,7 @@ export const PoleSchema = {
 export const PolePageSchema = {
     type: 'object',
     title: 'PolePage',
-    description: 'One page of Pole items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`.\n',
+    description: 'One page of Pole items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
     required: [
         'items',
         'page',
@@ -1116,7 +1116,7 @@ export const PolePageSchema = {
         total: {
             type: 'integer',
             minimum: 0,
-            description: 'Number of items matching the filter (`updatedSince`) at the time of this call.',
+            description: 'Number of items matching the filter (`updatedSince`) committed at the time of this\ncall; exact (kept by counters, not estimated). Items written in the last moments\nmay only be served on a later page or in the next round. A walk can return more\nitems than the `total` of its first page (items added, or changed and served\nagain, while you walk): stop on a short page or a null `nextCursor`, not on\n`total`.\n',
             examples: [
                 3
             ]
@@ -1127,7 +1127,7 @@ export const PolePageSchema = {
                 'null'
             ],
             maxLength: 512,
-            description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null on the last page (nothing after this page yet).\n',
+            description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null when there is nothing after this page yet:\nthe walk is complete, and the next round starts with `updatedSince` = the largest\n`updatedAt` you have seen.\n',
             examples: [
                 'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
             ]
@@ -1138,7 +1138,7 @@ export const PolePageSchema = {
 export const EventTypeSchema = {
     type: 'string',
     title: 'EventType',
-    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to another status (for example `ASSIGNED`, `IN_PROGRESS`) |\n| `ServiceOrder.Cancelled` | The order was cancelled |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n',
+    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n',
     enum: [
         'ServiceOrder.Created',
         'ServiceOrder.Completed',
@@ -1264,7 +1264,7 @@ export const EventsPageSchema = {
         nextSince: {
             type: 'string',
             format: 'date-time',
-            description: 'Cursor for the next call (a UTC timestamp with milliseconds). Gap-free: every\nevent up to it has been returned by this or an earlier call, whatever order the\nwriting transactions committed in. When no event is returned it is the current\nconfirmed position.\n',
+            description: 'Cursor for the next call (a UTC timestamp with milliseconds): the position of the\nlast event returned. Positions are given to events when they first become\nreadable, each later than every earlier one, so the cursor is gap-free: every\nevent up to it has been returned by this or an earlier call, whatever order the\nwriting transactions committed in, and any event not yet returned will come after\nit. When no event is returned it is the current confirmed position\n(`1970-01-01T00:00:00.000Z` before anything was confirmed).\n',
             examples: [
                 '2026-03-14T13:05:48.221Z'
             ]

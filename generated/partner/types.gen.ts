@@ -60,6 +60,7 @@ export type Health = {
  * | `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |
  * | `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |
  * | `unauthorized` | 401 | API key missing, unknown, rotated away or expired |
+ * | `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |
  * | `forbidden` | 403 | Valid key without the scope the endpoint needs |
  * | `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |
  * | `not-found` | 404 | No such path |
@@ -141,12 +142,16 @@ export type ServiceOrderNumber = string;
  * | Action | From | To | Also |
  * |---|---|---|---|
  * | create | (new) | `OPEN` | |
- * | assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` |
+ * | assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |
  * | start | `ASSIGNED` | `IN_PROGRESS` | |
  * | complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |
- * | cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt` |
+ * | cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |
  *
- * `COMPLETED` and `CANCELLED` are final.
+ * `COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each
+ * alert linked to the order: `ServiceOrder.Completed` for complete,
+ * `ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign
+ * (including a reassignment) and start. An order can be completed only once a team was
+ * assigned.
  *
  */
 export type ServiceOrderStatus = 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED';
@@ -217,7 +222,10 @@ export type ServiceOrder = {
  * ServiceOrderPage
  *
  * One page of ServiceOrder items (interface 2.4), ordered by `updatedAt` ascending, ties
- * broken by `id`.
+ * broken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or
+ * `page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest
+ * `updatedAt` seen) never miss a change, also when writes commit late or items change
+ * during the walk.
  *
  */
 export type ServiceOrderPage = {
@@ -233,12 +241,20 @@ export type ServiceOrderPage = {
      */
     pageSize: number;
     /**
-     * Number of items matching the filter (`updatedSince`) at the time of this call.
+     * Number of items matching the filter (`updatedSince`) committed at the time of this
+     * call; exact (kept by counters, not estimated). Items written in the last moments
+     * may only be served on a later page or in the next round. A walk can return more
+     * items than the `total` of its first page (items added, or changed and served
+     * again, while you walk): stop on a short page or a null `nextCursor`, not on
+     * `total`.
+     *
      */
     total: number;
     /**
      * Opaque keyset cursor to the item after the last one of this page; send it back as
-     * `cursor` to read the next page. null on the last page (nothing after this page yet).
+     * `cursor` to read the next page. null when there is nothing after this page yet:
+     * the walk is complete, and the next round starts with `updatedSince` = the largest
+     * `updatedAt` you have seen.
      *
      */
     nextCursor: string | null;
@@ -332,11 +348,19 @@ export type IntakeRequest = {
      * Where the problem is. Only `street` is required; send as much as you have.
      * `latitude` and `longitude` (WGS-84) come together or not at all. When they are
      * absent Lumen geocodes from street, number, neighborhood and the tenant's city:
-     * first against the tenant's own poles (address match, accent- and
-     * case-insensitive), then a Nominatim-compatible service when one is configured.
+     * first against the tenant's own poles, then a Nominatim-compatible service when one
+     * is configured.
+     *
+     * The pole match is accent-, case- and abbreviation-insensitive (`R. Consolação` and
+     * `rua consolacao` are the same street) and number-aware: the active pole on the
+     * same street whose house number is nearest to `number`, at most 200 numbers away,
+     * in the same `neighborhood` when both name one. Without a house number (`S/N`) the
+     * poles are not used.
+     *
      * Intake never waits long for a geocoder; when geocoding fails the request still
      * succeeds (201) with null coordinates, the alert is flagged as not geolocated, a
-     * background job retries with backoff and operators can set the coordinates.
+     * background job retries with backoff for about 24 hours and operators can set the
+     * coordinates.
      *
      */
     address: {
@@ -394,7 +418,10 @@ export type IntakeRequest = {
  * Moves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`
  * (operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →
  * `Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event
- * `ServiceOrder.Completed`).
+ * `ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event
+ * `ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,
+ * it waits for a new triage, where it gets another order — `ServiceOrder.Created` — or
+ * is discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.
  *
  */
 export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled';
@@ -490,9 +517,12 @@ export type AlertResult = {
     status: AlertStatus;
     /**
      * Always present (may be empty). In a 201, one result per attachment of the
-     * request, in request order. In a resend (200), the alert's attachments after the
-     * resend: earlier ones first, then those of this request (an attachment whose
-     * content is already stored is not stored twice; its result points at the existing copy).
+     * request, in request order (two attachments with the same content share one stored
+     * copy: both results point at it). In a resend (200), the alert's attachments after
+     * the resend, failed ones included: earlier ones first, then the new ones of this
+     * request. An attachment sent again (same `url` or same `contentBase64`) or whose
+     * content is already stored is not repeated. A `Resolved` or `Cancelled` alert
+     * takes no new attachments.
      *
      */
     attachments: Array<AttachmentResult>;
@@ -617,7 +647,10 @@ export type Pole = {
  * PolePage
  *
  * One page of Pole items (interface 2.4), ordered by `updatedAt` ascending, ties
- * broken by `id`.
+ * broken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or
+ * `page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest
+ * `updatedAt` seen) never miss a change, also when writes commit late or items change
+ * during the walk.
  *
  */
 export type PolePage = {
@@ -633,12 +666,20 @@ export type PolePage = {
      */
     pageSize: number;
     /**
-     * Number of items matching the filter (`updatedSince`) at the time of this call.
+     * Number of items matching the filter (`updatedSince`) committed at the time of this
+     * call; exact (kept by counters, not estimated). Items written in the last moments
+     * may only be served on a later page or in the next round. A walk can return more
+     * items than the `total` of its first page (items added, or changed and served
+     * again, while you walk): stop on a short page or a null `nextCursor`, not on
+     * `total`.
+     *
      */
     total: number;
     /**
      * Opaque keyset cursor to the item after the last one of this page; send it back as
-     * `cursor` to read the next page. null on the last page (nothing after this page yet).
+     * `cursor` to read the next page. null when there is nothing after this page yet:
+     * the walk is complete, and the next round starts with `updatedSince` = the largest
+     * `updatedAt` you have seen.
      *
      */
     nextCursor: string | null;
@@ -653,8 +694,8 @@ export type PolePage = {
  * |---|---|
  * | `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |
  * | `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |
- * | `ServiceOrder.StatusChanged` | The order moved to another status (for example `ASSIGNED`, `IN_PROGRESS`) |
- * | `ServiceOrder.Cancelled` | The order was cancelled |
+ * | `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |
+ * | `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |
  * | `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |
  *
  * New types may be added within this major version (additive change): receivers must
@@ -730,10 +771,13 @@ export type EventsPage = {
      */
     events: Array<Event>;
     /**
-     * Cursor for the next call (a UTC timestamp with milliseconds). Gap-free: every
+     * Cursor for the next call (a UTC timestamp with milliseconds): the position of the
+     * last event returned. Positions are given to events when they first become
+     * readable, each later than every earlier one, so the cursor is gap-free: every
      * event up to it has been returned by this or an earlier call, whatever order the
-     * writing transactions committed in. When no event is returned it is the current
-     * confirmed position.
+     * writing transactions committed in, and any event not yet returned will come after
+     * it. When no event is returned it is the current confirmed position
+     * (`1970-01-01T00:00:00.000Z` before anything was confirmed).
      *
      */
     nextSince: string;
@@ -753,8 +797,10 @@ export type EventsPage = {
 export type AcceptLanguage = string;
 
 /**
- * 1-based page number for offset paging. Values below 1 or non-integers are 400
- * `invalid-parameter`. Ignored when `cursor` is sent.
+ * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+ * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
+ * the last item Lumen served you as page N of the same walk (same ExternalSystem,
+ * `updatedSince` and `pageSize`), so request pages in order, one at a time.
  *
  */
 export type Page = number;
@@ -778,12 +824,16 @@ export type UpdatedSince = string;
 
 /**
  * Opaque keyset cursor taken from `nextCursor` of the previous page; the recommended way
- * to walk a large set. It carries the walk's position and its `updatedSince` filter, so
- * `page` and `updatedSince` are ignored when it is sent; `pageSize` may be sent. Send it
- * back unchanged: a cursor that was altered, comes from the other list endpoint, or can
- * no longer be read (for example after an upgrade of Lumen changed its encoding) is 400
- * `invalid-cursor`; restart the walk with `updatedSince` = the largest `updatedAt` you
- * have seen.
+ * to walk a large set. The next page continues strictly after the last item you
+ * received, so items that change during the walk never shift the rest of it (a changed
+ * item is served again at the end). It carries the walk's position, its `updatedSince`
+ * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
+ * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+ * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
+ * that was altered, comes from the other list endpoint or another tenant, or can no
+ * longer be read (for example after an upgrade of Lumen changed its encoding or after
+ * the service's secret key was replaced) is 400 `invalid-cursor`; restart the walk with
+ * `updatedSince` = the largest `updatedAt` you have seen.
  *
  */
 export type Cursor = string;
@@ -792,8 +842,8 @@ export type Cursor = string;
  * Recommended. A UUID (v4 recommended), new for every distinct request, reused only
  * to resend the very same request (for example after a timeout). Both the bare form
  * `9f1c...` and the quoted structured-field form `"9f1c..."` are accepted. Anything else
- * is 400 `invalid-idempotency-key`. Keys are scoped to the ExternalSystem and kept at
- * least 7 days. See the operation for what a repeated key does.
+ * is 400 `invalid-idempotency-key`. Letter case does not matter. Keys are scoped to the
+ * ExternalSystem and kept at least 7 days. See the operation for what a repeated key does.
  *
  */
 export type IdempotencyKey = string;
@@ -801,8 +851,10 @@ export type IdempotencyKey = string;
 /**
  * Position to read from: the `nextSince` of your previous call, sent back unchanged.
  * Sending `since = X` confirms every event up to X; confirmed events are never returned
- * again, even if a later call sends an older `since`. When absent, reading starts from
- * the last confirmed position. Not a date-time is 400 `invalid-parameter`.
+ * again, even if a later call sends an older `since`; a `since` beyond the last position
+ * handed out confirms only up to that position. When absent, reading starts from the
+ * last confirmed position (unconfirmed events are returned again). Not a date-time is
+ * 400 `invalid-parameter`.
  *
  */
 export type EventsSince = string;
@@ -887,8 +939,10 @@ export type ListServiceOrdersData = {
     path?: never;
     query?: {
         /**
-         * 1-based page number for offset paging. Values below 1 or non-integers are 400
-         * `invalid-parameter`. Ignored when `cursor` is sent.
+         * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+         * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
+         * the last item Lumen served you as page N of the same walk (same ExternalSystem,
+         * `updatedSince` and `pageSize`), so request pages in order, one at a time.
          *
          */
         page?: number;
@@ -909,12 +963,16 @@ export type ListServiceOrdersData = {
         updatedSince?: string;
         /**
          * Opaque keyset cursor taken from `nextCursor` of the previous page; the recommended way
-         * to walk a large set. It carries the walk's position and its `updatedSince` filter, so
-         * `page` and `updatedSince` are ignored when it is sent; `pageSize` may be sent. Send it
-         * back unchanged: a cursor that was altered, comes from the other list endpoint, or can
-         * no longer be read (for example after an upgrade of Lumen changed its encoding) is 400
-         * `invalid-cursor`; restart the walk with `updatedSince` = the largest `updatedAt` you
-         * have seen.
+         * to walk a large set. The next page continues strictly after the last item you
+         * received, so items that change during the walk never shift the rest of it (a changed
+         * item is served again at the end). It carries the walk's position, its `updatedSince`
+         * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
+         * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+         * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
+         * that was altered, comes from the other list endpoint or another tenant, or can no
+         * longer be read (for example after an upgrade of Lumen changed its encoding or after
+         * the service's secret key was replaced) is 400 `invalid-cursor`; restart the walk with
+         * `updatedSince` = the largest `updatedAt` you have seen.
          *
          */
         cursor?: string;
@@ -978,8 +1036,8 @@ export type CreateServiceOrderData = {
          * Recommended. A UUID (v4 recommended), new for every distinct request, reused only
          * to resend the very same request (for example after a timeout). Both the bare form
          * `9f1c...` and the quoted structured-field form `"9f1c..."` are accepted. Anything else
-         * is 400 `invalid-idempotency-key`. Keys are scoped to the ExternalSystem and kept at
-         * least 7 days. See the operation for what a repeated key does.
+         * is 400 `invalid-idempotency-key`. Letter case does not matter. Keys are scoped to the
+         * ExternalSystem and kept at least 7 days. See the operation for what a repeated key does.
          *
          */
         'Idempotency-Key'?: string;
@@ -1093,8 +1151,10 @@ export type ListPolesData = {
     path?: never;
     query?: {
         /**
-         * 1-based page number for offset paging. Values below 1 or non-integers are 400
-         * `invalid-parameter`. Ignored when `cursor` is sent.
+         * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+         * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
+         * the last item Lumen served you as page N of the same walk (same ExternalSystem,
+         * `updatedSince` and `pageSize`), so request pages in order, one at a time.
          *
          */
         page?: number;
@@ -1115,12 +1175,16 @@ export type ListPolesData = {
         updatedSince?: string;
         /**
          * Opaque keyset cursor taken from `nextCursor` of the previous page; the recommended way
-         * to walk a large set. It carries the walk's position and its `updatedSince` filter, so
-         * `page` and `updatedSince` are ignored when it is sent; `pageSize` may be sent. Send it
-         * back unchanged: a cursor that was altered, comes from the other list endpoint, or can
-         * no longer be read (for example after an upgrade of Lumen changed its encoding) is 400
-         * `invalid-cursor`; restart the walk with `updatedSince` = the largest `updatedAt` you
-         * have seen.
+         * to walk a large set. The next page continues strictly after the last item you
+         * received, so items that change during the walk never shift the rest of it (a changed
+         * item is served again at the end). It carries the walk's position, its `updatedSince`
+         * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
+         * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+         * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
+         * that was altered, comes from the other list endpoint or another tenant, or can no
+         * longer be read (for example after an upgrade of Lumen changed its encoding or after
+         * the service's secret key was replaced) is 400 `invalid-cursor`; restart the walk with
+         * `updatedSince` = the largest `updatedAt` you have seen.
          *
          */
         cursor?: string;
@@ -1194,8 +1258,10 @@ export type ListEventsData = {
         /**
          * Position to read from: the `nextSince` of your previous call, sent back unchanged.
          * Sending `since = X` confirms every event up to X; confirmed events are never returned
-         * again, even if a later call sends an older `since`. When absent, reading starts from
-         * the last confirmed position. Not a date-time is 400 `invalid-parameter`.
+         * again, even if a later call sends an older `since`; a `since` beyond the last position
+         * handed out confirms only up to that position. When absent, reading starts from the
+         * last confirmed position (unconfirmed events are returned again). Not a date-time is
+         * 400 `invalid-parameter`.
          *
          */
         since?: string;

@@ -1,9 +1,23 @@
 import type { Command } from 'commander';
-import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, type PartnerView } from '../services/partner.service.js';
+import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partner.service.js';
+import { cliActor } from '../services/audit.service.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (p: PartnerView): string =>
   `${p.code}  tenant=${p.tenantId}  scopes=${p.scopes.join(',') || '-'}  transport=${p.transport}  ${p.enabled ? 'enabled' : 'DISABLED'}  key=${p.keyPrefix ?? '-'}…`;
+
+/** Every setting, secrets only as set or not. */
+const describeSettings = (p: PartnerView): string =>
+  [
+    describe(p),
+    `  webhook:   ${p.webhookUrl ?? '-'}  secret ${p.webhookSecretSet ? 'set' : 'not set'}`,
+    `  polling:   ${p.pollingUrl ?? '-'}  key ${p.pollingKeySet ? 'set' : 'not set'}  every ${p.pollingIntervalSeconds}s`,
+    `  events:    ${p.eventTypes === null ? 'all types' : p.eventTypes.join(',') || 'none'}  min interval ${p.eventsMinIntervalSeconds === null ? 'none' : `${p.eventsMinIntervalSeconds}s`}`,
+    `  rate:      ${p.rateLimitPerMinute === null ? 'service default' : `${p.rateLimitPerMinute}/min`}`,
+  ].join('\n');
+
+/** "none" (or "all"/"default" where said) clears a nullable setting. */
+const orNull = (raw: string | undefined, ...clear: string[]): string | null | undefined => (raw === undefined ? undefined : clear.includes(raw.trim().toLowerCase()) ? null : raw);
 
 const keyNotice = (apiKey: string): string =>
   `API key (shown once, store it now):\n  ${apiKey}\nTry it: curl -H "X-Api-Key: ${apiKey}" http://localhost:8080/api/external/health`;
@@ -36,7 +50,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
         pollingUrl: opts.pollingUrl ?? null,
         pollingKey: opts.pollingKey ?? null,
         pollingIntervalSeconds: opts.pollingInterval,
-      }),
+      }, cliActor()),
     );
     printResult(io, opts, p, () => `Created partner ${describe(p)}\n${keyNotice(p.apiKey)}`);
   });
@@ -48,23 +62,55 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
 
   jsonOption(partner.command('show').description('show one partner').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
     const p = await withRuntime(io, (rt) => getPartner(rt, code));
-    printResult(io, opts, p, () => describe(p));
+    printResult(io, opts, p, () => describeSettings(p));
+  });
+
+  jsonOption(
+    partner
+      .command('update')
+      .description('change settings of a partner; only the options given change ("none" clears a value)')
+      .argument('<code>', 'partner code')
+      .option('--scopes <list>', 'the complete new set: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
+      .option('--transport <mode>', 'event transport: webhook or polling')
+      .option('--webhook-url <url>', 'where events are posted; none to clear')
+      .option('--webhook-secret <secret>', 'shared secret that signs webhooks (at least 16 characters); none to clear')
+      .option('--event-types <list>', 'comma list of subscribed event types, or all')
+      .option('--rate-limit <perMinute>', 'requests per minute for the key, or default')
+      .option('--events-min-interval <seconds>', 'minimum seconds between events polls that found nothing more (1..180), or none')
+      .option('--polling-url <url>', "the partner's endpoint Lumen polls for new requests; none to clear")
+      .option('--polling-key <key>', 'key the partner issued to Lumen for its polling endpoint; none to clear')
+      .option('--polling-interval <seconds>', 'polling interval, 1..180 seconds'),
+  ).action(async (code: string, opts: JsonOption & Record<string, string | undefined>) => {
+    const input: UpdatePartnerInput = {
+      scopes: opts.scopes,
+      transport: opts.transport,
+      webhookUrl: orNull(opts.webhookUrl, 'none'),
+      webhookSecret: orNull(opts.webhookSecret, 'none'),
+      eventTypes: orNull(opts.eventTypes, 'all'),
+      rateLimitPerMinute: orNull(opts.rateLimit, 'default'),
+      eventsMinIntervalSeconds: orNull(opts.eventsMinInterval, 'none'),
+      pollingUrl: orNull(opts.pollingUrl, 'none'),
+      pollingKey: orNull(opts.pollingKey, 'none'),
+      pollingIntervalSeconds: opts.pollingInterval,
+    };
+    const p = await withRuntime(io, (rt) => updatePartner(rt, code, input, cliActor()));
+    printResult(io, opts, p, () => `Updated ${describeSettings(p)}`);
   });
 
   jsonOption(partner.command('rotate-key').description('issue a new API key; the previous one stops working at once').argument('<code>', 'partner code')).action(
     async (code: string, opts: JsonOption) => {
-      const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code));
+      const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code, cliActor()));
       printResult(io, opts, p, () => `Rotated the key of ${p.code}; the previous key no longer works.\n${keyNotice(p.apiKey)}`);
     },
   );
 
   jsonOption(partner.command('disable').description('disable a partner: its key answers 403').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
-    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, false));
+    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, false, cliActor()));
     printResult(io, opts, p, () => `Disabled ${p.code}`);
   });
 
   jsonOption(partner.command('enable').description('enable a disabled partner').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
-    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, true));
+    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, true, cliActor()));
     printResult(io, opts, p, () => `Enabled ${p.code}`);
   });
 }

@@ -2,13 +2,25 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { versionLine } from '../version.js';
 import { CliError, describeError, type CliIo } from './context.js';
+import { registerAdminTokenCommands } from './admin-token.cli.js';
+import { registerAlertCommands } from './alert.cli.js';
+import { registerAuditCommands } from './audit.cli.js';
+import { registerAttachmentCommands } from './attachment.cli.js';
+import { registerInboundCommands } from './inbound.cli.js';
 import { registerMigrateCommand } from './migrate.cli.js';
+import { registerOrderCommands } from './order.cli.js';
 import { registerPartnerCommands } from './partner.cli.js';
+import { registerReasonCommands } from './reason.cli.js';
 import { registerServeCommand } from './serve.cli.js';
+import { registerDemoCommands } from './demo.cli.js';
+import { registerPoleCommands } from './pole.cli.js';
+import { registerTelemetryCommands } from './telemetry.cli.js';
+import { registerTeamCommands } from './team.cli.js';
 import { registerTenantCommands } from './tenant.cli.js';
+import { registerWebhookCommands } from './webhook.cli.js';
 
 /** Every command group, one file each. */
-const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands];
+const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands];
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('lumen')

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { createTenant, listAllTenants, setIntakePolicy, type TenantView } from '../services/tenant.service.js';
+import { createTenant, listAllTenants, type TenantView } from '../services/tenant.service.js';
+import { changeIntakePolicy } from '../services/tenant-policy.service.js';
+import { cliActor } from '../services/audit.service.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: TenantView): string => `${t.id}  ${t.name}  ibge=${t.ibgeCode ?? '-'}  intake=${t.intakePolicy}`;
@@ -31,7 +33,7 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
       .argument('<id>', 'tenant id')
       .argument('<policy>', 'automatic or manual'),
   ).action(async (id: string, policy: string, opts: JsonOption) => {
-    const t = await withRuntime(io, (rt) => setIntakePolicy(rt, id, policy));
+    const t = await withRuntime(io, (rt) => changeIntakePolicy(rt, cliActor(), id, policy));
     printResult(io, opts, t, () => `Tenant ${t.id} intake is now ${t.intakePolicy}`);
   });
 }

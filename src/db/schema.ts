@@ -1,5 +1,10 @@
+import type { CityDataTables } from './tables/city-data.js';
 import type { DomainTables } from './tables/domain.js';
+import type { EventsTables } from './tables/events.js';
 import type { FoundationTables } from './tables/foundation.js';
+import type { IntakeTables } from './tables/intake.js';
+import type { OperationsTables } from './tables/operations.js';
+import type { PollingTables } from './tables/polling.js';
 
 /** Every table Lumen owns. Each domain keeps its table types in tables/<domain>.ts. */
-export interface DB extends FoundationTables, DomainTables {}
+export interface DB extends FoundationTables, DomainTables, OperationsTables, IntakeTables, PollingTables, CityDataTables, EventsTables {}

@@ -2,7 +2,7 @@ import { PgBoss, fromKysely, type SendOptions } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
-import type { QueueDefinition } from './queue.js';
+import type { AnyQueueDefinition } from './queue.js';
 import { QUEUES } from './registry.js';
 
 export interface JobsOptions {
@@ -10,7 +10,7 @@ export interface JobsOptions {
   log: Logger;
   /** Run workers and schedules in this process. Default true (the CLI only enqueues). */
   work?: boolean;
-  queues?: readonly QueueDefinition<never>[];
+  queues?: readonly AnyQueueDefinition[];
 }
 
 /**
@@ -19,7 +19,7 @@ export interface JobsOptions {
  * notification left behind.
  */
 export class Jobs {
-  private constructor(readonly boss: PgBoss, private readonly log: Logger, private readonly queues: readonly QueueDefinition<never>[]) {}
+  private constructor(readonly boss: PgBoss, private readonly log: Logger, private readonly queues: readonly AnyQueueDefinition[]) {}
 
   static async start(opts: JobsOptions): Promise<Jobs> {
     const work = opts.work ?? true;

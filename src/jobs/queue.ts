@@ -17,6 +17,10 @@ export interface QueueDefinition<T extends object = object> {
   readonly schedules?: readonly { readonly cron: string; readonly data?: T; readonly key?: string }[];
 }
 
+/** A queue of any payload, as the registry holds them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyQueueDefinition = QueueDefinition<any>;
+
 export function defineQueue<T extends object>(def: QueueDefinition<T>): QueueDefinition<T> {
   return def;
 }

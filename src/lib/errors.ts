@@ -11,6 +11,7 @@ export const PROBLEMS = {
   'invalid-idempotency-key': { status: 400, title: { 'pt-BR': 'Idempotency-Key inválida', en: 'Invalid Idempotency-Key' }, detail: { 'pt-BR': 'O cabeçalho Idempotency-Key deve ser um UUID.', en: 'The Idempotency-Key header must be a UUID.' } },
   'invalid-cursor': { status: 400, title: { 'pt-BR': 'Cursor inválido', en: 'Invalid cursor' }, detail: { 'pt-BR': 'O cursor informado não foi emitido por este serviço ou não corresponde a esta consulta.', en: 'The cursor was not issued by this service or does not belong to this query.' } },
   unauthorized: { status: 401, title: { 'pt-BR': 'Não autenticado', en: 'Unauthenticated' }, detail: { 'pt-BR': 'Chave de API ausente, inválida, revogada ou expirada.', en: 'API key missing, invalid, rotated away or expired.' } },
+  'invalid-admin-token': { status: 401, title: { 'pt-BR': 'Token de administração inválido', en: 'Invalid admin token' }, detail: { 'pt-BR': 'Token de administração ausente, inválido ou revogado.', en: 'Admin token missing, invalid or revoked.' } },
   forbidden: { status: 403, title: { 'pt-BR': 'Acesso negado', en: 'Forbidden' }, detail: { 'pt-BR': 'A chave é válida, mas não tem o escopo exigido: {scopes}.', en: 'The key is valid but lacks the required scope: {scopes}.' } },
   'partner-disabled': { status: 403, title: { 'pt-BR': 'Sistema externo desativado', en: 'External system disabled' }, detail: { 'pt-BR': 'O sistema externo desta chave está desativado.', en: 'The external system of this key is disabled.' } },
   'not-found': { status: 404, title: { 'pt-BR': 'Não encontrado', en: 'Not found' }, detail: { 'pt-BR': 'O recurso {resource} não existe.', en: 'The resource {resource} does not exist.' } },
@@ -34,6 +35,15 @@ export interface FieldError {
   message: string;
 }
 
+/** A parameter given in both languages ({ 'pt-BR': ..., en: ... }) is read in the answer's language. */
+function localizeParams(params: Record<string, unknown>, lang: Language): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    out[k] = v !== null && typeof v === 'object' && 'pt-BR' in v && 'en' in v ? (v as Localized)[lang] : v;
+  }
+  return out;
+}
+
 /** The one error type of Lumen. Anything else thrown is an opaque 500. */
 export class AppError extends Error {
   readonly status: number;
@@ -43,7 +53,7 @@ export class AppError extends Error {
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
   ) {
-    super(format(PROBLEMS[code].detail.en, params));
+    super(format(PROBLEMS[code].detail.en, localizeParams(params, 'en')));
     this.name = 'AppError';
     this.status = PROBLEMS[code].status;
   }
@@ -53,7 +63,7 @@ export class AppError extends Error {
   }
 
   detail(lang: Language): string {
-    return format(PROBLEMS[this.code].detail[lang], this.params);
+    return format(PROBLEMS[this.code].detail[lang], localizeParams(this.params, lang));
   }
 }
 

@@ -1,4 +1,5 @@
 import { listTenants } from '../db/repositories/tenant.repository.js';
+import { seedDemoCity, type DemoCity } from './city-data-demo.js';
 import { createPartner, type IssuedPartnerKey, type PartnerView } from './partner.service.js';
 import { createTenant, type TenantView } from './tenant.service.js';
 import type { ServiceDeps } from './deps.js';
@@ -6,6 +7,7 @@ import type { ServiceDeps } from './deps.js';
 export interface DemoResult {
   tenant: TenantView;
   partner: PartnerView & IssuedPartnerKey;
+  city: DemoCity;
 }
 
 /**
@@ -20,7 +22,8 @@ export async function seedDemo(deps: ServiceDeps, code = 'demo'): Promise<DemoRe
     scopes: ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'],
     transport: 'polling',
   });
-  return { tenant, partner };
+  const city = await seedDemoCity(deps, tenant.id);
+  return { tenant, partner, city };
 }
 
 /** True when the database holds no tenant yet (a first start). */

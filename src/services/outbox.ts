@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Event, EventType } from '../../generated/partner/types.gen.js';
 import type { Tx } from '../db/database.js';
 import type { AlertStatus } from '../db/tables/domain.js';
+import { insertDelivery } from '../db/repositories/webhook-delivery.repository.js';
 import { loadServiceOrder, serviceOrderView } from './service-order.view.js';
+import { enqueueDelivery } from './events-dispatch.js';
 
 export interface EventSubject {
   alert: { id: string; tenant_id: string; external_system_id: string; protocol_number: string; alert_number: number; status: AlertStatus };
@@ -11,11 +15,19 @@ export interface EventSubject {
 
 /**
  * Writes one event to the outbox, in the caller's transaction, addressed to the
- * partner whose request the alert came from (N6). The envelope is built here, once,
- * from the state inside the transaction: webhook and polling deliver these bytes.
- * `sequence` increases per service order (per alert when there is none).
+ * partner whose request the alert came from (N6), and returns its envelope; null when
+ * that partner is not subscribed to the type (nothing is written).
+ *
+ * The envelope is built here, once, from the state inside the transaction, and stored
+ * as the exact bytes both transports deliver. `sequence` increases per service order
+ * (per alert when there is none), also for types the partner does not receive, so it
+ * orders but is not contiguous. For a webhook-mode partner the first delivery is
+ * written and its job enqueued in the same transaction: it starts the moment the
+ * transaction commits, and never if it rolls back.
+ *
+ * Call it after updating the rows the event is about (the order is read here).
  */
-export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject): Promise<Event> {
+export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject): Promise<Event | null> {
   const { alert } = subject;
   let sequence: number;
   let serviceOrder: Event['serviceOrder'] = null;
@@ -28,28 +40,47 @@ export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject):
     const seq = await tx.updateTable('alert').set((eb) => ({ event_seq: eb('event_seq', '+', 1) })).where('id', '=', alert.id).returning('event_seq').executeTakeFirstOrThrow();
     sequence = seq.event_seq;
   }
-  const inserted = await tx
+
+  const partner = await tx
+    .selectFrom('external_system')
+    .select(['event_types', 'transport', 'webhook_url', 'enabled', sql<Date>`now()`.as('now')])
+    .where('id', '=', alert.external_system_id)
+    .executeTakeFirstOrThrow();
+  if (partner.event_types !== null && !partner.event_types.includes(type)) return null;
+
+  const envelope: Event = {
+    eventId: randomUUID(),
+    eventType: type,
+    occurredAt: partner.now.toISOString(),
+    protocolNumber: alert.protocol_number,
+    serviceOrder,
+    alert: { id: alert.id, alertNumber: alert.alert_number, status: alert.status },
+    sequence,
+  };
+  const body = JSON.stringify(envelope);
+  await tx
     .insertInto('event')
     .values({
+      id: envelope.eventId,
       tenant_id: alert.tenant_id,
       external_system_id: alert.external_system_id,
       event_type: type,
       alert_id: alert.id,
       service_order_id: subject.serviceOrderId,
       sequence,
-      payload: '{}',
+      payload: body,
+      body,
+      occurred_at: partner.now,
     })
-    .returning(['id', 'occurred_at'])
-    .executeTakeFirstOrThrow();
-  const envelope: Event = {
-    eventId: inserted.id,
-    eventType: type,
-    occurredAt: inserted.occurred_at.toISOString(),
-    protocolNumber: alert.protocol_number,
-    serviceOrder,
-    alert: { id: alert.id, alertNumber: alert.alert_number, status: alert.status },
-    sequence,
-  };
-  await tx.updateTable('event').set({ payload: JSON.stringify(envelope) }).where('id', '=', inserted.id).execute();
+    .execute();
+
+  if (partner.transport === 'webhook' && partner.webhook_url !== null && partner.enabled) {
+    const delivery = await insertDelivery(tx, {
+      event_id: envelope.eventId,
+      external_system_id: alert.external_system_id,
+      ordering_key: subject.serviceOrderId ?? alert.id,
+    });
+    await enqueueDelivery(tx, delivery.id);
+  }
   return envelope;
 }

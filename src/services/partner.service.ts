@@ -15,7 +15,10 @@ import {
 import { findLiveKeyPrefix, insertApiKey, revokeApiKeys } from '../db/repositories/api-key.repository.js';
 import type { Executor, Tx } from '../db/database.js';
 import type { ServiceDeps } from './deps.js';
+import type { AppDeps } from '../app-deps.js';
+import { reconcilePartnerPoll } from './partner-poll-schedule.js';
 import { isUuid } from './tenant.service.js';
+import { recordAudit, type Actor } from './audit.service.js';
 
 /** What operators see of a partner. Secrets are never shown, only whether they are set. */
 export interface PartnerView {
@@ -31,6 +34,12 @@ export interface PartnerView {
   pollingIntervalSeconds: number;
   enabled: boolean;
   keyPrefix: string | null;
+  /** Event types the partner is subscribed to; null = all (N6). */
+  eventTypes: string[] | null;
+  /** Requests per minute for the partner's key; null = the service default. */
+  rateLimitPerMinute: number | null;
+  /** Minimum seconds between events polls that found nothing more; null = none. */
+  eventsMinIntervalSeconds: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -55,6 +64,9 @@ export function partnerView(row: ExternalSystemRow, keyPrefix: string | null): P
     pollingIntervalSeconds: row.polling_interval_seconds,
     enabled: row.enabled,
     keyPrefix,
+    eventTypes: row.event_types,
+    rateLimitPerMinute: row.rate_limit_per_minute,
+    eventsMinIntervalSeconds: row.events_min_interval_seconds,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -93,7 +105,7 @@ async function issuePartnerKey(tx: Tx, deps: ServiceDeps, externalSystemId: stri
   return { apiKey: issued.key, keyPrefix: issued.keyPrefix };
 }
 
-export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput): Promise<PartnerView & IssuedPartnerKey> {
+export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput, actor?: Actor): Promise<PartnerView & IssuedPartnerKey> {
   const errors: FieldError[] = [];
   const code = input.code?.trim() ?? '';
   if (!CODE_SHAPE.test(code)) errors.push({ pointer: '/code', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
@@ -112,7 +124,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
   const settings = checkDeliverySettings(deps, input, errors);
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
 
-  return deps.db.transaction().execute(async (tx) => {
+  const created = await deps.db.transaction().execute(async (tx) => {
     if (!(await findTenant(tx, input.tenantId))) throw new AppError('not-found', { resource: `tenant ${input.tenantId}` });
     if (await findExternalSystemByCode(tx, code)) throw new AppError('conflict', { reason: `partner code "${code}" is already taken` });
     let row: ExternalSystemRow;
@@ -129,8 +141,26 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
       throw err;
     }
     const key = await issuePartnerKey(tx, deps, row.id);
-    return { ...partnerView(row, key.keyPrefix), ...key };
+    const view = partnerView(row, key.keyPrefix);
+    if (actor) await recordAudit(tx, actor, { tenantId: row.tenant_id, action: 'partner.create', entityType: 'partner', entityId: row.id, before: null, after: view });
+    return { ...view, ...key };
   });
+  await wakePoller(deps, created);
+  return created;
+}
+
+/**
+ * A polling partner's poller follows new settings at once (creation, enabling, a new
+ * URL or a shorter interval) instead of at the next reconcile pass, about a minute
+ * later. The change is committed already: if this fails, that pass still catches up.
+ */
+async function wakePoller(deps: ServiceDeps, view: PartnerView): Promise<void> {
+  if (!('jobs' in deps) || view.transport !== 'polling' || !view.enabled || !view.pollingUrl) return;
+  try {
+    await reconcilePartnerPoll(deps as AppDeps, view.id, view.pollingIntervalSeconds);
+  } catch (err) {
+    deps.log.warn({ err, partner: view.code }, 'could not reschedule the partner poller; the next reconcile pass will');
+  }
 }
 
 /** Webhook and polling settings shared by create and update; secrets sealed here. */
@@ -187,21 +217,127 @@ export async function listPartners(deps: ServiceDeps, tenantId?: string): Promis
 }
 
 /** Issues a new key and invalidates the previous one in the same transaction. */
-export async function rotatePartnerKey(deps: ServiceDeps, code: string): Promise<PartnerView & IssuedPartnerKey> {
+export async function rotatePartnerKey(deps: ServiceDeps, code: string, actor?: Actor): Promise<PartnerView & IssuedPartnerKey> {
   return deps.db.transaction().execute(async (tx) => {
     const row = await lockExternalSystemByCode(tx, code);
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
+    const previousPrefix = (await findLiveKeyPrefix(tx, row.id)) ?? null;
     await revokeApiKeys(tx, row.id);
     const key = await issuePartnerKey(tx, deps, row.id);
+    if (actor) await recordAudit(tx, actor, { tenantId: row.tenant_id, action: 'partner.rotate-key', entityType: 'partner', entityId: row.id, before: { keyPrefix: previousPrefix }, after: { keyPrefix: key.keyPrefix } });
     return { ...partnerView(row, key.keyPrefix), ...key };
   });
 }
 
-export async function setPartnerEnabled(deps: ServiceDeps, code: string, enabled: boolean): Promise<PartnerView> {
-  return deps.db.transaction().execute(async (tx) => {
+export async function setPartnerEnabled(deps: ServiceDeps, code: string, enabled: boolean, actor?: Actor): Promise<PartnerView> {
+  const view = await deps.db.transaction().execute(async (tx) => {
     const row = await lockExternalSystemByCode(tx, code);
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
     const updated = await updateExternalSystem(tx, row.id, { enabled });
+    if (actor && row.enabled !== enabled) {
+      await recordAudit(tx, actor, { tenantId: row.tenant_id, action: 'partner.update', entityType: 'partner', entityId: row.id, before: { enabled: row.enabled }, after: { enabled } });
+    }
     return partnerView(updated, (await findLiveKeyPrefix(tx, row.id)) ?? null);
   });
+  await wakePoller(deps, view);
+  return view;
+}
+
+export interface UpdatePartnerInput {
+  scopes?: string | readonly string[];
+  transport?: string;
+  webhookUrl?: string | null;
+  webhookSecret?: string | null;
+  pollingUrl?: string | null;
+  pollingKey?: string | null;
+  pollingIntervalSeconds?: number | string | null;
+  /** null = every event type; otherwise a comma list or an array of the N6 types. */
+  eventTypes?: string | readonly string[] | null;
+  /** null = the service default. */
+  rateLimitPerMinute?: number | string | null;
+  /** null = no minimum. */
+  eventsMinIntervalSeconds?: number | string | null;
+  enabled?: boolean;
+}
+
+export const EVENT_TYPES = ['ServiceOrder.Created', 'ServiceOrder.Completed', 'ServiceOrder.StatusChanged', 'ServiceOrder.Cancelled', 'Alert.Cancelled'] as const;
+
+function optionalInteger(raw: number | string | null, min: number, max: number, pointer: string, errors: FieldError[]): number | null {
+  if (raw === null || raw === '') return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    errors.push({ pointer, message: `must be a whole number from ${min} to ${max}, or null` });
+    return null;
+  }
+  return n;
+}
+
+/** What the audit log keeps of a partner: its settings, secrets only as set or not. */
+function partnerSnapshot(v: PartnerView): Record<string, unknown> {
+  const { id: _id, createdAt: _c, updatedAt: _u, keyPrefix: _k, ...settings } = v;
+  return settings;
+}
+
+/**
+ * Changes only the settings given (undefined = keep). Secrets are sealed; the audit
+ * entry records which settings changed, with secrets only as set or not.
+ */
+export async function updatePartner(deps: ServiceDeps, code: string, input: UpdatePartnerInput, actor: Actor): Promise<PartnerView> {
+  const errors: FieldError[] = [];
+  const patch: Parameters<typeof updateExternalSystem>[2] = {};
+  if (input.scopes !== undefined) {
+    try {
+      patch.scopes = parseScopes(input.scopes);
+    } catch (err) {
+      errors.push({ pointer: '/scopes', message: (err as Error).message });
+    }
+  }
+  if (input.transport !== undefined) {
+    const transport = input.transport.trim();
+    if (transport !== 'webhook' && transport !== 'polling') errors.push({ pointer: '/transport', message: 'must be webhook or polling' });
+    else patch.transport = transport;
+  }
+  Object.assign(patch, checkDeliverySettings(deps, input, errors));
+  if (input.pollingIntervalSeconds === null) errors.push({ pointer: '/pollingIntervalSeconds', message: 'must be a whole number of seconds from 1 to 180' });
+  if (input.eventTypes !== undefined) {
+    if (input.eventTypes === null) patch.event_types = null;
+    else {
+      const names = (typeof input.eventTypes === 'string' ? input.eventTypes.split(',') : input.eventTypes).map((t) => t.trim()).filter(Boolean);
+      const unknown = names.filter((n) => !(EVENT_TYPES as readonly string[]).includes(n));
+      if (unknown.length > 0) errors.push({ pointer: '/eventTypes', message: `unknown event type(s): ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')})` });
+      else patch.event_types = [...new Set(names)];
+    }
+  }
+  if (input.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = optionalInteger(input.rateLimitPerMinute, 1, 1_000_000, '/rateLimitPerMinute', errors);
+  if (input.eventsMinIntervalSeconds !== undefined) patch.events_min_interval_seconds = optionalInteger(input.eventsMinIntervalSeconds, 1, 180, '/eventsMinIntervalSeconds', errors);
+  if (input.enabled !== undefined) patch.enabled = input.enabled;
+  if (errors.length === 0 && Object.keys(patch).length === 0) errors.push({ pointer: '', message: 'give at least one setting to change' });
+  if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
+
+  const updated = await deps.db.transaction().execute(async (tx) => {
+    const row = await lockExternalSystemByCode(tx, code);
+    if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
+    const prefix = (await findLiveKeyPrefix(tx, row.id)) ?? null;
+    const updated = await updateExternalSystem(tx, row.id, patch);
+    const before = partnerSnapshot(partnerView(row, prefix));
+    const after = partnerSnapshot(partnerView(updated, prefix));
+    const changed = Object.keys(after).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+    // A new secret is a change even when "set" stays true.
+    if (input.webhookSecret && !changed.includes('webhookSecretSet')) changed.push('webhookSecretSet');
+    if (input.pollingKey && !changed.includes('pollingKeySet')) changed.push('pollingKeySet');
+    if (changed.length > 0) {
+      await recordAudit(tx, actor, {
+        tenantId: row.tenant_id,
+        action: 'partner.update',
+        entityType: 'partner',
+        entityId: row.id,
+        before: Object.fromEntries(changed.map((k) => [k, before[k]])),
+        after: Object.fromEntries(changed.map((k) => [k, after[k]])),
+        note: input.webhookSecret || input.pollingKey ? `new secret(s): ${[input.webhookSecret ? 'webhookSecret' : null, input.pollingKey ? 'pollingKey' : null].filter(Boolean).join(', ')}` : null,
+      });
+    }
+    return partnerView(updated, prefix);
+  });
+  await wakePoller(deps, updated);
+  return updated;
 }

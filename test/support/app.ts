@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -12,6 +15,8 @@ export const TEST_SECRET_KEY = '11'.repeat(32);
 export function testEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
+    // Blobs and any other local files of a test app stay out of the working tree.
+    LUMEN_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'lumen-test-data-')),
     PORT: '0',
     HOST: '127.0.0.1',
     LUMEN_ENVIRONMENT: 'test',

@@ -1,0 +1,116 @@
+import type { Command } from 'commander';
+import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
+import { cliActor } from '../services/audit.service.js';
+import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/triage.service.js';
+import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { describeOrder } from './order.cli.js';
+
+/** One line per alert: what an operator scans in the triage inbox. */
+export function describeAlert(a: Alert): string {
+  const where = [a.address.street, a.address.number].filter(Boolean).join(', ') + (a.address.neighborhood ? ` - ${a.address.neighborhood}` : '');
+  const location = a.geolocated ? `${a.latitude},${a.longitude} (${a.locationSource})` : 'NOT GEOLOCATED';
+  const order = a.serviceOrder ? `  order=${a.serviceOrder.number} ${a.serviceOrder.status}` : '';
+  return `#${a.alertNumber} ${a.status}  ${a.reasonCode} ${a.priority} due ${a.slaDueAt}  ${where}  ${location}  partner=${a.partner.code} protocol=${a.protocolNumber}${order}  id=${a.id}`;
+}
+
+function coordinate(name: string, raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new CliError(`${name} must be a number (got "${raw}")`);
+  return n;
+}
+
+export function registerAlertCommands(program: Command, io: CliIo): void {
+  const alert = program.command('alert').description('alerts: triage of partner requests');
+
+  jsonOption(
+    alert
+      .command('list')
+      .description("list a tenant's alerts, oldest first (Pending = the triage inbox)")
+      .requiredOption('--tenant <id>', 'tenant id')
+      .option('--status <status>', 'Pending, Linked, Resolved or Cancelled')
+      .option('--not-geolocated', 'only alerts without coordinates')
+      .option('--order <id>', 'only alerts linked to this service order')
+      .option('--page <n>', 'page number, from 1', '1')
+      .option('--page-size <n>', 'alerts per page (at most 500)', '50'),
+  ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; page: string; pageSize: string }) => {
+    const page = await withRuntime(io, (rt) =>
+      listAlerts(rt, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
+    );
+    printResult(io, opts, page, () =>
+      page.items.length === 0 ? 'No alerts match.' : [...page.items.map(describeAlert), `(page ${page.page}, ${page.items.length} of ${page.total})`].join('\n'),
+    );
+  });
+
+  jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id')).action(async (id: string, opts: JsonOption) => {
+    const a = await withRuntime(io, (rt) => getAlert(rt, id, 'en'));
+    printResult(io, opts, a, () =>
+      [
+        describeAlert(a),
+        `  requester: ${a.requesterName}${a.requesterPhone ? ` ${a.requesterPhone}` : ''}`,
+        `  problem:   ${a.description}${a.additionalNotes ? ` (${a.additionalNotes})` : ''}`,
+        `  reason:    ${a.reasonCode} - ${a.reasonName}${a.partnerReasonCode ? ` (partner code ${a.partnerReasonCode})` : ''}`,
+        ...(a.address.reference ? [`  reference: ${a.address.reference}`] : []),
+        ...(a.cancelReason ? [`  discarded: ${a.cancelReason}`] : []),
+      ].join('\n'),
+    );
+  });
+
+  jsonOption(
+    alert
+      .command('create-order')
+      .description('Pending -> Linked with a new service order; the partner gets ServiceOrder.Created (--json prints the order)')
+      .argument('<alertId>', 'alert id')
+      .option('--team <teamId>', 'assign the new order to this team (it starts ASSIGNED)')
+      .option('--reason <code>', 'reclassify the alert with this internal reason first'),
+  ).action(async (alertId: string, opts: JsonOption & { team?: string; reason?: string }) => {
+    const order: ServiceOrder = await withRuntime(io, (rt) => createOrderFromAlert(rt, cliActor(), alertId, { teamId: opts.team, reasonCode: opts.reason }));
+    printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
+  });
+
+  jsonOption(
+    alert
+      .command('link')
+      .description('Pending -> Linked to an existing open order (a duplicate report); the partner gets ServiceOrder.Created')
+      .argument('<alertId>', 'alert id')
+      .requiredOption('--order <orderId>', 'service order id (OPEN, ASSIGNED or IN_PROGRESS)'),
+  ).action(async (alertId: string, opts: JsonOption & { order: string }) => {
+    const a = await withRuntime(io, (rt) => linkAlert(rt, cliActor(), alertId, opts.order, 'en'));
+    printResult(io, opts, a, () => `Linked ${describeAlert(a)}`);
+  });
+
+  jsonOption(
+    alert
+      .command('discard')
+      .description('Pending -> Cancelled; the partner gets Alert.Cancelled')
+      .argument('<alertId>', 'alert id')
+      .option('--reason <text>', 'why (kept on the alert and in the audit log)'),
+  ).action(async (alertId: string, opts: JsonOption & { reason?: string }) => {
+    const a = await withRuntime(io, (rt) => discardAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+    printResult(io, opts, a, () => `Discarded ${describeAlert(a)}`);
+  });
+
+  jsonOption(
+    alert
+      .command('reclassify')
+      .description('set the internal reason; priority and SLA follow (Pending, or Linked to an open order: the order follows too)')
+      .argument('<alertId>', 'alert id')
+      .requiredOption('--reason <code>', 'internal reason code of the tenant'),
+  ).action(async (alertId: string, opts: JsonOption & { reason: string }) => {
+    const a = await withRuntime(io, (rt) => reclassifyAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+    printResult(io, opts, a, () => `Reclassified ${describeAlert(a)}`);
+  });
+
+  jsonOption(
+    alert
+      .command('set-location')
+      .description('set WGS-84 coordinates (clears "not geolocated"); an open linked order without coordinates takes them')
+      .argument('<alertId>', 'alert id')
+      .requiredOption('--lat <latitude>', 'latitude, -90..90')
+      .requiredOption('--lon <longitude>', 'longitude, -180..180'),
+  ).action(async (alertId: string, opts: JsonOption & { lat: string; lon: string }) => {
+    const lat = coordinate('--lat', opts.lat);
+    const lon = coordinate('--lon', opts.lon);
+    const a = await withRuntime(io, (rt) => setAlertLocation(rt, cliActor(), alertId, lat, lon, 'en'));
+    printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
+  });
+}

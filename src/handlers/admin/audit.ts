@@ -1,0 +1,16 @@
+import type { AdminPrincipal } from '../../http/admin-auth.js';
+import type { Handler } from '../../http/surface.js';
+import { listAuditEntries as list } from '../../services/audit.service.js';
+import { queryOf } from './context.js';
+
+export const listAuditEntries: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await list(ctx.deps, {
+    tenantId: queryOf(ctx, 'tenantId'),
+    since: queryOf(ctx, 'since'),
+    entityType: queryOf(ctx, 'entityType'),
+    entityId: queryOf(ctx, 'entityId'),
+    after: queryOf(ctx, 'after'),
+    limit: queryOf(ctx, 'limit'),
+  }),
+});

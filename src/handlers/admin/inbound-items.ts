@@ -1,0 +1,23 @@
+import type { AdminPrincipal } from '../../http/admin-auth.js';
+import type { Handler } from '../../http/surface.js';
+import type { RejectedStatusFilter } from '../../db/repositories/partner-poll.repository.js';
+import { getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll } from '../../services/partner-poll-status.service.js';
+import { actorOf, queryOf } from './context.js';
+
+export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.request.params.code!) });
+
+export const pollPartnerNow: Handler<AdminPrincipal> = async (ctx) => ({ status: 202, body: await requestPoll(ctx.deps, ctx.request.params.code!, actorOf(ctx)) });
+
+export const listRejectedInboundItems: Handler<AdminPrincipal> = async (ctx) => {
+  const page = queryOf(ctx, 'page');
+  const pageSize = queryOf(ctx, 'pageSize');
+  return {
+    status: 200,
+    body: await listRejectedInbound(ctx.deps, {
+      partnerCode: ctx.request.params.code!,
+      status: (queryOf(ctx, 'status') ?? 'all') as RejectedStatusFilter,
+      page: page === undefined ? undefined : Number(page),
+      pageSize: pageSize === undefined ? undefined : Number(pageSize),
+    }),
+  };
+};

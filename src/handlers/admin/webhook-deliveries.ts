@@ -1,0 +1,21 @@
+import type { AdminPrincipal } from '../../http/admin-auth.js';
+import type { Handler } from '../../http/surface.js';
+import { getWebhookDelivery as getOne, listWebhookDeliveries as list, redeliver, redeliverSince } from '../../services/events-deliveries.service.js';
+import { actorOf, bodyOf, queryOf } from './context.js';
+
+export const listWebhookDeliveries: Handler<AdminPrincipal> = async (ctx) => {
+  const limit = queryOf(ctx, 'limit');
+  return {
+    status: 200,
+    body: await list(ctx.deps, { partnerCode: ctx.request.params.code!, status: queryOf(ctx, 'status'), since: queryOf(ctx, 'since'), limit: limit === undefined ? undefined : Number(limit) }),
+  };
+};
+
+export const getWebhookDelivery: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getOne(ctx.deps, ctx.request.params.deliveryId!) });
+
+export const redeliverWebhook: Handler<AdminPrincipal> = async (ctx) => ({ status: 201, body: await redeliver(ctx.deps, ctx.request.params.deliveryId!, actorOf(ctx)) });
+
+export const redeliverWebhooksSince: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await redeliverSince(ctx.deps, ctx.request.params.code!, bodyOf<{ since: string }>(ctx).since, actorOf(ctx)),
+});

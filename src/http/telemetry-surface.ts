@@ -1,0 +1,24 @@
+import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
+import { TELEMETRY_OPERATIONS } from '../handlers/telemetry.js';
+import { authenticateTelemetry, type TelemetryPrincipal } from '../services/telemetry.service.js';
+import { createOpenApi } from './openapi.js';
+import type { ApiSurface } from './surface.js';
+
+/** The telemetry ingestion API of openapi/telemetry.yaml under /api/telemetry. */
+export async function createTelemetrySurface(): Promise<ApiSurface<TelemetryPrincipal>> {
+  const document = telemetryDocument as unknown as Record<string, unknown>;
+  const api = await createOpenApi(document);
+  const declared = api.getOperations().map((o) => o.operationId!);
+  const missing = declared.filter((id) => !TELEMETRY_OPERATIONS[id]);
+  if (missing.length > 0) throw new Error(`telemetry operations without a handler: ${missing.join(', ')}`);
+  return {
+    name: 'telemetry',
+    basePath: '/api/telemetry',
+    api,
+    document,
+    authenticate: (deps, headers) => authenticateTelemetry(deps.db, headers),
+    // A telemetry key may call every telemetry operation, for its own tenant only.
+    authorize: () => {},
+    handlers: TELEMETRY_OPERATIONS,
+  };
+}

@@ -1,0 +1,14 @@
+import { defineQueue } from './queue.js';
+import { sweepStrandedDeliveries } from '../services/events-maintenance.js';
+
+/** Every minute: webhook deliveries whose job was lost are enqueued again. */
+export const webhookSweepQueue = defineQueue<{ v: 1 }>({
+  name: 'webhook-sweep',
+  queue: { policy: 'singleton', retryLimit: 0, expireInSeconds: 300, deleteAfterSeconds: 3600 },
+  work: {
+    handler: async (deps) => {
+      await sweepStrandedDeliveries(deps);
+    },
+  },
+  schedules: [{ cron: '* * * * *', data: { v: 1 }, key: 'webhook-sweep' }],
+});

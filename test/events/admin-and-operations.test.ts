@@ -1,0 +1,96 @@
+import { verify } from '@octokit/webhooks-methods';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makeCityTeam } from '../support/factories.js';
+import { adminFetch, adminToken } from '../operations/support.js';
+import { emit, makeEventPartner, startReceiver, subjectFor, waitFor, WEBHOOK_SECRET } from './support.js';
+
+let t: TestApp;
+let admin: ReturnType<typeof adminFetch>;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+let down = false;
+beforeAll(async () => {
+  t = await startTestApp({ env: { LUMEN_WEBHOOK_RETRY_SCHEDULE: '50ms' } });
+  admin = adminFetch(t, await adminToken(t, 'events-desk'));
+  rx = await startReceiver(() => ({ status: down ? 503 : 200 }));
+});
+afterAll(async () => {
+  await t?.stop();
+  await rx?.close();
+});
+
+const parsed = (raw: Buffer): Event => JSON.parse(raw.toString('utf8')) as Event;
+
+describe('admin API: webhook deliveries', () => {
+  it('shows the delivery log and redelivers one delivery or everything since a time', async () => {
+    down = true;
+    const p = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const since = new Date(Date.now() - 1000).toISOString();
+    const [ev] = await emit(t.rt, ['ServiceOrder.Created', await subjectFor(t.rt, p)]);
+    const page = await waitFor(async () => {
+      const res = await admin(`/partners/${p.partner.code}/webhook-deliveries?status=dead`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { deliveries: { id: string; eventId: string; attemptLog: unknown[] }[] };
+      return body.deliveries.length === 1 ? body : null;
+    }, 10_000, 'a dead delivery');
+    const dead = page.deliveries[0]!;
+    expect(dead.eventId).toBe(ev!.eventId);
+    expect(dead.attemptLog).toHaveLength(2);
+
+    const one = await admin(`/webhook-deliveries/${dead.id}`);
+    expect(one.status).toBe(200);
+    expect(await one.json()).toMatchObject({ id: dead.id, status: 'dead', lastStatusCode: 503 });
+
+    down = false;
+    const res = await admin(`/webhook-deliveries/${dead.id}/redeliver`, { method: 'POST' });
+    expect(res.status).toBe(201);
+    const again = (await res.json()) as { id: string; redeliveryOf: string; requestedBy: string };
+    expect(again).toMatchObject({ redeliveryOf: dead.id, requestedBy: 'admin-token:events-desk' });
+    await waitFor(async () => ((await (await admin(`/webhook-deliveries/${again.id}`)).json()) as { status: string }).status === 'succeeded', 5000, 'the redelivery');
+
+    const all = await admin(`/partners/${p.partner.code}/webhook-deliveries/redeliver`, { json: { since } });
+    expect(all.status).toBe(200);
+    expect(await all.json()).toMatchObject({ partnerCode: p.partner.code, count: 1 });
+
+    expect((await admin('/webhook-deliveries/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    const polling = await makeEventPartner(t.rt);
+    expect((await admin(`/partners/${polling.partner.code}/webhook-deliveries/redeliver`, { json: { since } })).status).toBe(409);
+    expect((await admin(`/partners/${p.partner.code}/webhook-deliveries?status=lost`)).status).toBe(400);
+    expect((await adminFetch(t, undefined)(`/partners/${p.partner.code}/webhook-deliveries`)).status).toBe(401);
+  });
+});
+
+describe('operator actions end to end', () => {
+  it('every transition of an order reaches the partner by webhook, in order, and the same by polling', async () => {
+    down = false;
+    const p = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const team = await makeCityTeam(t.rt, { tenantId: p.tenantId });
+    const pending = await subjectFor(t.rt, p, false);
+    const start = rx.received.length;
+
+    const created = await admin(`/alerts/${pending.alert.id}/create-order`, { json: {} });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const orderId = ((await created.json()) as { id: string }).id;
+    for (const [action, body] of [['assign', { teamId: team.id }], ['start', {}], ['complete', {}]] as const) {
+      const res = await admin(`/service-orders/${orderId}/${action}`, { json: body });
+      expect(res.status, `${action}: ${await res.clone().text()}`).toBe(200);
+    }
+
+    const mine = () => rx.received.slice(start).filter((r) => parsed(r.raw).alert.id === pending.alert.id);
+    await waitFor(() => mine().length >= 4, 10_000, 'four webhooks');
+    const pushed = mine();
+    expect(pushed.map((r) => [parsed(r.raw).eventType, parsed(r.raw).sequence, parsed(r.raw).serviceOrder?.status])).toEqual([
+      ['ServiceOrder.Created', 1, 'OPEN'],
+      ['ServiceOrder.StatusChanged', 2, 'ASSIGNED'],
+      ['ServiceOrder.StatusChanged', 3, 'IN_PROGRESS'],
+      ['ServiceOrder.Completed', 4, 'COMPLETED'],
+    ]);
+    expect(parsed(pushed[3]!.raw).alert.status).toBe('Resolved');
+    for (const r of pushed) expect(await verify(WEBHOOK_SECRET, r.raw.toString('utf8'), String(r.headers['x-lumen-signature']))).toBe(true);
+
+    const res = await t.fetch('/api/external/events', { apiKey: p.partner.apiKey });
+    const polled = ((await res.json()) as EventsPage).events.filter((e) => e.alert.id === pending.alert.id);
+    expect(polled).toEqual(pushed.map((r) => parsed(r.raw)));
+  });
+});
