@@ -22,10 +22,11 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         if (rt.embedded && (await isEmpty(rt))) {
           const demo = await seedDemo(rt);
           io.stderr.write(
-            `\nFirst start on the embedded database: created the tenant "${demo.tenant.name}" and the partner "${demo.partner.code}".\n` +
+            `\nFirst start on the embedded database: created the demo city "${demo.tenant.name}" (poles, telegestors, orders) and the partner "${demo.partner.code}".\n` +
               `Its API key (shown once): ${demo.partner.apiKey}\n` +
               `Try: curl -H "X-Api-Key: ${demo.partner.apiKey}" http://localhost:${config.port}/api/external/health\n` +
-              `More keys: npm run lumen -- partner create --help (or: lumen partner create --help)\n\n`,
+              `     curl -H "X-Api-Key: ${demo.partner.apiKey}" "http://localhost:${config.port}/api/external/poles?pageSize=5"\n` +
+              `Docs: http://localhost:${config.port}/docs   More keys: npm run lumen -- partner create --help (or: lumen partner create --help)\n\n`,
           );
         }
         app = await startApp(rt);
