@@ -13,7 +13,7 @@ function randomToken(length: number): string {
   return out;
 }
 
-export type KeyKind = 'partner' | 'admin';
+export type KeyKind = 'partner' | 'admin' | 'telemetry';
 
 export interface IssuedKey {
   /** The whole key; shown once, never stored. */
@@ -30,9 +30,11 @@ export interface IssuedKey {
  * Keys are prefixed tokens so secret scanners can spot them:
  *   partner keys  lmn_live_<id8><secret32>  (lmn_test_ outside production)
  *   admin tokens  lmn_adm_<id8><secret32>
+ *   telemetry     lmn_tel_<id8><secret32>  (keys of a city's telemetry system)
+ * Each kind has its own marker, so no surface ever accepts another kind's key.
  */
 export function issueKey(kind: KeyKind, production: boolean): IssuedKey {
-  const marker = kind === 'admin' ? 'lmn_adm_' : production ? 'lmn_live_' : 'lmn_test_';
+  const marker = kind === 'admin' ? 'lmn_adm_' : kind === 'telemetry' ? 'lmn_tel_' : production ? 'lmn_live_' : 'lmn_test_';
   const keyId = randomToken(8);
   const key = `${marker}${keyId}${randomToken(32)}`;
   return { key, keyPrefix: `${marker}${keyId}`, keyId, hash: hashKey(key) };
@@ -42,13 +44,14 @@ export function hashKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-const KEY_SHAPE = /^lmn_(live|test|adm)_([A-Za-z0-9]{8})[A-Za-z0-9]{32}$/;
+const KEY_SHAPE = /^lmn_(live|test|adm|tel)_([A-Za-z0-9]{8})[A-Za-z0-9]{32}$/;
 
 /** Splits a presented key; null when it cannot be one of ours (no lookup needed). */
 export function parseKey(presented: string): { kind: KeyKind; keyId: string } | null {
   const m = KEY_SHAPE.exec(presented);
   if (!m) return null;
-  return { kind: m[1] === 'adm' ? 'admin' : 'partner', keyId: m[2]! };
+  const kind: KeyKind = m[1] === 'adm' ? 'admin' : m[1] === 'tel' ? 'telemetry' : 'partner';
+  return { kind, keyId: m[2]! };
 }
 
 /** Constant-time comparison of the presented key's hash with the stored one. */

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { keyMatches } from '../lib/api-key.js';
 import { AppError, type FieldError } from '../lib/errors.js';
-import { issueTelemetryKey, parseTelemetryKey } from '../lib/telemetry-key.js';
+import { issueKey, keyMatches, parseKey } from '../lib/api-key.js';
 import type { Executor } from '../db/database.js';
 import { lockPoleWritesShared, tryLockPoleWritesShared } from '../db/repositories/pole.repository.js';
 import { applyDeviceStates, type DeviceState } from '../db/repositories/telemetry.repository.js';
@@ -98,8 +97,9 @@ export interface TelemetryPrincipal {
 export async function authenticateTelemetry(db: Executor, headers: IncomingHttpHeaders): Promise<TelemetryPrincipal> {
   const raw = headers['x-api-key'];
   const presented = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  const keyId = presented ? parseTelemetryKey(presented) : null;
-  if (!presented || !keyId) throw new AppError('unauthorized');
+  const parsed = presented ? parseKey(presented) : null;
+  if (!presented || parsed?.kind !== 'telemetry') throw new AppError('unauthorized');
+  const keyId = parsed.keyId;
   const row = await findLiveTelemetryKey(db, keyId);
   if (!row || !keyMatches(presented, row.key_hash)) throw new AppError('unauthorized');
   return { tenantId: row.tenant_id, keyPrefix: row.key_prefix };
@@ -134,7 +134,7 @@ export async function createTelemetryKey(deps: ServiceDeps, input: { tenantId: s
   if (name.length < 1 || name.length > 100) errors.push({ pointer: '/name', message: 'must be 1 to 100 characters' });
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
   await requireTenant(deps, input.tenantId);
-  const issued = issueTelemetryKey();
+  const issued = issueKey('telemetry', deps.config.isProduction);
   const row = await insertTelemetryKey(deps.db, { tenant_id: input.tenantId, name, key_id: issued.keyId, key_prefix: issued.keyPrefix, key_hash: issued.hash });
   return { ...keyView(row), apiKey: issued.key };
 }

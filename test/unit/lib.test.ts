@@ -16,6 +16,8 @@ describe('API keys', () => {
     expect(hashKey(k.key).equals(k.hash)).toBe(true);
     expect(issueKey('partner', false).key).toMatch(/^lmn_test_/);
     expect(parseKey(issueKey('admin', false).key)?.kind).toBe('admin');
+    expect(issueKey('telemetry', true).key).toMatch(/^lmn_tel_[A-Za-z0-9]{40}$/);
+    expect(parseKey(issueKey('telemetry', true).key)?.kind).toBe('telemetry');
     expect(parseKey('lmn_live_short')).toBeNull();
   });
 });
