@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { WebhookAttempt, WebhookDelivery } from '../../generated/admin/types.gen.js';
 import { AppError } from '../lib/errors.js';
 import type { DeliveryStatus } from '../db/tables/events.js';
 import type { Tx } from '../db/database.js';
@@ -12,39 +13,10 @@ import { isUuid } from './tenant.service.js';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'failed', 'succeeded', 'dead'];
 
 /** One attempt as operators see it. */
-export interface WebhookAttemptView {
-  attempt: number;
-  at: string;
-  latencyMs: number;
-  succeeded: boolean;
-  statusCode: number | null;
-  error: string | null;
-  nextAttemptAt: string | null;
-}
+export type WebhookAttemptView = WebhookAttempt;
 
 /** One delivery of one event to a partner's webhook, with its attempts. */
-export interface WebhookDeliveryView {
-  id: string;
-  partnerCode: string;
-  eventId: string;
-  eventType: string;
-  occurredAt: string;
-  serviceOrderId: string | null;
-  alertId: string;
-  status: DeliveryStatus;
-  attempts: number;
-  /** When the next attempt is due; null once the delivery has ended. */
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** The delivery this one repeats, for an operator's redelivery. */
-  redeliveryOf: string | null;
-  requestedBy: string;
-  createdAt: string;
-  finishedAt: string | null;
-  attemptLog: WebhookAttemptView[];
-}
+export type WebhookDeliveryView = WebhookDelivery;
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 

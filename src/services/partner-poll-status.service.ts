@@ -1,4 +1,5 @@
 import type { AppDeps } from '../app-deps.js';
+import type { PartnerPolling } from '../../generated/admin/types.gen.js';
 import { findExternalSystemByCode, type ExternalSystemRow } from '../db/repositories/external-system.repository.js';
 import {
   countRejectedItems,
@@ -18,31 +19,7 @@ import { notPolledBecause } from './partner-poll.service.js';
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /** What `lumen partner status` and GET /api/admin/partners/{code}/polling show. */
-export interface PartnerPollStatus {
-  partner: string;
-  /** Lumen polls this partner (polling mode, enabled, with a polling URL). */
-  polling: boolean;
-  notPolledBecause: string | null;
-  pollingUrl: string | null;
-  pollingKeySet: boolean;
-  intervalSeconds: number;
-  /** The `since` of the next call: the cursor after the last fully stored batch. */
-  cursor: string | null;
-  cursorUpdatedAt: string | null;
-  lastAttemptAt: string | null;
-  lastSuccessAt: string | null;
-  /** End of the last poll after which the partner had nothing more (hasMore false). */
-  lastCaughtUpAt: string | null;
-  lastError: { at: string; kind: PollErrorKind; message: string } | null;
-  consecutiveFailures: number;
-  nextPollAt: string | null;
-  pollRequestedAt: string | null;
-  /** Seconds since lastCaughtUpAt: how old Lumen's view of the partner's requests is. */
-  lagSeconds: number | null;
-  lastBatch: { at: string; items: number; accepted: number; rejected: number } | null;
-  totals: { itemsAccepted: number; itemsRejected: number; pollsSucceeded: number; pollsFailed: number };
-  openRejectedItems: number;
-}
+export type PartnerPollStatus = PartnerPolling;
 
 async function requirePartner(deps: ServiceDeps, code: string): Promise<ExternalSystemRow> {
   const partner = await findExternalSystemByCode(deps.db, code);

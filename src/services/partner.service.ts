@@ -15,34 +15,14 @@ import {
 import { findLiveKeyPrefix, insertApiKey, revokeApiKeys } from '../db/repositories/api-key.repository.js';
 import type { Executor, Tx } from '../db/database.js';
 import type { ServiceDeps } from './deps.js';
+import type { EventType, Partner } from '../../generated/admin/types.gen.js';
 import type { AppDeps } from '../app-deps.js';
 import { reconcilePartnerPoll } from './partner-poll-schedule.js';
 import { isUuid } from './tenant.service.js';
 import { recordAudit, type Actor } from './audit.service.js';
 
-/** What operators see of a partner. Secrets are never shown, only whether they are set. */
-export interface PartnerView {
-  id: string;
-  code: string;
-  tenantId: string;
-  scopes: Scope[];
-  transport: Transport;
-  webhookUrl: string | null;
-  webhookSecretSet: boolean;
-  pollingUrl: string | null;
-  pollingKeySet: boolean;
-  pollingIntervalSeconds: number;
-  enabled: boolean;
-  keyPrefix: string | null;
-  /** Event types the partner is subscribed to; null = all (N6). */
-  eventTypes: string[] | null;
-  /** Requests per minute for the partner's key; null = the service default. */
-  rateLimitPerMinute: number | null;
-  /** Minimum seconds between events polls that found nothing more; null = none. */
-  eventsMinIntervalSeconds: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** What operators see of a partner (the admin contract's Partner). Secrets are never shown, only whether they are set. */
+export type PartnerView = Partner;
 
 /** Returned once, when a key is issued. */
 export interface IssuedPartnerKey {
@@ -64,7 +44,7 @@ export function partnerView(row: ExternalSystemRow, keyPrefix: string | null): P
     pollingIntervalSeconds: row.polling_interval_seconds,
     enabled: row.enabled,
     keyPrefix,
-    eventTypes: row.event_types,
+    eventTypes: row.event_types as EventType[] | null,
     rateLimitPerMinute: row.rate_limit_per_minute,
     eventsMinIntervalSeconds: row.events_min_interval_seconds,
     createdAt: row.created_at.toISOString(),

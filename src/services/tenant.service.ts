@@ -1,16 +1,11 @@
+import type { Tenant } from '../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../lib/errors.js';
 import type { IntakePolicy } from '../db/tables/foundation.js';
 import { findTenant, insertTenant, listTenants, updateTenant, type TenantRow } from '../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from './deps.js';
 
-export interface TenantView {
-  id: string;
-  name: string;
-  ibgeCode: string | null;
-  intakePolicy: IntakePolicy;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A tenant as the admin contract shows it. */
+export type TenantView = Tenant;
 
 export function tenantView(row: TenantRow): TenantView {
   return {
