@@ -46,9 +46,11 @@ let embedded: EmbeddedDatabase | null = null;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let serverUrl = withDatabase(process.env.DATABASE_URL || DEFAULT_SERVER, 'postgres');
-  if (!(await reachable(serverUrl))) {
+  // LUMEN_TEST_EMBEDDED=1 runs the suite on the embedded server even where a local one answers.
+  const forceEmbedded = process.env.LUMEN_TEST_EMBEDDED === '1' && !process.env.DATABASE_URL;
+  if (forceEmbedded || !(await reachable(serverUrl))) {
     if (process.env.DATABASE_URL) throw new Error(`DATABASE_URL is set but its server does not answer: ${serverUrl}`);
-    process.stderr.write('No Postgres at 127.0.0.1:5432: starting an embedded one for the tests\n');
+    process.stderr.write(forceEmbedded ? 'LUMEN_TEST_EMBEDDED=1: starting an embedded PostgreSQL for the tests\n' : 'No Postgres at 127.0.0.1:5432: starting an embedded one for the tests\n');
     const { openEmbeddedDatabase } = await import('../src/db/embedded.js');
     embedded = await openEmbeddedDatabase({ dataDir: path.resolve('.tmp/test-postgres'), log: (m: string) => process.stderr.write(`  ${m}\n`) });
     serverUrl = withDatabase(embedded.url, 'postgres');
