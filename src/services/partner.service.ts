@@ -15,6 +15,8 @@ import {
 import { findLiveKeyPrefix, insertApiKey, revokeApiKeys } from '../db/repositories/api-key.repository.js';
 import type { Executor, Tx } from '../db/database.js';
 import type { ServiceDeps } from './deps.js';
+import { isIP } from 'node:net';
+import { addressRefusal } from '../lib/outbound-http.js';
 import type { EventType, Partner } from '../../generated/admin/types.gen.js';
 import type { AppDeps } from '../app-deps.js';
 import { reconcilePartnerPoll } from './partner-poll-schedule.js';
@@ -74,9 +76,13 @@ export function checkOutboundUrl(raw: string, allowLoopback: boolean): string | 
   } catch {
     return 'must be an absolute URL';
   }
-  if (u.protocol === 'https:') return null;
-  if (u.protocol === 'http:' && allowLoopback) return null;
-  return allowLoopback ? 'must be an http(s) URL' : 'must be an https URL';
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && allowLoopback)) return allowLoopback ? 'must be an http(s) URL' : 'must be an https URL';
+  // An address that can never be called is refused now rather than at the first call;
+  // names are checked again on every connection, after DNS (src/lib/outbound-http.ts).
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const refusal = isIP(host) ? addressRefusal(host, allowLoopback) : null;
+  if (refusal) return `must point at a public address, not a ${refusal}`;
+  return null;
 }
 
 async function issuePartnerKey(tx: Tx, deps: ServiceDeps, externalSystemId: string): Promise<IssuedPartnerKey> {

@@ -86,6 +86,12 @@ describe('lumen CLI (foundation)', () => {
     const plainHttp = await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'x3', '--scopes', 'canReadCityData', '--webhook-url', 'ftp://x');
     expect(plainHttp.code).toBe(1);
     expect(plainHttp.stderr).toContain('webhookUrl');
+    const privateIp = await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'x4', '--scopes', 'canReadCityData', '--webhook-url', 'https://169.254.169.254/latest');
+    expect(privateIp.code).toBe(1);
+    expect(privateIp.stderr).toContain('webhookUrl: must point at a public address');
+    const privatePoll = await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'x5', '--scopes', 'canCreateAlerts', '--transport', 'polling', '--polling-url', 'https://10.0.0.7/requests');
+    expect(privatePoll.code).toBe(1);
+    expect(privatePoll.stderr).toContain('pollingUrl: must point at a public address');
     const unknownCmd = await t.cli('tenant', 'explode');
     expect(unknownCmd.code).toBe(2);
     const missing = await t.cli('partner', 'rotate-key', 'nobody');
