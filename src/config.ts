@@ -28,6 +28,12 @@ export interface Config {
   readonly allowLoopback: boolean;
   /** Largest accepted request body in bytes. Default 40 MiB. */
   readonly bodyLimitBytes: number;
+  /**
+   * Longest a client may take to send a request body, from the end of its headers, in ms
+   * (LUMEN_BODY_TIMEOUT_MS). A slower body (a stalled or one-byte-a-second client) gets
+   * 408 request-timeout and its connection is closed. Default 60000.
+   */
+  readonly bodyTimeoutMs: number;
   /** Validate every response against the OpenAPI document (default: on outside production). */
   readonly validateResponses: boolean;
   /** Requests per minute per partner key when the partner has no limit of its own. Default 6000. */
@@ -257,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (n === null || n < 1024) problems.push(`LUMEN_BODY_LIMIT must be a size of at least 1kb, such as 40MiB (got "${env.LUMEN_BODY_LIMIT}")`);
     else bodyLimitBytes = n;
   }
+  const bodyTimeoutMs = parseInteger('LUMEN_BODY_TIMEOUT_MS', env.LUMEN_BODY_TIMEOUT_MS, 60_000, 100, 600_000, problems);
   const validateResponses = parseBool('LUMEN_VALIDATE_RESPONSES', env.LUMEN_VALIDATE_RESPONSES, !isProduction, problems);
   const rateLimitPerMinute = parseInteger('LUMEN_RATE_LIMIT_PER_MINUTE', env.LUMEN_RATE_LIMIT_PER_MINUTE, 6000, 1, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
@@ -319,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     allowLoopback,
     bodyLimitBytes,
+    bodyTimeoutMs,
     validateResponses,
     rateLimitPerMinute,
     shutdownGraceSeconds,

@@ -47,6 +47,7 @@ export type Tenant = {
  * | Code | Status | When |
  * |---|---|---|
  * | `malformed-json` | 400 | The body is not valid JSON |
+ * | `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |
  * | `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |
  * | `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |
  * | `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |
@@ -56,6 +57,7 @@ export type Tenant = {
  * | `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |
  * | `not-found` | 404 | No such path |
  * | `method-not-allowed` | 405 | The path exists but not with this method |
+ * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
  * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
@@ -63,6 +65,7 @@ export type Tenant = {
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
+ * | `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |
  * | `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |
  * | `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |
  *
@@ -965,6 +968,13 @@ export type ListTenantsData = {
 
 export type ListTenantsErrors = {
     /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
      * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
      * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
      * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
@@ -1100,6 +1110,13 @@ export type SetTenantIntakePolicyErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `payload-too-large`: the body exceeds the size limit of the service.
      *
      */
@@ -1234,6 +1251,13 @@ export type CreateTeamErrors = {
      *
      */
     401: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -1471,6 +1495,13 @@ export type CreateOrderFromAlertErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
@@ -1561,6 +1592,13 @@ export type LinkAlertErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -1656,6 +1694,13 @@ export type DiscardAlertErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
@@ -1746,6 +1791,13 @@ export type ReclassifyAlertErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -1838,6 +1890,13 @@ export type SetAlertLocationErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -1996,6 +2055,13 @@ export type AssignServiceOrderErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
@@ -2089,6 +2155,13 @@ export type StartServiceOrderErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -2184,6 +2257,13 @@ export type CompleteServiceOrderErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
@@ -2277,6 +2357,13 @@ export type CancelServiceOrderErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
@@ -2430,6 +2517,13 @@ export type CreatePartnerErrors = {
      */
     404: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
@@ -2580,6 +2674,13 @@ export type UpdatePartnerErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `payload-too-large`: the body exceeds the size limit of the service.
      *
@@ -3082,6 +3183,13 @@ export type RedeliverWebhooksSinceErrors = {
      *
      */
     404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
     /**
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);

@@ -56,6 +56,7 @@ export type Health = {
  * | Code | Status | When |
  * |---|---|---|
  * | `malformed-json` | 400 | The body is not valid JSON |
+ * | `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |
  * | `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |
  * | `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |
  * | `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |
@@ -65,6 +66,7 @@ export type Health = {
  * | `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |
  * | `not-found` | 404 | No such path |
  * | `method-not-allowed` | 405 | The path exists but not with this method |
+ * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
  * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
@@ -72,6 +74,7 @@ export type Health = {
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
+ * | `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |
  * | `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |
  * | `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |
  *
@@ -797,7 +800,8 @@ export type EventsPage = {
 export type AcceptLanguage = string;
 
 /**
- * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+ * 1-based page number. Values below 1, above 9007199254740991 (2^53 − 1) or non-integers are
+ * 400 `invalid-parameter`; a page beyond the last is an empty page.
  * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
  * the last item Lumen served you as page N of the same walk (same ExternalSystem,
  * `updatedSince` and `pageSize`), so request pages in order, one at a time.
@@ -885,6 +889,14 @@ export type GetHealthData = {
 
 export type GetHealthErrors = {
     /**
+     * The request is malformed: `malformed-json` (the body is not JSON),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
      * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
      * rotated away (rotation invalidates the previous key at once) or expired. Not retried
      * by waiting: get a valid key.
@@ -939,7 +951,8 @@ export type ListServiceOrdersData = {
     path?: never;
     query?: {
         /**
-         * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+         * 1-based page number. Values below 1, above 9007199254740991 (2^53 − 1) or non-integers are
+         * 400 `invalid-parameter`; a page beyond the last is an empty page.
          * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
          * the last item Lumen served you as page N of the same walk (same ExternalSystem,
          * `updatedSince` and `pageSize`), so request pages in order, one at a time.
@@ -1079,6 +1092,14 @@ export type CreateServiceOrderErrors = {
      */
     403: Problem;
     /**
+     * `request-timeout`: the body did not arrive in full within Lumen's body deadline (60 s
+     * by default, from the end of the request headers; a deployment setting). The
+     * connection is closed and nothing was stored: send the request again, with the same
+     * `Idempotency-Key` where the operation takes one.
+     *
+     */
+    408: Problem;
+    /**
      * `payload-too-large`: the body exceeds Lumen's size limit. Send large photos by `url`
      * instead of `contentBase64`.
      *
@@ -1151,7 +1172,8 @@ export type ListPolesData = {
     path?: never;
     query?: {
         /**
-         * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
+         * 1-based page number. Values below 1, above 9007199254740991 (2^53 − 1) or non-integers are
+         * 400 `invalid-parameter`; a page beyond the last is an empty page.
          * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
          * the last item Lumen served you as page N of the same walk (same ExternalSystem,
          * `updatedSince` and `pageSize`), so request pages in order, one at a time.

@@ -89,6 +89,7 @@ export type TelemetryResult = {
  * | Code | Status | When |
  * |---|---|---|
  * | `malformed-json` | 400 | The body is not valid JSON |
+ * | `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |
  * | `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |
  * | `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |
  * | `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |
@@ -98,6 +99,7 @@ export type TelemetryResult = {
  * | `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |
  * | `not-found` | 404 | No such path |
  * | `method-not-allowed` | 405 | The path exists but not with this method |
+ * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
  * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
@@ -105,6 +107,7 @@ export type TelemetryResult = {
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
+ * | `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |
  * | `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |
  * | `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |
  *
@@ -196,6 +199,14 @@ export type IngestTelemetryReportsErrors = {
      *
      */
     401: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within Lumen's body deadline (60 s
+     * by default, from the end of the request headers; a deployment setting). The
+     * connection is closed and nothing was stored: send the request again, with the same
+     * `Idempotency-Key` where the operation takes one.
+     *
+     */
+    408: Problem;
     /**
      * `payload-too-large`: the body exceeds Lumen's size limit. Send large photos by `url`
      * instead of `contentBase64`.

@@ -19,12 +19,19 @@ export interface DatabaseOptions {
 }
 
 export function createPool(opts: DatabaseOptions): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'lumen',
     connectionTimeoutMillis: 10_000,
   });
+  // A connection that dies while checked out (the database restarted during a query or
+  // transaction) emits 'error' on its client, which the pool only listens for while the
+  // client is idle; unheard, that event would end the process. The query in flight
+  // fails with the same error (the request answers 500), and the pool discards the
+  // client when it is released; idle clients' errors reach the pool's 'error' listener.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
 }
 
 export function createDatabase(pool: pg.Pool): Database {

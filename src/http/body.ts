@@ -1,19 +1,44 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../lib/errors.js';
 
-/** Reads the whole body, refusing (413) past the limit, by Content-Length or while streaming. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole body, refusing (413) past the limit, by Content-Length or while
+ * streaming, and (408) when it has not arrived in full within `timeoutMs`: a total
+ * deadline, so a client trickling one byte a second cannot hold the request open. Both
+ * refusals close the connection (`Connection: close`): the rest of that body is never
+ * read. A body cut short by the client (the connection closed before the declared
+ * length arrived) is malformed; nobody is left to read the answer.
+ */
+export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) throw new AppError('payload-too-large', { limit });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new AppError('payload-too-large', { limit });
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(new AppError('payload-too-large', { limit }, undefined, CLOSE));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err: AppError | null): void => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('aborted', onAborted).off('error', onAborted);
+      if (err) {
+        req.pause();
+        reject(err);
+      } else {
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) finish(new AppError('payload-too-large', { limit }, undefined, CLOSE));
+      else chunks.push(chunk);
+    };
+    const onEnd = (): void => finish(null);
+    const onAborted = (): void => finish(new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE));
+    const timer = setTimeout(() => finish(new AppError('request-timeout', { seconds: Math.ceil(timeoutMs / 100) / 10 }, undefined, CLOSE)), timeoutMs);
+    req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
+  });
 }
+
+/** A refused body is not read to its end, so the connection cannot carry another request. */
+const CLOSE = { connection: 'close' } as const;
 
 /** application/json or any +json type, with optional parameters; 415 otherwise. */
 export function requireJson(contentType: string | undefined): void {

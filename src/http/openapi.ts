@@ -45,6 +45,54 @@ export function matchOperation(api: OpenAPIBackend, req: OasRequest): Operation 
   }
 }
 
+/** Deepest JSON nesting Lumen reads (the contracts need 4); deeper bodies are refused with 422. */
+export const MAX_JSON_DEPTH = 64;
+
+interface WalkNode {
+  readonly value: unknown;
+  readonly key: string | null;
+  readonly parent: WalkNode | null;
+  readonly depth: number;
+}
+
+function walkPointer(node: WalkNode): string {
+  const parts: string[] = [];
+  for (let n: WalkNode | null = node; n && n.key !== null; n = n.parent) parts.push(n.key.replaceAll('~', '~0').replaceAll('/', '~1'));
+  return parts.length ? `/${parts.reverse().join('/')}` : '';
+}
+
+/**
+ * What no schema can make storable: the NUL character (U+0000), which PostgreSQL text
+ * and jsonb cannot hold, in a string or a property name, and nesting deeper than
+ * MAX_JSON_DEPTH. Checked before anything walks the body recursively, and iteratively
+ * itself, since a body may nest far deeper than the call stack. Up to 20 findings.
+ */
+export function unstorableParts(value: unknown): FieldError[] {
+  const found: FieldError[] = [];
+  const stack: WalkNode[] = [{ value, key: null, parent: null, depth: 0 }];
+  while (stack.length > 0 && found.length < 20) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) found.push({ pointer: walkPointer(node), message: 'must not contain the NUL character (U+0000)' });
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (node.depth >= MAX_JSON_DEPTH) {
+      found.push({ pointer: walkPointer(node), message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+      continue;
+    }
+    const entries: [string, unknown][] = Array.isArray(v) ? v.map((item, i) => [String(i), item]) : Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i]!;
+      const child = { value: item, key, parent: node, depth: node.depth + 1 };
+      if (!Array.isArray(v) && key.includes('\u0000')) found.push({ pointer: walkPointer(child), message: 'property names must not contain the NUL character (U+0000)' });
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
 function pointerFor(e: ErrorObject): string {
   let pointer = e.instancePath;
   if (e.keyword === 'required') pointer += `/${(e.params as { missingProperty: string }).missingProperty}`;

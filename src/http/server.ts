@@ -3,12 +3,13 @@ import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { AppError } from '../lib/errors.js';
+import type { Duplex } from 'node:stream';
+import { AppError, problemType } from '../lib/errors.js';
 import { negotiateLanguage, type Language } from '../lib/i18n.js';
 import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
 import { readBody, parseJson, requireJson } from './body.js';
-import { matchOperation, validationProblem } from './openapi.js';
+import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
@@ -40,12 +41,70 @@ function send(res: ServerResponse, result: HttpResult, lang: Language, requestId
 }
 
 function splitQuery(url: URL): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  // No prototype: a parameter named __proto__ or constructor is just an (unknown) parameter.
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const [k, v] of url.searchParams) {
-    const prev = out[k];
+    const prev = Object.hasOwn(out, k) ? out[k] : undefined;
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
+}
+
+/**
+ * A request Node could not even parse (bad request line, invalid header characters,
+ * broken chunked framing, headers too large or too slow) never reaches routing; it
+ * still gets an RFC 9457 body, in the default language, and the connection is closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, requestTimeoutMs: number, log: AppDeps['log']): void {
+  const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const problem =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AppError('request-timeout', { seconds: Math.round(requestTimeoutMs / 1000) })
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('headers-too-large')
+        : new AppError('malformed-request', { reason: (err.code ?? 'unreadable').replace(/^HPE_/, '').toLowerCase().replaceAll('_', ' ') });
+  const requestId = randomUUID();
+  const lang: Language = 'pt-BR';
+  const body = JSON.stringify({ type: problemType(problem.code), title: problem.title(lang), status: problem.status, detail: problem.detail(lang), instance: '/', requestId });
+  log.info({ requestId, status: problem.status, reason: err.code }, 'unreadable request refused');
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${http.STATUS_CODES[problem.status]}\r\nConnection: close\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+      `Content-Language: ${lang}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** How long, and for how many bytes, a refused upload is still read and discarded. */
+const LINGER_MS = 2_000;
+const LINGER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A refusal sent before the client finished its body (413, 408) closes the connection.
+ * Closing a socket that still has unread bytes makes the kernel answer with a reset,
+ * which can wipe the refusal out before the client reads it. So, as web servers do
+ * (a "lingering close"), Lumen sends its answer, shuts its side, and keeps reading and
+ * discarding what the client still sends for a moment (at most LINGER_MS and
+ * LINGER_BYTES) before it closes.
+ */
+function lingerAfterRefusal(req: IncomingMessage): void {
+  const socket = req.socket as Duplex & { destroySoon?: () => void };
+  req.resume();
+  // Node calls destroySoon() once the answer is written (the response said close).
+  socket.destroySoon = () => {
+    socket.end();
+    let read = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > LINGER_BYTES) socket.destroy();
+    });
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+  };
 }
 
 export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<unknown>[]): HttpServer {
@@ -66,17 +125,24 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     let body: unknown;
     if (operation.requestBody) {
-      const raw = await readBody(req, config.bodyLimitBytes);
+      const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);
       requireJson(req.headers['content-type']);
       body = parseJson(raw);
     }
 
+    const params = surface.api.router.parseRequest(oasReq, operation).params as Record<string, string>;
+    const nulParameters = [
+      ...Object.entries(query).filter(([, v]) => [v].flat().some((x) => x.includes('\u0000'))).map(([k]) => `/query/${k}`),
+      ...Object.entries(params).filter(([, v]) => typeof v === 'string' && v.includes('\u0000')).map(([k]) => `/path/${k}`),
+    ];
+    if (nulParameters.length > 0) throw new AppError('invalid-parameter', {}, nulParameters.map((pointer) => ({ pointer, message: 'must not contain the NUL character (U+0000)' })));
+    const unstorable = body === undefined ? [] : unstorableParts(body);
+    if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
     const validation = surface.api.validateRequest({ ...oasReq, body }, operation);
     if (!validation.valid) throw validationProblem(validation.errors ?? []);
 
     const handler = surface.handlers[operationId];
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
-    const params = surface.api.router.parseRequest(oasReq, operation).params as Record<string, string>;
     const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, ...ctx });
 
     if (config.validateResponses) {
@@ -111,6 +177,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     } catch (err) {
       result = problemResult(err, { lang, requestId, instance: url.pathname, log: reqLog });
     }
+    if (result.headers?.connection === 'close' && !req.complete) lingerAfterRefusal(req);
     send(res, result, lang, requestId);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     reqLog.info({ method: req.method, path: url.pathname, status: result.status, ms: Math.round(ms * 10) / 10 }, 'request');
@@ -156,10 +223,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   const server: http.Server = config.tls
     ? (https.createServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), minVersion: 'TLSv1.2' }, listener) as unknown as http.Server)
     : http.createServer(listener);
-  // Slow or stalled clients cannot hold a connection open forever.
-  server.requestTimeout = 60_000;
+  // Slow or stalled clients cannot hold a connection open forever: headers within 20 s,
+  // the body within LUMEN_BODY_TIMEOUT_MS (readBody answers 408 itself); Node's own
+  // whole-request limit stays behind both as a backstop.
   server.headersTimeout = 20_000;
+  server.requestTimeout = server.headersTimeout + config.bodyTimeoutMs + 5_000;
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket, server.requestTimeout, log));
 
   return {
     server,

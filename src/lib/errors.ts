@@ -7,6 +7,7 @@ import { format, type Language, type Localized } from './i18n.js';
  */
 export const PROBLEMS = {
   'malformed-json': { status: 400, title: { 'pt-BR': 'JSON malformado', en: 'Malformed JSON' }, detail: { 'pt-BR': 'O corpo da requisição não é um JSON válido: {reason}', en: 'The request body is not valid JSON: {reason}' } },
+  'malformed-request': { status: 400, title: { 'pt-BR': 'Requisição ilegível', en: 'Malformed request' }, detail: { 'pt-BR': 'A requisição HTTP não pôde ser lida ({reason}).', en: 'The HTTP request could not be read ({reason}).' } },
   'invalid-parameter': { status: 400, title: { 'pt-BR': 'Parâmetro inválido', en: 'Invalid parameter' }, detail: { 'pt-BR': 'Um ou mais parâmetros ou cabeçalhos são inválidos.', en: 'One or more parameters or headers are invalid.' } },
   'invalid-idempotency-key': { status: 400, title: { 'pt-BR': 'Idempotency-Key inválida', en: 'Invalid Idempotency-Key' }, detail: { 'pt-BR': 'O cabeçalho Idempotency-Key deve ser um UUID.', en: 'The Idempotency-Key header must be a UUID.' } },
   'invalid-cursor': { status: 400, title: { 'pt-BR': 'Cursor inválido', en: 'Invalid cursor' }, detail: { 'pt-BR': 'O cursor informado não foi emitido por este serviço ou não corresponde a esta consulta.', en: 'The cursor was not issued by this service or does not belong to this query.' } },
@@ -16,6 +17,7 @@ export const PROBLEMS = {
   'partner-disabled': { status: 403, title: { 'pt-BR': 'Sistema externo desativado', en: 'External system disabled' }, detail: { 'pt-BR': 'O sistema externo desta chave está desativado.', en: 'The external system of this key is disabled.' } },
   'not-found': { status: 404, title: { 'pt-BR': 'Não encontrado', en: 'Not found' }, detail: { 'pt-BR': 'O recurso {resource} não existe.', en: 'The resource {resource} does not exist.' } },
   'method-not-allowed': { status: 405, title: { 'pt-BR': 'Método não permitido', en: 'Method not allowed' }, detail: { 'pt-BR': 'O método {method} não é aceito em {path}.', en: 'Method {method} is not allowed on {path}.' } },
+  'request-timeout': { status: 408, title: { 'pt-BR': 'Tempo de envio esgotado', en: 'Request timeout' }, detail: { 'pt-BR': 'A requisição não chegou completa em {seconds} s; envie-a de novo.', en: 'The request did not arrive in full within {seconds} s; send it again.' } },
   'invalid-transition': { status: 409, title: { 'pt-BR': 'Transição inválida', en: 'Invalid transition' }, detail: { 'pt-BR': 'Não é possível {action}: o estado atual é {state}.', en: 'Cannot {action}: the current state is {state}.' } },
   conflict: { status: 409, title: { 'pt-BR': 'Conflito', en: 'Conflict' }, detail: { 'pt-BR': '{reason}', en: '{reason}' } },
   'payload-too-large': { status: 413, title: { 'pt-BR': 'Corpo grande demais', en: 'Payload too large' }, detail: { 'pt-BR': 'O corpo da requisição excede o limite de {limit} bytes.', en: 'The request body exceeds the limit of {limit} bytes.' } },
@@ -23,6 +25,7 @@ export const PROBLEMS = {
   'validation-failed': { status: 422, title: { 'pt-BR': 'Falha de validação', en: 'Validation failed' }, detail: { 'pt-BR': 'O corpo da requisição tem {count} problema(s); veja errors.', en: 'The request body has {count} problem(s); see errors.' } },
   'idempotency-key-reused': { status: 422, title: { 'pt-BR': 'Idempotency-Key reutilizada', en: 'Idempotency-Key reused' }, detail: { 'pt-BR': 'Esta Idempotency-Key já foi usada com outro corpo de requisição.', en: 'This Idempotency-Key was already used with a different request body.' } },
   'rate-limited': { status: 429, title: { 'pt-BR': 'Muitas requisições', en: 'Too many requests' }, detail: { 'pt-BR': 'Limite de requisições atingido; tente novamente em {retryAfter} s.', en: 'Rate limit reached; retry in {retryAfter} s.' } },
+  'headers-too-large': { status: 431, title: { 'pt-BR': 'Cabeçalhos grandes demais', en: 'Request headers too large' }, detail: { 'pt-BR': 'Os cabeçalhos da requisição excedem o limite do serviço.', en: 'The request headers exceed the service limit.' } },
   'internal-error': { status: 500, title: { 'pt-BR': 'Erro interno', en: 'Internal error' }, detail: { 'pt-BR': 'Ocorreu um erro inesperado. Informe o requestId ao suporte.', en: 'An unexpected error occurred. Quote the requestId to support.' } },
   unavailable: { status: 503, title: { 'pt-BR': 'Serviço indisponível', en: 'Service unavailable' }, detail: { 'pt-BR': 'O serviço está temporariamente indisponível.', en: 'The service is temporarily unavailable.' } },
 } as const satisfies Record<string, { status: number; title: Localized; detail: Localized }>;

@@ -81,11 +81,29 @@ export function addressRefusal(address: string, allowLoopback: boolean): string 
   return null;
 }
 
+/** Turns a host name into every address it has (the operating system's resolver by default). */
+export type OutboundResolver = (hostname: string) => Promise<dns.LookupAddress[]>;
+
+const systemResolver: OutboundResolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+let resolver: OutboundResolver = systemResolver;
+
+/**
+ * Replaces name resolution for outbound calls (null: back to the system resolver).
+ * A seam for tests, which play DNS answers (including ones that change between
+ * calls) without a DNS server; nothing in Lumen calls it. The guard below checks
+ * whatever the resolver answers, exactly as it checks real DNS.
+ */
+export function setOutboundResolver(next: OutboundResolver | null): void {
+  resolver = next ?? systemResolver;
+}
+
+/**
+ * The connection's own lookup: resolves once, refuses the name if any answer is not
+ * allowed, and hands the socket the address it checked (no second resolution).
+ */
 function guardedLookup(allowLoopback: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
-      if (err) return callback(err, '', 0);
-      const list = addresses as dns.LookupAddress[];
+    const check = (list: dns.LookupAddress[]): void => {
       for (const a of list) {
         const refusal = addressRefusal(a.address, allowLoopback);
         // One refused answer refuses the name: a host that resolves to internal addresses is not a public host.
@@ -95,7 +113,14 @@ function guardedLookup(allowLoopback: boolean): net.LookupFunction {
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, [first]);
       callback(null, first.address, first.family);
-    });
+    };
+    // The socket's callback runs outside the promise, as it would after dns.lookup.
+    Promise.resolve()
+      .then(() => resolver(hostname))
+      .then(
+        (list) => process.nextTick(check, list),
+        (err: NodeJS.ErrnoException) => process.nextTick(() => callback(err, '', 0)),
+      );
   };
 }
 

@@ -69,11 +69,16 @@ export function millisIso(micros: string): string {
   return `${micros.slice(0, 23)}Z`;
 }
 
+/** The instants PostgreSQL's ISO input takes (years 1 to 9999); `updatedSince` outside them is clamped, which keeps its meaning. */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 /** A client instant as microseconds ISO, truncated to the millisecond (a lower bound stays inclusive). */
 function sinceMicros(raw: string): string | null {
-  const ms = Date.parse(raw);
+  // RFC 3339 allows a lowercase t/z and a leap second, which Date does not parse.
+  const ms = Date.parse(raw.toUpperCase().replace(/:60(?=[.Z+-])/, ':59'));
   if (!Number.isFinite(ms)) return null;
-  return new Date(ms).toISOString().replace('Z', '000Z');
+  return new Date(Math.min(Math.max(ms, EARLIEST_MS), LATEST_MS)).toISOString().replace('Z', '000Z');
 }
 
 const MICROS_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;

@@ -3,7 +3,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import type { Attachment, IntakeRequest } from '../../generated/partner/types.gen.js';
 import { AppError } from '../lib/errors.js';
-import { createOpenApi, validationProblem } from '../http/openapi.js';
+import { createOpenApi, unstorableParts, validationProblem } from '../http/openapi.js';
 import type { AttachmentContentType } from '../db/tables/intake.js';
 
 /** A validated request, with optional fields made explicit and requestedAt in UTC. */
@@ -48,6 +48,9 @@ function intakeValidator(): Promise<OpenAPIBackend> {
 
 /** Throws AppError validation-failed (422) with one errors[] entry per problem. */
 export async function validateIntakeBody(rawBody: unknown): Promise<IntakeInput> {
+  // A polled item arrives here without the HTTP layer's checks.
+  const unstorable = unstorableParts(rawBody);
+  if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
   const api = await intakeValidator();
   const body = structuredClone(rawBody);
   const result = api.validateRequest(

@@ -79,6 +79,19 @@ const OUTBOUND_KINDS: Record<string, PollErrorKind> = {
  * Resolves with the batch; anything else is a PollError (or PollAborted).
  */
 export async function fetchPartnerBatch(input: FetchBatchInput): Promise<PartnerBatch> {
+  try {
+    return await fetchOnce(input);
+  } catch (err) {
+    // Error texts quote the partner's answer (kept in the poll state, logged, shown to
+    // operators); an answer that echoes the key Lumen sent must not spread it.
+    if (err instanceof PollError && input.apiKey && err.message.includes(input.apiKey)) {
+      throw new PollError(err.kind, err.message.split(input.apiKey).join('[redacted]'), err.retryAfterSeconds);
+    }
+    throw err;
+  }
+}
+
+async function fetchOnce(input: FetchBatchInput): Promise<PartnerBatch> {
   let res;
   try {
     res = await outboundRequest({

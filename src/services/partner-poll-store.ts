@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../app-deps.js';
+import { MAX_JSON_DEPTH } from '../http/openapi.js';
 import { resolveRejectedItems, upsertRejectedItem } from '../db/repositories/partner-poll.repository.js';
 import { PollAborted, PollError } from './partner-poll-fetch.js';
 import type { IntakeCaller } from './intake.service.js';
@@ -15,15 +16,29 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-export function itemHash(item: unknown): Buffer {
-  return createHash('sha256').update(canonicalJson(item) ?? 'undefined').digest();
+/** A note in place of what lies deeper than MAX_JSON_DEPTH (such an item is refused for it): a partner's item may nest deeper than the call stack. */
+const TOO_DEEP = `[nested deeper than ${MAX_JSON_DEPTH} levels, not kept]`;
+
+function depthLimited(item: unknown, depth = 0): unknown {
+  if (!item || typeof item !== 'object') return item;
+  if (depth >= MAX_JSON_DEPTH) return TOO_DEEP;
+  if (Array.isArray(item)) return item.map((v) => depthLimited(v, depth + 1));
+  return Object.fromEntries(Object.entries(item as Record<string, unknown>).map(([k, v]) => [k, depthLimited(v, depth + 1)]));
 }
 
-/** The item as operators see it: long strings replaced by a note of their size. */
-export function storedCopy(item: unknown): unknown {
-  if (typeof item === 'string') return item.length > STORED_STRING_LIMIT ? `[${item.length} characters not kept]` : item;
-  if (Array.isArray(item)) return item.map(storedCopy);
-  if (item && typeof item === 'object') return Object.fromEntries(Object.entries(item as Record<string, unknown>).map(([k, v]) => [k, storedCopy(v)]));
+export function itemHash(item: unknown): Buffer {
+  return createHash('sha256').update(canonicalJson(depthLimited(item)) ?? 'undefined').digest();
+}
+
+/** jsonb cannot hold U+0000 (such an item is refused for it): kept as U+FFFD. */
+const withoutNul = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
+
+/** The item as operators see it: long strings replaced by a note of their size, NUL and excessive depth made storable. */
+export function storedCopy(item: unknown, depth = 0): unknown {
+  if (typeof item === 'string') return item.length > STORED_STRING_LIMIT ? `[${item.length} characters not kept]` : withoutNul(item);
+  if (item && typeof item === 'object' && depth >= MAX_JSON_DEPTH) return TOO_DEEP;
+  if (Array.isArray(item)) return item.map((v) => storedCopy(v, depth + 1));
+  if (item && typeof item === 'object') return Object.fromEntries(Object.entries(item as Record<string, unknown>).map(([k, v]) => [withoutNul(k), storedCopy(v, depth + 1)]));
   return item === undefined ? null : item;
 }
 
@@ -77,7 +92,8 @@ export async function storeBatch(deps: AppDeps, caller: IntakeCaller, since: Dat
         item: storedCopy(item),
         itemHash: itemHash(item),
         problemCode: outcome.code,
-        reasons: outcome.reasons,
+        // A reason may point at a property whose name holds NUL.
+        reasons: outcome.reasons.map((r) => ({ pointer: withoutNul(r.pointer), message: withoutNul(r.message) })),
         since,
       });
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner } from '../support/factories.js';
+import { recordReliability } from '../support/reliability.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -39,6 +40,7 @@ describe('rate limits (N10)', () => {
     expect(res.headers.get('ratelimit')).toBe(`"default";r=0;t=${retryAfter}`);
     const body = (await res.json()) as { type: string; status: number };
     expect(body).toMatchObject({ type: 'urn:lumen:problem:rate-limited', status: 429 });
+    recordReliability('Security: rate limits and TLS', { item: 'per-partner rate limit', figure: '429 after the quota (3/min), with Retry-After, RateLimit-Policy and RateLimit', detail: 'quotas per key, the service default for partners without one; unauthenticated requests not counted; one window shared by every instance (test/e2e/faults/instances.test.ts)' });
   });
 
   it('counts each partner separately and uses the service default when the partner has none', async () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { recordReliability } from '../support/reliability.js';
 
 let t: TestApp;
 let cert: Buffer;
@@ -46,6 +47,7 @@ describe('TLS termination', () => {
     legacy.close();
     expect(control).toBe('connected with TLSv1.1');
     expect(await connectTls1_1(t.app.address.port)).toMatch(/^refused/);
+    recordReliability('Security: rate limits and TLS', { item: 'TLS termination by lumen serve', figure: 'TLS 1.2 and 1.3 served; a TLS 1.1-only client refused', detail: 'the same client connects to a server that allows TLS 1.1 (control)' });
   });
 });
 

@@ -16,6 +16,7 @@ describe('config', () => {
     expect(c.environment).toBe('development');
     expect(c.allowLoopback).toBe(false);
     expect(c.bodyLimitBytes).toBe(40 * 1024 * 1024);
+    expect(c.bodyTimeoutMs).toBe(60_000);
     expect(c.secretKeySource).toBe('data-dir');
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -31,13 +32,13 @@ describe('config', () => {
   it('names every bad variable at once', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x/y', LUMEN_LOG_LEVEL: 'loud', LUMEN_ALLOW_LOOPBACK: 'maybe', LUMEN_SECRET_KEY: 'short' });
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x/y', LUMEN_LOG_LEVEL: 'loud', LUMEN_ALLOW_LOOPBACK: 'maybe', LUMEN_SECRET_KEY: 'short', LUMEN_BODY_TIMEOUT_MS: '5s' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const name of ['PORT', 'DATABASE_URL', 'LUMEN_LOG_LEVEL', 'LUMEN_ALLOW_LOOPBACK', 'LUMEN_SECRET_KEY']) expect(problems).toContain(name);
+    for (const name of ['PORT', 'DATABASE_URL', 'LUMEN_LOG_LEVEL', 'LUMEN_ALLOW_LOOPBACK', 'LUMEN_SECRET_KEY', 'LUMEN_BODY_TIMEOUT_MS']) expect(problems).toContain(name);
   });
 
   it('refuses loopback and a missing secret key in production', () => {
