@@ -1,3 +1,4 @@
+import { parseDateTime } from '../lib/time.js';
 import type { EventsPage } from '../../generated/partner/types.gen.js';
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler } from '../http/surface.js';
@@ -14,8 +15,8 @@ function single(v: string | string[] | undefined): string | undefined {
  * confirmation, where an invalid date would compare as "later than everything".
  */
 function sinceDate(raw: string): Date {
-  const date = new Date(raw.toUpperCase().replace(/:60(?=[.Z+-])/, ':59'));
-  if (Number.isNaN(date.getTime())) throw new AppError('invalid-parameter', {}, [{ pointer: '/query/since', message: 'must be an ISO 8601 date-time' }]);
+  const date = parseDateTime(raw);
+  if (!date) throw new AppError('invalid-parameter', {}, [{ pointer: '/query/since', message: 'must be an ISO 8601 date-time' }]);
   return date;
 }
 

@@ -1,3 +1,4 @@
+import { parseDateTime } from '../lib/time.js';
 import type { Pole, PolePage, ServiceOrder, ServiceOrderPage } from '../../generated/partner/types.gen.js';
 import type { Executor } from '../db/database.js';
 import {
@@ -75,9 +76,8 @@ const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** A client instant as microseconds ISO, truncated to the millisecond (a lower bound stays inclusive). */
 function sinceMicros(raw: string): string | null {
-  // RFC 3339 allows a lowercase t/z and a leap second, which Date does not parse.
-  const ms = Date.parse(raw.toUpperCase().replace(/:60(?=[.Z+-])/, ':59'));
-  if (!Number.isFinite(ms)) return null;
+  const ms = parseDateTime(raw)?.getTime();
+  if (ms === undefined) return null;
   return new Date(Math.min(Math.max(ms, EARLIEST_MS), LATEST_MS)).toISOString().replace('Z', '000Z');
 }
 

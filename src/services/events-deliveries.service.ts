@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { WebhookAttempt, WebhookDelivery } from '../../generated/admin/types.gen.js';
+import { parseDateTime } from '../lib/time.js';
 import { AppError } from '../lib/errors.js';
 import type { DeliveryStatus } from '../db/tables/events.js';
 import type { Tx } from '../db/database.js';
@@ -68,14 +69,15 @@ export interface DeliveryQuery {
 /** The delivery log of a partner, newest first, each with its attempts. */
 export async function listWebhookDeliveries(deps: ServiceDeps, q: DeliveryQuery): Promise<{ partnerCode: string; deliveries: WebhookDeliveryView[] }> {
   const errors = [];
-  if (q.status !== undefined && !DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) errors.push({ pointer: '/status', message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
-  const since = q.since !== undefined ? new Date(q.since) : undefined;
-  if (since && Number.isNaN(since.getTime())) errors.push({ pointer: '/since', message: 'must be an ISO 8601 date-time' });
+  if (q.status !== undefined && !DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) errors.push({ pointer: '/query/status', message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
+  const since = q.since !== undefined ? parseDateTime(q.since) : undefined;
+  if (since === null) errors.push({ pointer: '/query/since', message: 'must be an ISO 8601 date-time' });
   const limit = q.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ pointer: '/limit', message: 'must be a whole number from 1 to 500' });
-  if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ pointer: '/query/limit', message: 'must be a whole number from 1 to 500' });
+  // Query values: 400, as every other query problem.
+  if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const partner = await requirePartner(deps, q.partnerCode);
-  const rows = await listDeliveries(deps.db, { externalSystemId: partner.id, status: q.status as DeliveryStatus | undefined, since, limit });
+  const rows = await listDeliveries(deps.db, { externalSystemId: partner.id, status: q.status as DeliveryStatus | undefined, since: since ?? undefined, limit });
   const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
   return { partnerCode: partner.code, deliveries: rows.map((r) => deliveryView(partner.code, r, attempts)) };
 }
@@ -127,8 +129,8 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
  * way). Per-order ordering holds among the new deliveries.
  */
 export async function redeliverSince(deps: ServiceDeps, partnerCode: string, since: string, actor: Actor): Promise<{ partnerCode: string; since: string; count: number; deliveryIds: string[] }> {
-  const from = new Date(since);
-  if (Number.isNaN(from.getTime())) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/since', message: 'must be an ISO 8601 date-time' }]);
+  const from = parseDateTime(since);
+  if (!from) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/since', message: 'must be an ISO 8601 date-time' }]);
   const partner = await requirePartner(deps, partnerCode);
   requireWebhookPartner(partner);
   const ids = await deps.db.transaction().execute(async (tx) => {

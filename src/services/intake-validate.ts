@@ -1,3 +1,4 @@
+import { parseDateTime } from '../lib/time.js';
 import { createHash } from 'node:crypto';
 import type { OpenAPIBackend } from 'openapi-backend';
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
@@ -70,9 +71,8 @@ export async function validateIntakeBody(rawBody: unknown): Promise<IntakeInput>
 
 function toInput(body: IntakeRequest): IntakeInput {
   const reason = body.reasonCode?.trim() ? body.reasonCode : null;
-  // RFC 3339 allows a lowercase t/z and a leap second, which Date does not parse.
-  const requestedAt = new Date(body.requestedAt.toUpperCase().replace(/:60(?=[.Z+-])/, ':59'));
-  if (Number.isNaN(requestedAt.getTime())) {
+  const requestedAt = parseDateTime(body.requestedAt);
+  if (!requestedAt) {
     throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/requestedAt', message: 'must be a valid date-time' }]);
   }
   return {

@@ -136,7 +136,11 @@ describe('with LUMEN_ALLOW_LOOPBACK off (production)', () => {
 
   it('refuses webhook and polling URLs that lead to loopback or metadata, recording why, without connecting', async () => {
     const byName = await webhookPartner(t, `https://hooks.lumen.test:${trap.port}/lumen`);
-    const byLiteral = await webhookPartner(t, `https://${METADATA}/latest/meta-data/`);
+    // A literal non-public address is refused when the partner is registered...
+    await expect(webhookPartner(t, `https://${METADATA}/latest/meta-data/`)).rejects.toMatchObject({ code: 'validation-failed' });
+    // ...and one stored before that check existed is still refused at every call.
+    const byLiteral = await webhookPartner(t, `https://hooks.lumen.test:${trap.port}/literal`);
+    await t.rt.db.updateTable('external_system').set({ webhook_url: `https://${METADATA}/latest/meta-data/` }).where('id', '=', byLiteral.partner.id).execute();
     const events = [];
     for (const p of [byName, byLiteral]) events.push(...(await emit(t.rt, ['ServiceOrder.Created', await subjectFor(t.rt, p)])));
     for (const ev of events) {
@@ -148,10 +152,12 @@ describe('with LUMEN_ALLOW_LOOPBACK off (production)', () => {
       expect(d.attempts).toBe(2);
     }
 
+    await expect(makePollingPartner(t.rt, `https://[::ffff:${METADATA}]/lumen/requests`)).rejects.toMatchObject({ code: 'validation-failed' });
     const polled = [
       await makePollingPartner(t.rt, `https://partner.lumen.test:${trap.port}/lumen/requests`),
-      await makePollingPartner(t.rt, `https://[::ffff:${METADATA}]/lumen/requests`),
+      await makePollingPartner(t.rt, `https://partner.lumen.test:${trap.port}/literal`),
     ];
+    await t.rt.db.updateTable('external_system').set({ polling_url: `https://[::ffff:${METADATA}]/lumen/requests` }).where('id', '=', polled[1]!.id).execute();
     await reconcilePartnerPolls(t.rt);
     for (const p of polled) {
       const state = await waitFor(async () => {
