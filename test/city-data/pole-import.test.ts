@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { getPage, settle, walkCursor, type PoleItem } from './support.js';
 
@@ -22,13 +22,7 @@ function write(name: string, content: string): string {
   return file;
 }
 
-function json(out: { code: number; stdout: string; stderr: string }) {
-  expect(out.stderr).toBe('');
-  expect(out.code).toBe(0);
-  const lines = out.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+const json = cliJson;
 
 async function city() {
   const tenant = await makeTenant(t.rt);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTelemetryKey, ingestReports } from '../../src/services/telemetry.service.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, maxUpdatedAt, problemOf, settle, type PoleItem } from './support.js';
 
@@ -17,13 +17,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-function json(out: { code: number; stdout: string; stderr: string }) {
-  expect(out.stderr).toBe('');
-  expect(out.code).toBe(0);
-  const lines = out.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+const json = cliJson;
 
 async function city() {
   const tenant = await makeTenant(t.rt);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -9,13 +9,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-function json(out: { code: number; stdout: string; stderr: string }) {
-  expect(out.stderr).toBe('');
-  expect(out.code).toBe(0);
-  const lines = out.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+const json = cliJson;
 
 describe('lumen CLI (foundation)', () => {
   it('prints the version of Lumen and of its runtime', async () => {

@@ -1,3 +1,4 @@
+import { cliJson } from '../support/app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeBody, postJson, startIntakeApp, startStub, type IntakeTestApp, type StubServer } from '../intake/support.js';
 
@@ -12,13 +13,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-function json(out: { code: number; stdout: string; stderr: string }) {
-  expect(out.stderr).toBe('');
-  expect(out.code).toBe(0);
-  const lines = out.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+const json = cliJson;
 
 async function tenantAndPartner(code: string, intake = 'automatic') {
   const tenant = json(await t.cli('tenant', 'create', '--name', `Cidade ${code}`, '--intake', intake, '--json'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makePartner } from '../support/factories.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from './support.js';
 
@@ -23,14 +23,7 @@ async function stub(...args: Parameters<typeof startPartnerStub>) {
   return s;
 }
 
-/** A CLI run that must succeed with --json: exactly one JSON object on stdout. */
-function json(out: { code: number; stdout: string; stderr: string }): Record<string, any> {
-  expect(out.stderr).toBe('');
-  expect(out.code).toBe(0);
-  const lines = out.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, any>;
-}
+const json = cliJson;
 
 const admin = (path: string, init: RequestInit = {}) => t.fetch(`/api/admin${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) } });
 

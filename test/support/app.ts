@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -85,6 +86,15 @@ export async function startTestApp(opts: { env?: Record<string, string>; db?: Te
       if (!opts.db) await db.drop();
     },
   };
+}
+
+/** A CLI run that must succeed with --json: exactly one JSON object on stdout, nothing on stderr. */
+export function cliJson(out: { code: number; stdout: string; stderr: string }): Record<string, any> {
+  expect(out.stderr).toBe('');
+  expect(out.code).toBe(0);
+  const lines = out.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0]!) as Record<string, any>;
 }
 
 /** Runs one CLI invocation in-process and captures its output. */
