@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { runOk } from './tools.js';
+
+/** The server the bench uses: DATABASE_URL's, else the local one at 127.0.0.1:5432. */
+export const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function serverAnswers(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** A database of the bench's own on the server, dropped at the end of the run. */
+export interface BenchDatabase {
+  readonly name: string;
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
+  const name = `lumen_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl, application_name: 'bench' });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  let dropped = false;
+  return {
+    name,
+    url: withDatabase(serverUrl, name),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      const c = new pg.Client({ connectionString: serverUrl, application_name: 'bench' });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/**
+ * The bench's own connections name themselves "bench", never "lumen*": Lumen's
+ * visibility horizon only waits for Lumen's transactions, and a seeding transaction
+ * must not look like one.
+ */
+export function benchPool(url: string, max = 4): pg.Pool {
+  return new pg.Pool({ connectionString: url, max, application_name: 'bench' });
+}
+
+/** Quotes a value as an SQL string literal (for psql scripts and pgbench -D values). */
+export function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Runs SQL through psql with \timing, repeating it `times`, and returns the time psql
+ * reports for each execution (server execution plus transfer of every row to psql,
+ * without printing: output goes to /dev/null).
+ */
+export async function psqlTimings(psql: string, url: string, sqlText: string, times: number): Promise<number[]> {
+  const statement = sqlText.trim().replace(/;?$/, ';');
+  const script = ['\\timing on', '\\o /dev/null', ...Array.from({ length: times }, () => statement), ''].join('\n');
+  const r = await runOk(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url], { input: script, env: { ...process.env, PGAPPNAME: 'bench-psql' } });
+  const timings = [...r.stdout.matchAll(/^Time: ([0-9.]+) ms/gm)].map((m) => Number(m[1]));
+  if (timings.length !== times) throw new Error(`psql reported ${timings.length} timings for ${times} executions:\n${r.stdout.slice(0, 500)}`);
+  return timings;
+}
+
+/** Wall time of one psql invocation running `sqlText`, its output discarded (ms). */
+export async function psqlWall(psql: string, url: string, sqlText: string): Promise<number> {
+  const r = await runOk(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sqlText, url], { discardStdout: true, env: { ...process.env, PGAPPNAME: 'bench-psql' } });
+  return r.ms;
+}
+
+/** Connections the server can still accept from ordinary roles now. */
+export async function freeConnections(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ free: number }>(
+    `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+            - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
+  );
+  return rows[0]!.free;
+}
+
+export interface PgbenchResult {
+  tps: number;
+  transactions: number;
+  failed: number;
+  latencyAvgMs: number;
+  /** From the per-transaction log; null when no transaction was logged. */
+  latencyP99Ms: number | null;
+  command: string;
+}
+
+/**
+ * pgbench with a custom script: -n (no vacuum of the built-in tables), extended query
+ * protocol (what node-postgres uses), one thread per core at most, per-transaction log
+ * for the latency percentiles.
+ */
+export async function runPgbench(
+  pgbench: string,
+  url: string,
+  opts: { scriptFile: string; clients: number; threads: number; seconds: number; vars: Record<string, string>; logDir: string },
+): Promise<PgbenchResult> {
+  const prefix = path.join(opts.logDir, `pgbench_${opts.clients}_${Date.now()}`);
+  const shown = ['-n', '-M', 'extended', '-c', String(opts.clients), '-j', String(Math.min(opts.threads, opts.clients)), '-T', String(opts.seconds), '-f', opts.scriptFile];
+  const vars = Object.entries(opts.vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
+  const r = await runOk(pgbench, [...shown, '-l', `--log-prefix=${prefix}`, ...vars, url], { env: { ...process.env, PGAPPNAME: 'bench-pgbench' } });
+  const parsed = parsePgbenchOutput(r.stdout + r.stderr);
+  // The per-transaction log, one file per thread: client_id transaction_no time ...
+  // where time is the latency in µs ("failed" or "skipped" for those).
+  const latencies: number[] = [];
+  const dir = path.dirname(prefix);
+  for (const f of readdirSync(dir).filter((n) => n.startsWith(path.basename(prefix)))) {
+    for (const line of readFileSync(path.join(dir, f), 'utf8').split('\n')) {
+      const latency = Number(line.split(' ')[2]);
+      if (line !== '' && Number.isFinite(latency)) latencies.push(latency / 1000);
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)]! : null;
+  const display = shown.map((a) => (a === opts.scriptFile ? path.relative(process.cwd(), a) : a));
+  return { ...parsed, latencyP99Ms: p99, command: `pgbench ${display.join(' ')} ${Object.keys(opts.vars).map((k) => `-D ${k}=…`).join(' ')} <database>` };
+}
+
+/** Reads tps, transaction counts and average latency from pgbench's summary. */
+export function parsePgbenchOutput(out: string): Omit<PgbenchResult, 'latencyP99Ms' | 'command'> {
+  const tps = /tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)/.exec(out);
+  const processed = /number of transactions actually processed: (\d+)/.exec(out);
+  const failed = /number of failed transactions: (\d+)/.exec(out);
+  const latency = /latency average = ([0-9.]+) ms/.exec(out);
+  if (!tps || !processed) throw new Error(`pgbench printed no result:\n${out.slice(-1500)}`);
+  return { tps: Number(tps[1]), transactions: Number(processed[1]), failed: failed ? Number(failed[1]) : 0, latencyAvgMs: latency ? Number(latency[1]) : NaN };
+}

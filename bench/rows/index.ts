@@ -1,0 +1,25 @@
+import type { RowDefinition } from '../harness/context.js';
+import { eventLatencyRow } from './event-latency.js';
+import { eventsPollingRow } from './events-polling.js';
+import { executableRow } from './executable.js';
+import { fullSyncRow } from './full-sync.js';
+import { intakeRow } from './intake.js';
+import { poleImportRow } from './pole-import.js';
+import { polePageRow } from './pole-page.js';
+import { webhookFanoutRow } from './webhook-fanout.js';
+
+/**
+ * Every row, in the order they run: the executable first (it needs the empty
+ * database), intake before the large seeds, and the webhook fan-out last (a backlog
+ * it leaves behind must not delay another row's deliveries).
+ */
+export const ROWS: readonly RowDefinition[] = [
+  executableRow,
+  intakeRow,
+  polePageRow,
+  fullSyncRow,
+  poleImportRow,
+  eventsPollingRow,
+  eventLatencyRow,
+  webhookFanoutRow,
+];

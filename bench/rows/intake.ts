@@ -1,0 +1,108 @@
+import os from 'node:os';
+import path from 'node:path';
+import { runDriver } from '../harness/drivers.js';
+import { HttpClient, isNotBuilt, json } from '../harness/http.js';
+import { intakeBody } from '../harness/payloads.js';
+import { freeConnections, runPgbench, type PgbenchResult } from '../harness/postgres.js';
+import { check, ratioOf, series, type Line } from '../harness/results.js';
+import { median } from '../harness/stats.js';
+import { Pending, type RowDefinition } from '../harness/context.js';
+import type { IntakeLoadResult } from '../drivers/intake-load.js';
+
+const ANCHOR_SCRIPT = 'bench/sql/intake-anchor.pgbench.sql';
+
+/**
+ * POST /api/external/service-orders in automatic mode, coordinates given, every
+ * request a new protocolNumber and Idempotency-Key, at 16 and 64 connections
+ * (autocannon), against pgbench running the same writes as one SQL transaction at
+ * the same number of clients. Lumen and anchor runs alternate, so drift of a shared
+ * machine hits both alike.
+ */
+export const intakeRow: RowDefinition = {
+  id: 'intake',
+  title: 'Intake: POST service-orders, automatic mode',
+  async run(ctx) {
+    const server = await ctx.lumen();
+    const tenant = await ctx.createTenant('Bench intake', 'automatic');
+    const partner = await ctx.createPartner({ tenantId: tenant.id, scopes: ['canCreateServiceOrders'] });
+
+    const client = new HttpClient(server.baseUrl, { 'x-api-key': partner.apiKey });
+    const probe = await client.postJson('/api/external/service-orders', intakeBody(`BENCH-probe-${Date.now()}`));
+    client.close();
+    if (isNotBuilt(probe)) throw new Pending('intake (POST /api/external/service-orders) not built yet');
+    if (probe.status !== 201) throw new Error(`probe intake answered ${probe.status}: ${probe.body.toString('utf8').slice(0, 500)}`);
+    const created = json<{ status: string; internalProtocol?: string }>(probe, 'probe intake');
+    if (created.status !== 'OPEN' || !created.internalProtocol) throw new Error(`probe intake did not create an order (automatic mode): ${JSON.stringify(created)}`);
+
+    const year = new Date().getUTCFullYear();
+    const notes: string[] = [];
+    if (!ctx.tools.pgbench) notes.push('pgbench is missing, so the anchor was skipped: install it with `apt-get install postgresql-contrib` (Debian) and run again.');
+    const lines: Line[] = [];
+    for (const connections of ctx.sizes.intakeConnections) {
+      const load = (seconds: number) =>
+        runDriver<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
+      let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
+      const anchor = async (seconds: number): Promise<PgbenchResult | null> => {
+        if (!ctx.tools.pgbench || anchorNote) return null;
+        const free = await freeConnections(ctx.pool);
+        if (free < connections + 2) {
+          anchorNote = `the server had ${free} free connections, pgbench needs ${connections}`;
+          notes.push(`The ${connections}-client anchor was skipped: ${anchorNote} (raise max_connections, or run when fewer clients are connected).`);
+          return null;
+        }
+        return runPgbench(ctx.tools.pgbench, ctx.db.url, {
+          scriptFile: path.join(ctx.repo, ANCHOR_SCRIPT),
+          clients: connections,
+          threads: os.cpus().length,
+          seconds,
+          vars: { tenant: tenant.id, partner: partner.id, year: String(year) },
+          logDir: ctx.tmpDir,
+        });
+      };
+
+      ctx.log(`intake at ${connections} connections: warm-up`);
+      await load(ctx.sizes.intakeWarmupSeconds);
+      const lumenRuns: IntakeLoadResult[] = [];
+      const anchorRuns: PgbenchResult[] = [];
+      for (let i = 0; i < ctx.opts.runs; i++) {
+        ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
+        const r = await load(ctx.sizes.intakeSeconds);
+        if (r.non2xx > 0 || r.errors > 0) {
+          throw new Error(`intake load got ${r.non2xx} non-2xx answers and ${r.errors} errors: ${JSON.stringify(r.statusCodes)}`);
+        }
+        lumenRuns.push(r);
+        const a = await anchor(ctx.sizes.intakeSeconds);
+        if (a) {
+          if (a.failed > 0) throw new Error(`pgbench anchor had ${a.failed} failed transactions`);
+          anchorRuns.push(a);
+        }
+      }
+      const rate = series('req/s', lumenRuns.map((r) => r.status2xx / r.seconds), median);
+      const p99 = median(lumenRuns.map((r) => r.latencyMs.p99));
+      const p50 = median(lumenRuns.map((r) => r.latencyMs.p50));
+      const anchorSeries = anchorRuns.length ? series('tx/s', anchorRuns.map((a) => a.tps), median) : null;
+      const ratio = ratioOf(rate, anchorSeries);
+      const checks = [check('≥ 50% of the anchor', ratio === null ? null : ratio >= 0.5)];
+      if (connections === 16) checks.push(check('p99 ≤ 50 ms', p99 <= 50));
+      const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
+      lines.push({
+        label: `${connections} connections`,
+        lumen: rate,
+        detail: `latency p50 ${p50} ms, p99 ${p99} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}`,
+        anchor: { label: `pgbench, same writes, ${connections} clients`, series: anchorSeries, ...(anchorSeries ? {} : { note: anchorNote ?? 'not measured' }) },
+        ratio,
+        checks,
+      });
+      if (anchorRuns[0]) notes.push(`Anchor command: \`${anchorRuns[0].command}\`.`);
+    }
+    notes.push(
+      'The anchor writes exactly the rows the POST writes (two counter upserts, the numbered order and its status history, the alert and its status history, the idempotency row with the stored response; see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
+    );
+    return {
+      lines,
+      notes: [...new Set(notes)],
+      params: { connections: ctx.sizes.intakeConnections.join(','), seconds: ctx.sizes.intakeSeconds, warmupSeconds: ctx.sizes.intakeWarmupSeconds, runs: ctx.opts.runs },
+    };
+  },
+};
+

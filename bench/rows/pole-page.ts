@@ -1,0 +1,149 @@
+import { HttpClient, isNotBuilt, json, type HttpReply } from '../harness/http.js';
+import { keysetPageSql, pagePosition } from '../harness/pole-sql.js';
+import { psqlTimings } from '../harness/postgres.js';
+import { check, ratioOf, series, type Line, type Series } from '../harness/results.js';
+import { median, quantile } from '../harness/stats.js';
+import { poleCity, type PoleCity } from '../harness/seed.js';
+import { Pending, type BenchContext, type RowDefinition } from '../harness/context.js';
+
+const WARMUP = 3;
+
+interface PageEnvelope {
+  items: unknown[];
+  page: number;
+  pageSize: number;
+  total: number;
+  nextCursor?: string | null;
+}
+
+function pagePath(page: number, pageSize: number, since: string | null): string {
+  const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize) });
+  if (since) q.set('updatedSince', since);
+  return `/api/external/poles?${q}`;
+}
+
+async function getOk(client: HttpClient, path: string): Promise<HttpReply> {
+  const r = await client.get(path);
+  if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
+  return r;
+}
+
+/** Times `runs` × `repeats` requests; the figure is the median of each run's p50. */
+async function timePage(ctx: BenchContext, client: HttpClient, path: string, repeats: number, warmup = WARMUP): Promise<{ series: Series; p99: number; all: number[] }> {
+  for (let i = 0; i < warmup; i++) await getOk(client, path);
+  const p50s: number[] = [];
+  const all: number[] = [];
+  for (let run = 0; run < ctx.opts.runs; run++) {
+    const times: number[] = [];
+    for (let i = 0; i < repeats; i++) times.push((await getOk(client, path)).ms);
+    p50s.push(median(times));
+    all.push(...times);
+  }
+  return { series: series('ms', p50s, median), p99: quantile(all, 0.99), all };
+}
+
+async function timeAnchor(ctx: BenchContext, sqlText: string, repeats: number): Promise<Series | null> {
+  if (!ctx.tools.psql) return null;
+  const p50s: number[] = [];
+  await psqlTimings(ctx.tools.psql, ctx.db.url, sqlText, WARMUP);
+  for (let run = 0; run < ctx.opts.runs; run++) p50s.push(median(await psqlTimings(ctx.tools.psql, ctx.db.url, sqlText, repeats)));
+  return series('ms', p50s, median);
+}
+
+/** The partner's page walk up to `page` - 1, so `page` continues from a checkpoint. */
+async function walkTo(client: HttpClient, page: number, pageSize: number, since: string | null): Promise<void> {
+  for (let p = 1; p < page; p++) await getOk(client, pagePath(p, pageSize, since));
+}
+
+function checkEnvelope(reply: HttpReply, city: PoleCity, pageSize: number): void {
+  const body = json<PageEnvelope>(reply, 'poles page');
+  if (body.items.length !== pageSize || body.total !== city.poles) {
+    throw new Error(`poles page: expected ${pageSize} items and total ${city.poles}, got ${body.items.length} items and total ${body.total}`);
+  }
+}
+
+/**
+ * One page of 1000 poles with their telegestors: page 1 and the deepest page over
+ * the seeded city, without and with updatedSince (matching every pole, so the deep
+ * page exists), `total` included. The deep page is measured twice: reached by a
+ * walk (pages 1..N-1 read first, as a partner walking the list reaches it) and
+ * requested directly, with no walk before it. Anchor: the bare keyset SQL of the
+ * same page through psql.
+ */
+export const polePageRow: RowDefinition = {
+  id: 'pole-page',
+  title: 'One page of 1000 poles',
+  async run(ctx) {
+    const server = await ctx.lumen();
+    const city = await poleCity(ctx);
+    const { pageSize, pageRepeats } = ctx.sizes;
+    const deep = Math.floor(city.poles / pageSize);
+    const lines: Line[] = [];
+    const notes: string[] = [];
+    if (!ctx.tools.psql) notes.push('psql is missing, so the SQL anchors were skipped: install it with `apt-get install postgresql-client`.');
+
+    for (const since of [null, city.minUpdatedAt]) {
+      const label = since ? 'with updatedSince' : 'without updatedSince';
+      const walker = await ctx.createPartner({ tenantId: city.tenantId, scopes: ['canReadCityData'] });
+      const client = new HttpClient(server.baseUrl, { 'x-api-key': walker.apiKey });
+      const first = await client.get(pagePath(1, pageSize, since));
+      if (isNotBuilt(first)) {
+        client.close();
+        throw new Pending('poles list (GET /api/external/poles) not built yet');
+      }
+      checkEnvelope(first, city, pageSize);
+
+      ctx.log(`page 1, ${label}`);
+      const page1 = await timePage(ctx, client, pagePath(1, pageSize, since), pageRepeats);
+      const anchor1 = await timeAnchor(ctx, keysetPageSql(city.tenantId, since, null, pageSize), pageRepeats);
+
+      ctx.log(`page ${deep} reached by a walk, ${label}`);
+      await walkTo(client, deep, pageSize, since);
+      checkEnvelope(await getOk(client, pagePath(deep, pageSize, since)), city, pageSize);
+      const deepWalk = await timePage(ctx, client, pagePath(deep, pageSize, since), pageRepeats);
+      client.close();
+      const anchorDeep = await timeAnchor(ctx, keysetPageSql(city.tenantId, since, await pagePosition(ctx.pool, city.tenantId, since, deep, pageSize), pageSize), pageRepeats);
+
+      ctx.log(`page ${deep} requested directly, ${label}`);
+      const jumper = await ctx.createPartner({ tenantId: city.tenantId, scopes: ['canReadCityData'] });
+      const direct = new HttpClient(server.baseUrl, { 'x-api-key': jumper.apiKey });
+      const deepCold = await timePage(ctx, direct, pagePath(deep, pageSize, since), Math.min(pageRepeats, 5), 1);
+      direct.close();
+
+      const anchorLabel = 'bare keyset SQL, psql';
+      const r1 = ratioOf(page1.series, anchor1);
+      lines.push({
+        label: `page 1, ${label}`,
+        lumen: page1.series,
+        detail: `p99 ${page1.p99.toFixed(1)} ms`,
+        anchor: { label: anchorLabel, series: anchor1 },
+        ratio: r1,
+        checks: [check('p50 ≤ 4× the bare SQL', r1 === null ? null : r1 <= 4)],
+      });
+      for (const [what, m] of [
+        [`page ${deep} reached by a walk`, deepWalk],
+        [`page ${deep} requested directly`, deepCold],
+      ] as const) {
+        const r = ratioOf(m.series, anchorDeep);
+        const vsPage1 = m.series.median / page1.series.median;
+        lines.push({
+          label: `${what}, ${label}`,
+          lumen: m.series,
+          detail: `p99 ${m.p99.toFixed(1)} ms; ${vsPage1.toFixed(2)}× page 1`,
+          anchor: { label: anchorLabel, series: anchorDeep },
+          ratio: r,
+          checks: [check('p50 ≤ 4× the bare SQL', r === null ? null : r <= 4), check(`≤ 1.5× page 1`, vsPage1 <= 1.5)],
+        });
+      }
+    }
+    notes.push(
+      `updatedSince is the oldest pole's updatedAt, so every pole matches and page ${deep} exists; a page-1 request starts a new walk, so its \`total\` is counted once per walk for an updatedSince filter.`,
+      'Timed on the client: request written to last byte read, over one keep-alive connection. The anchor is psql\'s \\timing of the same rows (server execution and transfer, no JSON).',
+    );
+    return {
+      lines,
+      notes,
+      params: { poles: city.poles, telegestors: city.telegestors, pageSize, deepPage: deep, requestsPerRun: pageRepeats, runs: ctx.opts.runs },
+    };
+  },
+};

@@ -1,0 +1,103 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runDriver } from '../harness/drivers.js';
+import { hasCommand, lumenJson } from '../harness/lumen.js';
+import { Receiver } from '../harness/receiver.js';
+import { check, ratioOf, series, type Line } from '../harness/results.js';
+import { eventBodies, seedEvents } from '../harness/seed.js';
+import { median } from '../harness/stats.js';
+import { Pending, type RowDefinition } from '../harness/context.js';
+import type { AnchorInput, AnchorResult } from '../drivers/webhook-anchor.js';
+
+/** Events per second between the first and the last arrival at the receiver. */
+function rate(count: number, first: number, last: number): number {
+  return count <= 1 || last <= first ? NaN : ((count - 1) * 1000) / (last - first);
+}
+
+/**
+ * Webhook fan-out: N events (one per service order, so no two wait on each other's
+ * ordering) delivered by Lumen to a loopback receiver that verifies every signature.
+ * The events are written with SQL and handed to Lumen's delivery path by
+ * `lumen webhook redeliver --partner CODE --since T` (the operators' "everything
+ * since T"), which enqueues them as the outbox does. Anchor: a plain Node script
+ * signing and POSTing the same bodies over as many keep-alive connections as Lumen
+ * opened.
+ */
+export const webhookFanoutRow: RowDefinition = {
+  id: 'webhook-fanout',
+  title: 'Webhook fan-out',
+  async run(ctx) {
+    if (!(await hasCommand(ctx.setup, ['webhook', 'redeliver']))) throw new Pending('webhook delivery (lumen webhook redeliver) not built yet');
+    await ctx.lumen();
+    const n = ctx.sizes.fanoutEvents;
+    const waitMs = ctx.sizes.fanoutWaitSeconds * 1000;
+    const lumenRates: number[] = [];
+    const totalSeconds: number[] = [];
+    const anchorRates: number[] = [];
+    const concurrency: number[] = [];
+    const incomplete: string[] = [];
+    for (let run = 0; run < ctx.opts.runs; run++) {
+      // A receiver of its own per run: Lumen's keep-alive client then opens exactly as
+      // many connections to it as it has requests in flight at once, at most.
+      const receiver = await Receiver.start(ctx.repo, ctx.webhookSecret);
+      try {
+        const tenant = await ctx.createTenant(`Bench fan-out ${run + 1}`, 'manual');
+        const partner = await ctx.createPartner({ tenantId: tenant.id, scopes: ['canCreateAlerts'], webhookUrl: receiver.url(`/hooks/${run + 1}`) });
+        const seeded = await seedEvents(ctx.pool, { tenantId: tenant.id, partnerId: partner.id, orders: n, perOrder: 1, eventType: 'ServiceOrder.Completed' });
+
+        ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: ${n} events through Lumen`);
+        const t0 = Date.now();
+        const queued = await lumenJson<{ count: number }>(ctx.setup, ['webhook', 'redeliver', '--partner', partner.code, '--since', seeded.since]);
+        if (queued.count !== n) throw new Error(`redelivery queued ${queued.count} events, expected ${n}`);
+        const stats = await receiver.waitForCount(n, waitMs);
+        if (stats.badSignatures > 0) throw new Error(`${stats.badSignatures} webhook signatures did not verify`);
+        if (stats.count < 2) throw new Error(`only ${stats.count} of ${n} events reached the receiver within ${waitMs / 1000} s`);
+        if (stats.count < n) incomplete.push(`run ${run + 1}: ${stats.count.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} events within ${waitMs / 1000} s`);
+        lumenRates.push(rate(stats.count, stats.first, stats.last));
+        totalSeconds.push((stats.last - t0) / 1000);
+        concurrency.push(Math.max(1, stats.connectionsOpened));
+
+        const bodiesFile = path.join(ctx.tmpDir, `fanout-${run + 1}.ndjson`);
+        writeFileSync(bodiesFile, await eventBodies(ctx.pool, partner.id));
+        await receiver.reset();
+        ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: anchor with ${concurrency[run]} connection(s)`);
+        const input: AnchorInput = { url: receiver.url(`/hooks/anchor-${run + 1}`), secret: ctx.webhookSecret, concurrency: concurrency[run]!, bodiesFile };
+        const a = await runDriver<AnchorResult>(ctx.repo, 'webhook-anchor.ts', input);
+        if (a.failed > 0) throw new Error(`the anchor script had ${a.failed} failed POSTs`);
+        const as = await receiver.stats();
+        anchorRates.push(rate(as.count, as.first, as.last));
+      } finally {
+        receiver.stop();
+      }
+      if (incomplete.length > 0 && run + 1 < ctx.opts.runs) {
+        // Its deliveries are still queued, ahead of the next run's: that run would measure this backlog.
+        incomplete.push(`the remaining runs were not made: the backlog left by an incomplete run would delay theirs`);
+        break;
+      }
+    }
+    const lumen = series('events/s', lumenRates, median);
+    const anchor = series('events/s', anchorRates, median);
+    const ratio = ratioOf(lumen, anchor);
+    const lines: Line[] = [
+      {
+        label: `${n.toLocaleString('en-US')} events to a loopback receiver`,
+        lumen,
+        detail: incomplete.length
+          ? `INCOMPLETE, rate over what arrived (${incomplete.join('; ')}); ${Math.max(...concurrency)} connection(s)`
+          : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} connection(s)`,
+        anchor: { label: 'plain Node script, keep-alive, same bodies, as many connections', series: anchor },
+        ratio,
+        checks: [check('≥ 50% of the anchor', ratio === null ? null : ratio >= 0.5), ...(incomplete.length ? [check('every event delivered within the wait', false)] : [])],
+      },
+    ];
+    return {
+      lines,
+      notes: [
+        'Rate = events between the first and the last arrival at the receiver, which verifies every HMAC signature (constant-time) and answers 204; the same receiver process serves Lumen and the anchor.',
+        "Same concurrency: the anchor opens as many keep-alive connections as Lumen's delivery client opened to a fresh receiver (a keep-alive client opens one per request it has in flight at once).",
+        'The row runs last: deliveries still queued when its wait ends would otherwise delay the rows after it.',
+      ],
+      params: { events: n, runs: lumenRates.length, waitSeconds: ctx.sizes.fanoutWaitSeconds, connections: concurrency.join(',') },
+    };
+  },
+};

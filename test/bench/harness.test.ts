@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseOptions, ROW_IDS, sizesFor, UsageError } from '../../bench/harness/options.js';
+import { parsePgbenchOutput } from '../../bench/harness/postgres.js';
+import { formatNumber, formatRatio, renderMarkdown, resultsTable } from '../../bench/harness/report.js';
+import { check, ratioOf, series, type BenchResults, type RowResult } from '../../bench/harness/results.js';
+import { runBench, SetupError } from '../../bench/harness/runner.js';
+import { max, median, quantile } from '../../bench/harness/stats.js';
+import { findExecutable } from '../../bench/harness/tools.js';
+import { ROWS } from '../../bench/rows/index.js';
+
+describe('bench statistics', () => {
+  it('takes medians and interpolated quantiles', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([1, 2, 3, 4])).toBe(2.5);
+    expect(quantile([10, 20, 30, 40, 50], 0.99)).toBeCloseTo(49.6);
+    expect(quantile([7], 0.99)).toBe(7);
+    expect(max([3, 9, 2])).toBe(9);
+    expect(() => median([])).toThrow(/no samples/);
+  });
+
+  it('keeps every run beside the median, and the ratio to the anchor', () => {
+    const lumen = series('req/s', [900, 1000, 950], median);
+    expect(lumen).toEqual({ unit: 'req/s', median: 950, runs: [900, 1000, 950] });
+    expect(ratioOf(lumen, series('tx/s', [1900], median))).toBe(0.5);
+    expect(ratioOf(lumen, null)).toBeNull();
+  });
+});
+
+describe('bench options', () => {
+  it('defaults to full sizes, three runs and every row', () => {
+    const o = parseOptions([]);
+    expect(o).toMatchObject({ quick: false, runs: 3, only: null, keepDb: false, renderOnly: false, executable: null });
+    expect(sizesFor(false).poles).toBe(1_000_000);
+    expect(sizesFor(false).fanoutEvents).toBe(10_000);
+    expect(sizesFor(false).pollingEvents).toBe(100_000);
+    expect(sizesFor(false).importRows).toBe(1_000_000);
+  });
+
+  it('quick mode runs once with small sizes unless told otherwise', () => {
+    expect(parseOptions(['--quick']).runs).toBe(1);
+    expect(parseOptions(['--quick', '--runs', '2']).runs).toBe(2);
+    expect(sizesFor(true).poles).toBeLessThan(100_000);
+  });
+
+  it('reads --only, --runs=N and --executable, and refuses what it does not know', () => {
+    const o = parseOptions(['--only', 'intake,pole-page', '--runs=5', '--executable', '/opt/lumen']);
+    expect(o.only).toEqual(['intake', 'pole-page']);
+    expect(o.runs).toBe(5);
+    expect(o.executable).toBe('/opt/lumen');
+    expect(() => parseOptions(['--only', 'nope'])).toThrow(UsageError);
+    expect(() => parseOptions(['--runs', '0'])).toThrow(/--runs/);
+    expect(() => parseOptions(['--runs'])).toThrow(/needs a value/);
+    expect(() => parseOptions(['--fast'])).toThrow(/unknown option/);
+  });
+
+  it('names every row once, in the order the rows run', () => {
+    expect(ROWS.map((r) => r.id)).toEqual([...ROW_IDS]);
+  });
+});
+
+describe('pgbench output', () => {
+  it('reads throughput, transactions, failures and latency', () => {
+    const out = `transaction type: bench/sql/intake-anchor.pgbench.sql
+scaling factor: 1
+query mode: extended
+number of clients: 16
+number of threads: 2
+maximum number of tries: 1
+duration: 10 s
+number of transactions actually processed: 18234
+number of failed transactions: 0 (0.000%)
+latency average = 8.770 ms
+initial connection time = 21.507 ms
+tps = 1824.363107 (without initial connection time)
+`;
+    expect(parsePgbenchOutput(out)).toEqual({ tps: 1824.363107, transactions: 18234, failed: 0, latencyAvgMs: 8.77 });
+    expect(() => parsePgbenchOutput('pgbench: error: connection refused')).toThrow(/no result/);
+  });
+});
+
+function row(partial: Partial<RowResult> & Pick<RowResult, 'id' | 'title' | 'status'>): RowResult {
+  return { lines: [], notes: [], params: {}, seconds: 1, ...partial };
+}
+
+const measured = row({
+  id: 'intake',
+  title: 'Intake',
+  status: 'measured',
+  lines: [
+    {
+      label: '16 connections',
+      lumen: series('req/s', [940, 960, 950], median),
+      detail: 'p99 31 ms',
+      anchor: { label: 'pgbench', series: series('tx/s', [1800], median) },
+      ratio: 950 / 1800,
+      checks: [check('≥ 50% of the anchor', true), check('p99 ≤ 50 ms', false)],
+    },
+  ],
+  notes: ['A note.'],
+  params: { connections: 16 },
+});
+
+describe('the report', () => {
+  it('formats figures and ratios', () => {
+    expect(formatNumber(1234.5)).toBe('1,235');
+    expect(formatNumber(12.34)).toBe('12.3');
+    expect(formatNumber(1.234)).toBe('1.23');
+    expect(formatRatio(0.5278)).toBe('0.53×');
+    expect(formatRatio(null)).toBe('—');
+  });
+
+  it('shows each figure beside its anchor and ratio, and says which targets were missed', () => {
+    const table = resultsTable([measured, row({ id: 'events-polling', title: 'Events polling', status: 'pending', reason: 'events polling not built yet' })]);
+    expect(table).toContain('| Intake | 16 connections | 950 req/s (p99 31 ms) | 1,800 tx/s (pgbench) | 0.53× | ≥ 50% of the anchor: met; p99 ≤ 50 ms: **missed** |');
+    expect(table).toContain('| Events polling | — | pending: events polling not built yet | — | — | — |');
+  });
+
+  it('writes BENCHMARKS.md with the machine, the runs of every figure and the findings', () => {
+    const results: BenchResults = {
+      schema: 1,
+      mode: 'full',
+      partial: false,
+      runs: 3,
+      executable: 'dist/lumen',
+      executableSha256: '0'.repeat(64),
+      executableChanged: false,
+      startedAt: '2026-03-14T12:00:00.000Z',
+      finishedAt: '2026-03-14T12:30:00.000Z',
+      machine: {
+        cpus: 2,
+        cpuModel: 'AMD EPYC',
+        memoryBytes: 24 * 1024 ** 3,
+        os: 'Linux 6.1 x64',
+        postgres: 'PostgreSQL 15.20',
+        postgresSettings: { shared_buffers: '16384' },
+        lumen: 'lumen 0.1.0 (node v24.21.0)',
+        benchNode: 'v24.21.0',
+        tools: { autocannon: '9.0.0', pgbench: 'pgbench (PostgreSQL) 15.20', psql: 'psql (PostgreSQL) 15.20' },
+        loadAverageStart: [0.1, 0.2, 0.3],
+        loadAverageEnd: [1, 1, 1],
+      },
+      rows: [measured],
+    };
+    const md = renderMarkdown(results, '### Intake\nThe counter row serialises writers.');
+    expect(md).toContain('| CPU | 2 cores, AMD EPYC |');
+    expect(md).toContain('| Memory | 24.0 GiB |');
+    expect(md).toContain('PostgreSQL 15.20 (shared_buffers=16384)');
+    expect(md).toContain('- 16 connections: runs 940, 960, 950 req/s; anchor runs 1,800 tx/s');
+    expect(md).toContain('Targets missed in this run: Intake.');
+    expect(md).toContain('The counter row serialises writers.');
+    expect(md).toContain('npm run bench -- --quick');
+  });
+});
+
+describe('the runner', () => {
+  it('refuses to run without the built executable, and says how to build it', async () => {
+    const repo = mkdtempSync(path.join(os.tmpdir(), 'lumen-bench-test-'));
+    try {
+      const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+      await expect(runBench(repo, parseOptions(['--quick']), ROWS, io)).rejects.toThrow(SetupError);
+      await expect(runBench(repo, parseOptions(['--quick']), ROWS, io)).rejects.toThrow(/dist\/lumen is missing.*npm run build/);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('tools', () => {
+  it('finds executables on PATH and reports a missing one as null', () => {
+    expect(findExecutable('sh', { PATH: '/usr/bin:/bin' })).toMatch(/\/sh$/);
+    expect(findExecutable('pgbench', { PATH: path.join(os.tmpdir(), 'no-such-dir') })).toBeNull();
+  });
+});
