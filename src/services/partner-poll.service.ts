@@ -156,6 +156,7 @@ async function readPages(
         // The partner answered and the batch is stored: the failure streak ends with the
         // cursor's move, so the status never shows a moved cursor beside old failures.
         consecutive_failures: 0,
+        last_success_at: at,
         last_batch_at: at,
         last_batch_items: batch.items.length,
         last_batch_accepted: stored.accepted,
