@@ -156,8 +156,9 @@ export async function listRejectedInbound(deps: ServiceDeps, input: RejectedList
   const status = input.status ?? 'all';
   const page = input.page ?? 1;
   const pageSize = Math.min(input.pageSize ?? REJECTED_PAGE_SIZE_DEFAULT, REJECTED_PAGE_SIZE_MAX);
-  if (!Number.isInteger(page) || page < 1) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/page', message: 'must be a whole number from 1' }]);
-  if (!Number.isInteger(pageSize) || pageSize < 1) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/pageSize', message: 'must be a whole number from 1' }]);
+  // Query values: 400 invalid-parameter, as every other query problem.
+  if (!Number.isSafeInteger(page) || page < 1) throw new AppError('invalid-parameter', {}, [{ pointer: '/query/page', message: 'must be a whole number from 1' }]);
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new AppError('invalid-parameter', {}, [{ pointer: '/query/pageSize', message: 'must be a whole number from 1' }]);
   const [rows, total] = await Promise.all([
     listRejectedItems(deps.db, { externalSystemId: partner.id, status, limit: pageSize, offset: (page - 1) * pageSize }),
     countRejectedItems(deps.db, { externalSystemId: partner.id, status }),
