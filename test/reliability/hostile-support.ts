@@ -15,6 +15,11 @@ import adminDocument from '../../generated/openapi/admin.json' with { type: 'jso
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
 
+// The same cases on every run, so CI is deterministic; LUMEN_FUZZ_SEED=random explores
+// new ones, and any other number replays a seed fast-check printed for a failure.
+const fuzzSeed = process.env.LUMEN_FUZZ_SEED;
+if (fuzzSeed !== 'random') fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: fuzzSeed ? Number(fuzzSeed) : 20_261_121 });
+
 const Ajv2020 = Ajv2020Module.default.default ?? Ajv2020Module.default;
 const addFormats = addFormatsModule.default.default ?? addFormatsModule.default;
 
