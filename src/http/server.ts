@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AppError, problemType } from '../lib/errors.js';
 import { negotiateLanguage, type Language } from '../lib/i18n.js';
+import { JsonText } from '../lib/json-text.js';
 import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
 import { readBody, parseJson, requireJson } from './body.js';
@@ -34,7 +35,8 @@ function send(res: ServerResponse, result: HttpResult, lang: Language, requestId
     res.writeHead(result.status, headers).end();
     return;
   }
-  const payload = typeof result.body === 'string' || Buffer.isBuffer(result.body) ? result.body : JSON.stringify(result.body);
+  const payload =
+    typeof result.body === 'string' || Buffer.isBuffer(result.body) ? result.body : result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
   headers['content-type'] = result.contentType ?? 'application/json; charset=utf-8';
   if (headers['content-type'] === 'application/problem+json') headers['content-type'] = 'application/problem+json; charset=utf-8';
   res.writeHead(result.status, headers).end(payload);
@@ -146,7 +148,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, ...ctx });
 
     if (config.validateResponses) {
-      const check = surface.api.validateResponse(result.body, operation, result.status);
+      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
       if (check.errors && check.errors.length > 0) {
         ctx.log.error({ operationId, status: result.status, errors: check.errors }, 'response does not match the OpenAPI document');
         throw new Error(`response of ${operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);
@@ -175,6 +177,16 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     try {
       result = await handleRoute(req, url, { lang, requestId, log: reqLog, signal: abort.signal });
     } catch (err) {
+      if (abort.signal.aborted) {
+        // The client went away before its answer (its own timeout, a cancelled load
+        // test): the work was cut short by the signal (a download or geocoding call
+        // aborted) before anything was written; nobody is left to answer and it is not
+        // a server error. What cut it short is kept in the line.
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        const cause = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        reqLog.info({ method: req.method, path: url.pathname, ms: Math.round(ms * 10) / 10, cause }, 'request abandoned by the client');
+        return;
+      }
       result = problemResult(err, { lang, requestId, instance: url.pathname, log: reqLog });
     }
     if (result.headers?.connection === 'close' && !req.complete) lingerAfterRefusal(req);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
-import { eventually, intakeBody, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
+import { eventually, intakeBody, intakeFootprint, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
 
 /**
  * A Nominatim-compatible stub on a fixed loopback port that the test can take down
@@ -21,6 +21,7 @@ class Geocoder {
       const url = new URL(req.url ?? '/', 'http://geocoder');
       this.requests.push(url);
       this.agents.push(String(req.headers['user-agent']));
+      if (url.pathname.startsWith('/hang/')) return; // never answered: the connection stays open until the server goes down
       if (url.pathname !== '/search') return void res.writeHead(404).end();
       if (this.mode === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 5000).unref();
       const body = this.mode === 'empty' ? [] : [{ place_id: 1, lat: this.answer.lat, lon: this.answer.lon, display_name: 'Somewhere', category: 'highway' }];
@@ -184,6 +185,26 @@ describe('when geocoding fails (N8)', () => {
     expect(elapsed).toBeGreaterThanOrEqual(BUDGET_MS - 50);
     expect(elapsed).toBeLessThan(BUDGET_MS + 1000);
     await eventually(() => alertRow(res.body.alert.id), (a) => a.latitude !== null, 20_000);
+  });
+
+  it('logs a request its client abandoned while an attachment was downloading as abandoned, not as a server error, and keeps nothing', async () => {
+    const tenant = await makeTenant(t.rt);
+    const p = await makePartner(t.rt, { tenantId: tenant.id });
+    const calls = geocoder.requests.length;
+    const client = new AbortController();
+    const sent = fetch(`${t.baseUrl}/api/external/service-orders`, {
+      method: 'POST',
+      headers: { 'x-api-key': p.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(intakeBody('GONE-1', { attachments: [{ type: 'photo', url: `http://127.0.0.1:${geocoder.port}/hang/a.jpg`, filename: 'a.jpg', contentType: 'image/jpeg' }] })),
+      signal: client.signal,
+    }).catch((err: Error) => err);
+    // The download has started (the host has the request, and never answers): the client gives up.
+    await eventually(async () => geocoder.requests.length, (n) => n > calls);
+    client.abort();
+    expect(await sent).toMatchObject({ name: 'AbortError' });
+    await eventually(async () => t.logs.lines.some((l) => l.includes('request abandoned by the client')), (seen) => seen);
+    expect(t.logs.text).not.toContain('unhandled error');
+    expect(await intakeFootprint(t, tenant.id)).toMatchObject({ alerts: 0, keys: 0 });
   });
 
   it('answers 201 with null coordinates when the geocoder knows no such place', async () => {
