@@ -88,11 +88,18 @@ export async function pollPartnerNow(deps: AppDeps, code: string, actor: Actor):
  * The poll an operator requested has ended (successfully or not). A run clears the
  * request when it starts (a run already under way leaves it, and queues the next run
  * at once), so no request pending plus an ended last attempt means the requested poll
- * is over. Needs no clock agreement between the asking process and the workers.
+ * is over. A run records a success with each page it stores, so a success alone does
+ * not say the run is over: its end hands the chain over, setting the next poll at or
+ * after the attempt (or none when the partner stopped being polled), while during the
+ * run the next poll is still the due time that started it, before the attempt (the
+ * request's own time when an operator asked: on one machine, or clocks in step, that
+ * is before the worker's attempt; a requesting clock ahead of the worker's by more
+ * than the pick-up delay can let a wait end at the run's first stored page).
  */
 export function requestedPollEnded(status: PartnerPollStatus): boolean {
   if (status.pollRequestedAt !== null || !status.lastAttemptAt) return false;
   const attempt = Date.parse(status.lastAttemptAt);
+  if (status.nextPollAt !== null && Date.parse(status.nextPollAt) < attempt) return false;
   const ok = status.lastSuccessAt !== null && Date.parse(status.lastSuccessAt) >= attempt;
   const failed = status.lastError !== null && status.lastError.kind !== 'cursor-stalled' && Date.parse(status.lastError.at) >= attempt;
   return ok || failed;

@@ -6,6 +6,7 @@ import { backoffMs } from '../../src/services/partner-poll.service.js';
 import { dueAt } from '../../src/services/partner-poll-schedule.js';
 import { canonicalJson, itemHash, protocolNumberOf, storedCopy } from '../../src/services/partner-poll-store.js';
 import type { PollStateRow } from '../../src/db/repositories/partner-poll.repository.js';
+import { requestedPollEnded, type PartnerPollStatus } from '../../src/services/partner-poll-status.service.js';
 
 const at = (s: string) => new Date(s);
 
@@ -137,5 +138,22 @@ describe('polling configuration', () => {
       expect(problems).toContain('LUMEN_POLL_TIMEOUT_MS');
       expect(problems).toContain('LUMEN_POLL_MAX_RESPONSE');
     }
+  });
+});
+
+describe('when a requested poll has ended (poll-now --wait)', () => {
+  const base = { pollRequestedAt: null, lastAttemptAt: '2026-03-14T12:00:01.000Z', lastError: null } as const;
+  const status = (over: Record<string, unknown>) => ({ ...base, ...over }) as unknown as PartnerPollStatus;
+
+  it('not while the run is under way, though its first page already recorded a success', () => {
+    expect(requestedPollEnded(status({ lastSuccessAt: '2026-03-14T12:00:01.200Z', nextPollAt: '2026-03-14T12:00:00.900Z' }))).toBe(false);
+  });
+  it('once the run handed the chain over (next poll at or after the attempt), or the partner stopped being polled', () => {
+    expect(requestedPollEnded(status({ lastSuccessAt: '2026-03-14T12:00:01.300Z', nextPollAt: '2026-03-14T12:03:01.000Z' }))).toBe(true);
+    expect(requestedPollEnded(status({ lastSuccessAt: '2026-03-14T12:00:01.300Z', nextPollAt: null }))).toBe(true);
+  });
+  it('not while the request is pending, and not before any attempt', () => {
+    expect(requestedPollEnded(status({ pollRequestedAt: '2026-03-14T12:00:02.000Z', lastSuccessAt: '2026-03-14T12:00:01.300Z', nextPollAt: '2026-03-14T12:00:02.000Z' }))).toBe(false);
+    expect(requestedPollEnded(status({ lastAttemptAt: null, lastSuccessAt: null, nextPollAt: '2026-03-14T12:00:02.000Z' }))).toBe(false);
   });
 });
