@@ -5,7 +5,6 @@ import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
-import { withJobs } from './jobs/transaction-jobs.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -49,8 +48,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
     }
     jobs = await Jobs.start({ url, log, work: opts.work ?? false });
-    // Its transactions carry the job queue: the outbox enqueues webhook deliveries in the writer's transaction.
-    const db: Database = withJobs(createDatabase(pool), jobs);
+    const db: Database = createDatabase(pool);
     const finalPool = pool;
     const finalJobs = jobs;
     return {

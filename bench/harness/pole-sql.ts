@@ -52,3 +52,29 @@ export function copyAllPolesSql(tenantId: string): string {
    ORDER BY p.updated_at, p.id
 ) TO STDOUT`;
 }
+
+/**
+ * The import's fair floor, as one psql script: the CSV copied into a temporary table,
+ * then inserted into pole and telegestor of a new tenant with plain INSERT … SELECT,
+ * in one transaction. Same rows, same tables (their indexes, triggers, foreign keys
+ * and check constraints), same work_mem as Lumen's importing session, but nothing
+ * else: no parsing or checking in Node, no duplicate detection, no statistics. What
+ * Lumen's own schema costs, against which the rest of the import can be judged.
+ */
+export function poleImportFloorScript(tenantId: string, file: string): string {
+  const tenant = literal(tenantId);
+  return [
+    '\\set ON_ERROR_STOP on',
+    "SET work_mem = '64MB';",
+    'BEGIN;',
+    'CREATE TEMP TABLE bench_pole_import_floor (code text, address text, neighborhood text, latitude double precision, longitude double precision, active boolean, device_identifier text);',
+    `\\copy bench_pole_import_floor FROM ${literal(file)} WITH (FORMAT csv, HEADER true)`,
+    `INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude, active)
+  SELECT ${tenant}, code, coalesce(address, ''), coalesce(neighborhood, ''), latitude, longitude, active FROM bench_pole_import_floor;`,
+    `INSERT INTO telegestor (tenant_id, identifier, pole_id)
+  SELECT ${tenant}, f.device_identifier, p.id FROM bench_pole_import_floor f JOIN pole p ON p.tenant_id = ${tenant} AND p.code = f.code
+   WHERE f.device_identifier IS NOT NULL;`,
+    'COMMIT;',
+    '',
+  ].join('\n');
+}

@@ -96,7 +96,7 @@ export const intakeRow: RowDefinition = {
       if (anchorRuns[0]) notes.push(`Anchor command: \`${anchorRuns[0].command}\`.`);
     }
     notes.push(
-      'The anchor writes exactly the rows the POST writes (two counter upserts, the numbered order and its status history, the alert and its status history, the idempotency row with the stored response; see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
+      'The anchor writes exactly the rows the POST writes, in the same two statements: both counters in one upsert committed on its own (synchronous_commit off for it), then the numbered order and its status history, the alert and its status history and the idempotency row with the stored response in one statement (see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
     );
     return {
       lines,

@@ -2,9 +2,11 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { hasCommand, lumenCli } from '../harness/lumen.js';
+import { poleImportFloorScript } from '../harness/pole-sql.js';
 import { psqlWall } from '../harness/postgres.js';
 import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { median } from '../harness/stats.js';
+import { runOk } from '../harness/tools.js';
 import { Pending, type BenchContext, type RowDefinition } from '../harness/context.js';
 
 const STREETS = ['Rua Augusta', 'Avenida Paulista', 'Rua da Consolação', 'Rua Vergueiro', 'Avenida Ipiranga', 'Rua Oscar Freire', 'Rua Teodoro Sampaio', 'Rua "Dona" Veridiana'];
@@ -43,8 +45,11 @@ const BARE_TABLE = 'bench_pole_import_copy';
 /**
  * `lumen pole import --tenant ID FILE` of N CSV rows into a new tenant each run (all
  * rows created, telegestors included), timed from the command's start to its exit.
- * Anchor: psql's \copy of the same file into a bare table (same columns, no index,
- * no constraint), truncated between runs.
+ * Anchor (the issue's): psql's \copy of the same file into a bare table (same
+ * columns, no index, no constraint), truncated between runs. Second reference, the
+ * fair floor: the same file copied by psql and inserted with plain SQL into pole and
+ * telegestor of another new tenant (poleImportFloorScript), so the report also says
+ * how far Lumen is from what its own tables cost.
  */
 export const poleImportRow: RowDefinition = {
   id: 'pole-import',
@@ -62,6 +67,7 @@ export const poleImportRow: RowDefinition = {
     }
     const imports: number[] = [];
     const copies: number[] = [];
+    const floors: number[] = [];
     for (let run = 0; run < ctx.opts.runs; run++) {
       const tenant = await ctx.createTenant(`Bench import ${run + 1}`, 'automatic');
       ctx.log(`import run ${run + 1}/${ctx.opts.runs}: lumen pole import`);
@@ -74,12 +80,17 @@ export const poleImportRow: RowDefinition = {
         ctx.log(`import run ${run + 1}/${ctx.opts.runs}: \\copy anchor`);
         await ctx.pool.query(`TRUNCATE ${BARE_TABLE}`);
         copies.push((await psqlWall(ctx.tools.psql, ctx.db.url, `\\copy ${BARE_TABLE} FROM '${file}' WITH (FORMAT csv, HEADER true)`)) / 1000);
+        const floorTenant = await ctx.createTenant(`Bench import floor ${run + 1}`, 'automatic');
+        ctx.log(`import run ${run + 1}/${ctx.opts.runs}: fair floor (\\copy, then INSERT … SELECT into pole and telegestor)`);
+        const floor = await runOk(ctx.tools.psql, ['-X', '-q', ctx.db.url], { input: poleImportFloorScript(floorTenant.id, file), discardStdout: true, env: { ...process.env, PGAPPNAME: 'bench-psql' } });
+        floors.push(floor.ms / 1000);
       }
     }
     await ctx.pool.query(`DROP TABLE IF EXISTS ${BARE_TABLE}`);
     const lumen = series('s', imports, median);
     const anchor = copies.length ? series('s', copies, median) : null;
     const ratio = ratioOf(lumen, anchor);
+    const floor = floors.length ? series('s', floors, median) : null;
     const lines: Line[] = [
       {
         label: `${n.toLocaleString('en-US')} rows, 70% with a telegestor, into an empty tenant`,
@@ -88,6 +99,17 @@ export const poleImportRow: RowDefinition = {
         anchor: { label: 'psql \\copy of the same CSV into a bare table', series: anchor, ...(anchor ? {} : { note: 'psql missing' }) },
         ratio,
         checks: [check('≤ 5× COPY', ratio === null ? null : ratio <= 5)],
+      },
+      {
+        label: 'the same imports against the fair floor',
+        lumen,
+        anchor: {
+          label: "psql \\copy into a temporary table, then INSERT … SELECT into pole and telegestor: Lumen's own indexes, triggers and constraints",
+          series: floor,
+          ...(floor ? {} : { note: 'psql missing' }),
+        },
+        ratio: ratioOf(lumen, floor),
+        checks: [],
       },
     ];
     return { lines, notes: [], params: { rows: n, runs: ctx.opts.runs } };

@@ -137,7 +137,7 @@ export const polePageRow: RowDefinition = {
       }
     }
     notes.push(
-      `updatedSince is the oldest pole's updatedAt, so every pole matches and page ${deep} exists; a page-1 request starts a new walk, so its \`total\` is counted once per walk for an updatedSince filter.`,
+      `updatedSince is the oldest pole's updatedAt, so every pole matches and page ${deep} exists; the \`total\` of an updatedSince filter is counted once and then cached for the tenant, and page ${deep} requested directly by a partner that never walked starts from the position the walking partner reached there.`,
       'Timed on the client: request written to last byte read, over one keep-alive connection. The anchor is psql\'s \\timing of the same rows (server execution and transfer, no JSON).',
     );
     return {

@@ -225,7 +225,7 @@ export const PrioritySchema = {
 export const ServiceOrderNumberSchema = {
     type: 'string',
     title: 'ServiceOrderNumber',
-    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform).\n',
+    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
     pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
     examples: [
         'OS-2026-00042'
@@ -288,7 +288,7 @@ export const AlertSchema = {
         alertNumber: {
             type: 'integer',
             minimum: 1,
-            description: 'Per-tenant increasing number.',
+            description: 'Per-tenant number, unique and increasing within the tenant; it may skip values.',
             examples: [
                 1187
             ]

@@ -165,7 +165,8 @@ export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
  *
  * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
  * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
- * form).
+ * form). Unique within the tenant and increasing; the sequence may skip values (a
+ * number taken by a request that did not complete is not reused).
  *
  */
 export type ServiceOrderNumber = string;
@@ -202,7 +203,7 @@ export type ServiceOrderStatus = 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETE
 export type Alert = {
     id: string;
     /**
-     * Per-tenant increasing number.
+     * Per-tenant number, unique and increasing within the tenant; it may skip values.
      */
     alertNumber: number;
     tenantId: string;

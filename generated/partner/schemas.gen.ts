@@ -155,7 +155,7 @@ export const ProblemSchema = {
 export const ServiceOrderNumberSchema = {
     type: 'string',
     title: 'ServiceOrderNumber',
-    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform).\n',
+    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
     pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
     examples: [
         'OS-2026-00042'
@@ -765,7 +765,7 @@ export const AlertResultSchema = {
         alertNumber: {
             type: 'integer',
             minimum: 1,
-            description: 'Per-tenant increasing alert number.',
+            description: 'Per-tenant alert number, unique and increasing within the tenant; it may skip values.',
             examples: [
                 1187
             ]
@@ -896,7 +896,7 @@ export const IntakeResponseSchema = {
         },
         internalProtocol: {
             $ref: '#/components/schemas/ServiceOrderNumber',
-            description: 'Number of the linked service order (`OS-<year>-<sequence>`, the same value as\n`ServiceOrder.number`). Present only when an order exists (automatic mode, or once\nan operator linked the alert); omitted otherwise.\n'
+            description: 'Number of the linked service order (`OS-<year>-<sequence>`, the same value as\n`ServiceOrder.number`): unique and increasing per tenant, may skip values. Present\nonly when an order exists (automatic mode, or once an operator linked the alert);\nomitted otherwise.\n'
         },
         protocolNumber: {
             type: 'string',

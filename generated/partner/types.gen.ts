@@ -132,7 +132,8 @@ export type Problem = {
  *
  * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
  * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
- * form).
+ * form). Unique within the tenant and increasing; the sequence may skip values (a
+ * number taken by a request that did not complete is not reused).
  *
  */
 export type ServiceOrderNumber = string;
@@ -474,7 +475,7 @@ export type AlertResult = {
      */
     id: string;
     /**
-     * Per-tenant increasing alert number.
+     * Per-tenant alert number, unique and increasing within the tenant; it may skip values.
      */
     alertNumber: number;
     /**
@@ -552,8 +553,9 @@ export type IntakeResponse = {
     id: string;
     /**
      * Number of the linked service order (`OS-<year>-<sequence>`, the same value as
-     * `ServiceOrder.number`). Present only when an order exists (automatic mode, or once
-     * an operator linked the alert); omitted otherwise.
+     * `ServiceOrder.number`): unique and increasing per tenant, may skip values. Present
+     * only when an order exists (automatic mode, or once an operator linked the alert);
+     * omitted otherwise.
      *
      */
     internalProtocol?: ServiceOrderNumber;

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Executor } from '../db/database.js';
 import { geocodeAlertAgain } from '../services/geocoding/alert-geocoding.js';
 import type { Jobs } from './index.js';
-import { defineQueue } from './queue.js';
+import { defineQueue, drainingWork, eachJob } from './queue.js';
 
 export const GEOCODE_QUEUE = 'geocode-alert';
 
@@ -35,15 +35,18 @@ export async function enqueueGeocode(deps: { jobs: Jobs; config: Config }, execu
 }
 
 /**
- * A failed try throws, so pg-boss retries it with backoff; past giveUpAt the job
+ * A failed try fails its job, so pg-boss retries it with backoff; past giveUpAt the job
  * completes quietly and the alert stays flagged as not geolocated for operators.
  */
 export const geocodeQueue = defineQueue<GeocodeJobV1>({
   name: GEOCODE_QUEUE,
   queue: { retryLimit: 1000, retryDelay: 60, retryBackoff: true, retryDelayMax: MAX_RETRY_DELAY_SECONDS, expireInSeconds: 300 },
   work: {
-    handler: async (deps, jobs) => {
-      for (const job of jobs) {
+    // A backlog of retries (the geocoder was down) drains without a pause between
+    // batches; the alerts of a batch are geocoded one after the other, as one job at a time was.
+    options: drainingWork(4),
+    handler: async (deps, jobs) =>
+      eachJob(jobs, async (job) => {
         const result = await geocodeAlertAgain(deps, job.data.alertId);
         const log = deps.log.child({ job: GEOCODE_QUEUE, alertId: job.data.alertId, retryCount: job.retryCount });
         if (result.kind === 'located') {
@@ -51,11 +54,10 @@ export const geocodeQueue = defineQueue<GeocodeJobV1>({
         } else if (result.kind === 'miss') {
           if (Date.now() >= Date.parse(job.data.giveUpAt)) {
             log.warn({ misses: result.misses }, 'giving up geocoding the alert; an operator must set its coordinates');
-            continue;
+            return;
           }
           throw new Error(`alert ${job.data.alertId} not geolocated yet: ${result.misses.join('; ')}`);
         }
-      }
-    },
+      }),
   },
 });

@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
 import type { AnyQueueDefinition } from './queue.js';
 import { QUEUES } from './registry.js';
+import { WebhookPump } from './webhook-pump.js';
 
 export interface JobsOptions {
   url: string;
@@ -19,7 +20,10 @@ export interface JobsOptions {
  * notification left behind.
  */
 export class Jobs {
-  private constructor(readonly boss: PgBoss, private readonly log: Logger, private readonly queues: readonly AnyQueueDefinition[]) {}
+  /** The webhook delivery worker (lumen serve only; see webhook-pump.ts). */
+  private deliveries: WebhookPump | null = null;
+
+  private constructor(readonly boss: PgBoss, private readonly log: Logger, private readonly queues: readonly AnyQueueDefinition[], private readonly url: string) {}
 
   static async start(opts: JobsOptions): Promise<Jobs> {
     const work = opts.work ?? true;
@@ -38,7 +42,7 @@ export class Jobs {
     for (const q of queues) {
       await boss.createQueue(q.name, { notify: true, ...q.queue });
     }
-    return new Jobs(boss, opts.log, queues);
+    return new Jobs(boss, opts.log, queues, opts.url);
   }
 
   /** Starts the workers and schedules of every queue (lumen serve only). */
@@ -46,14 +50,18 @@ export class Jobs {
     for (const q of this.queues) {
       if (q.work) {
         const handler = q.work.handler;
-        await this.boss.work(q.name, { notifyPollingIntervalSeconds: 2, pollingIntervalSeconds: 2, ...q.work.options }, async (jobs) => {
-          await handler(deps, jobs as never);
-        });
+        await this.boss.work(q.name, { notifyPollingIntervalSeconds: 2, pollingIntervalSeconds: 2, ...q.work.options }, async (jobs) => handler(deps, jobs as never));
       }
       for (const s of q.schedules ?? []) {
         await this.boss.schedule(q.name, s.cron, (s.data ?? null) as object | null, s.key ? { key: s.key } : undefined);
       }
     }
+    this.deliveries = await WebhookPump.start(deps, { url: this.url });
+  }
+
+  /** Makes this process's webhook delivery worker look for due deliveries now (none outside lumen serve). */
+  wakeDeliveries(): void {
+    this.deliveries?.wake();
   }
 
   /**
@@ -65,6 +73,7 @@ export class Jobs {
   }
 
   async stop(): Promise<void> {
+    await this.deliveries?.stop();
     await this.boss.stop({ graceful: true, timeout: 10_000, close: true });
     this.log.debug('job queue stopped');
   }

@@ -1,4 +1,4 @@
-import { defineQueue } from './queue.js';
+import { defineQueue, drainingWork, eachJob } from './queue.js';
 import { runPartnerPollJob } from '../services/partner-poll.service.js';
 import { PARTNER_POLL_QUEUE, type PartnerPollJobData } from '../services/partner-poll-schedule.js';
 
@@ -24,9 +24,9 @@ export const partnerPollQueue = defineQueue<PartnerPollJobData>({
     deleteAfterSeconds: 24 * 3600,
   },
   work: {
-    options: { batchSize: 1, localConcurrency: 4 },
-    handler: async (deps, jobs) => {
-      for (const job of jobs) await runPartnerPollJob(deps, job);
-    },
+    // Partners due together (after a restart or an outage) are polled without a pause
+    // between batches; still at most four polls at once (two workers, two polls each).
+    options: drainingWork(2, { localConcurrency: 2 }),
+    handler: async (deps, jobs) => eachJob(jobs, (job) => runPartnerPollJob(deps, job), 2),
   },
 });

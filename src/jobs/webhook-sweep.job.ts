@@ -1,7 +1,7 @@
 import { defineQueue } from './queue.js';
 import { sweepStrandedDeliveries } from '../services/events-maintenance.js';
 
-/** Every minute: webhook deliveries whose job was lost are enqueued again. */
+/** Every minute: webhook deliveries that nothing would start otherwise are started again (see sweepStrandedDeliveries). */
 export const webhookSweepQueue = defineQueue<{ v: 1 }>({
   name: 'webhook-sweep',
   queue: { policy: 'singleton', retryLimit: 0, expireInSeconds: 300, deleteAfterSeconds: 3600 },

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { nextServiceOrderNumber } from '../db/repositories/counter.repository.js';
+import { allocateServiceOrderNumber } from '../db/repositories/counter.repository.js';
 import { applyDeviceStates, type DeviceState } from '../db/repositories/telemetry.repository.js';
 import type { ServiceDeps } from './deps.js';
 
@@ -56,6 +56,16 @@ export async function seedDemoCity(deps: ServiceDeps, tenantId: string, size = 3
   });
   const now = Date.now();
 
+  const plan: { status: 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED'; priority: 'Low' | 'Medium' | 'High'; team: number | null }[] = [
+    { status: 'OPEN', priority: 'Medium', team: null },
+    { status: 'ASSIGNED', priority: 'High', team: 0 },
+    { status: 'IN_PROGRESS', priority: 'Medium', team: 1 },
+    { status: 'COMPLETED', priority: 'Low', team: 0 },
+  ];
+  // Numbers are taken outside the transaction, like every writer takes them (counter.repository.ts).
+  const numbers: string[] = [];
+  for (let i = 0; i < plan.length; i++) numbers.push(await allocateServiceOrderNumber(deps.db, tenantId));
+
   return deps.db.transaction().execute(async (tx) => {
     const inserted = await sql<{ id: string; code: string }>`
       INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude, active)
@@ -87,17 +97,11 @@ export async function seedDemoCity(deps: ServiceDeps, tenantId: string, size = 3
       teams.push(await tx.selectFrom('team').select(['id', 'name']).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirstOrThrow());
     }
 
-    const plan: { status: 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED'; priority: 'Low' | 'Medium' | 'High'; team: number | null }[] = [
-      { status: 'OPEN', priority: 'Medium', team: null },
-      { status: 'ASSIGNED', priority: 'High', team: 0 },
-      { status: 'IN_PROGRESS', priority: 'Medium', team: 1 },
-      { status: 'COMPLETED', priority: 'Low', team: 0 },
-    ];
     const serviceOrders: DemoCity['serviceOrders'] = [];
     for (const [i, o] of plan.entries()) {
       const p = poles[(i * 41) % poles.length]!;
       const poleId = idByCode.get(p.code) ?? null;
-      const number = await nextServiceOrderNumber(tx, tenantId);
+      const number = numbers[i]!;
       const order = await tx
         .insertInto('service_order')
         .values({

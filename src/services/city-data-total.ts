@@ -1,37 +1,74 @@
-import type { Executor } from '../db/database.js';
-import { countSince, readCounter } from '../db/repositories/city-data.repository.js';
-import type { TotalCache } from '../db/repositories/city-read-walk.repository.js';
-import type { CityResource } from '../db/tables/city-data.js';
+import type { MatchingCount, PageResult } from '../db/repositories/city-page.repository.js';
+import type { Epoch, TotalCache } from '../db/repositories/city-read-walk.repository.js';
 
 /**
- * `total` of a list page, exact, without counting the set on every page.
+ * `total` of a list page, and the rank of a page position, exact without counting
+ * the list on every page.
  *
- * - No updatedSince: the tenant's row count kept by triggers (one row read).
- * - With updatedSince: counted once per walk (an index-only range count) together
- *   with the tenant's row and deletion counters of the same snapshot, and the
- *   visibility horizon H read before it. Later pages add the rows inserted since:
- *   total = matching + (rows now - rows then). That is exact because every write
- *   committed after the count comes from a transaction that started at or after H
- *   (older ones were still running when H was read, and H is the oldest of them), so
- *   it stamps >= H >= updatedSince: an inserted row matches, an updated row keeps
- *   matching. A deletion since the count, or an updatedSince above H, forces a recount.
+ * The argument. Let H be a visibility horizon read by one statement and S the
+ * snapshot of a later statement. A row version committed after S comes from a
+ * transaction that was running when H was read or began later, so it began at or
+ * after H, and every stamp it writes (updated_at = now(), its start) is >= H. The
+ * tenant's rows stamped below H at S can therefore afterwards only leave that set (an
+ * update restamps a row >= H, a delete removes it), never join it. Counted at S as
+ * `below` = rows - tail(H) (the trigger-kept row count and the rows stamped >= H,
+ * both in S's snapshot), that number identifies the set: at a later snapshot,
+ * rows - tail(H) = below holds exactly when no row of the set left since S, and then
+ * it held at every snapshot between (the set only shrinks). Such an epoch (H, below)
+ * keeps two facts measured at S (or at any snapshot after S while it holds) true:
+ *
+ * - total of an updatedSince <= H: with matchingBelow = the items stamped in
+ *   [updatedSince, H) at S, total = matchingBelow + tail(H) (every row >= H matches).
+ * - rank of a position P < H (the items of the filter up to P): the same rows.
+ *
+ * A fact checked at S' with a newer horizon H' (read before S') carries over to it:
+ * below' = rows - tail(H'), matchingBelow' = matchingBelow + tail(H) - tail(H'), so
+ * the rows stamped >= the horizon, counted at every read, stay few. A failed check
+ * (a row below H was updated or deleted) means: count the total again, forget the
+ * rank. Caching only the count and the deletion counter would not do: a row updated
+ * from below updatedSince joins the filter without changing either.
+ *
+ * Like the horizon itself, this assumes every writer of the lists is a Lumen
+ * connection (lumen_visibility_horizon() sees only those).
  */
-export async function exactTotal(
-  db: Executor,
-  tenantId: string,
-  resource: CityResource,
-  since: string | null,
-  horizon: string,
-  cache: TotalCache | null,
-): Promise<{ total: number; cache: TotalCache | null; counted: boolean }> {
-  if (since === null) {
-    const counter = await readCounter(db, tenantId, resource);
-    return { total: counter.rows, cache: null, counted: false };
+
+/**
+ * What the page statement counts for `total`. Counting the filter's items below the
+ * horizon ("mid") is cheap for a recent updatedSince, counting the rows below
+ * updatedSince ("low") for an old one: total = rows below the horizon - low + tail.
+ * A cache says which side is smaller; without one, mid is counted up to half the
+ * rows and low when mid reaches that.
+ */
+export function matchingPlan(since: string | null, horizon: string, cache: TotalCache | null): MatchingCount {
+  if (since === null) return { kind: 'none' };
+  // Every matching item is at or above the horizon: few, counted directly.
+  if (since > horizon) return { kind: 'above' };
+  if (cache !== null && since <= cache.horizon && cache.horizon <= horizon) {
+    const side = cache.matchingBelow <= cache.below - cache.matchingBelow ? 'mid' : 'low';
+    return { kind: 'count', side, unless: { cacheHorizon: cache.horizon, cacheBelow: cache.below } };
   }
-  if (cache && since <= cache.horizon) {
-    const counter = await readCounter(db, tenantId, resource);
-    if (counter.deleted === cache.deleted) return { total: cache.matching + counter.rows - cache.rows, cache, counted: false };
-  }
-  const fresh = await countSince(db, tenantId, resource, since);
-  return { total: fresh.matching, cache: { matching: fresh.matching, rows: fresh.rows, deleted: fresh.deleted, horizon }, counted: true };
+  return { kind: 'count', side: 'mid-then-low', unless: null };
+}
+
+/** Whether `epoch` still holds in the snapshot that counted `rows` and `tail` (rows stamped >= its horizon). */
+export function holds(epoch: Epoch, rows: number, tail: number | null): boolean {
+  return tail !== null && rows - tail === epoch.below;
+}
+
+/** The epoch of the page statement's own snapshot, at the horizon read before it. */
+export function pageEpoch(horizon: string, page: PageResult): Epoch {
+  return { horizon, below: page.rows - page.tailNow };
+}
+
+/** The page's `total`, and the cache to keep for the filter (carried over to this page's horizon). */
+export function pageTotal(plan: MatchingCount, horizon: string, cache: TotalCache | null, page: PageResult): { total: number; cache: TotalCache | null } {
+  if (plan.kind === 'none') return { total: page.rows, cache: null };
+  if (plan.kind === 'above') return { total: page.mid!, cache: null };
+  const epoch = pageEpoch(horizon, page);
+  // Counted in this snapshot: the items in [since, horizon), directly or as the rows below the horizon minus those below since.
+  const counted = page.low !== null ? epoch.below - page.low : page.mid;
+  if (counted !== null) return { total: counted + page.tailNow, cache: { ...epoch, matchingBelow: counted } };
+  // The cache held: its rows stamped in [its horizon, this horizon) move below.
+  const total = cache!.matchingBelow + page.tailCache!;
+  return { total, cache: { ...epoch, matchingBelow: total - page.tailNow } };
 }

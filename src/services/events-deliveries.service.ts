@@ -3,12 +3,12 @@ import type { WebhookAttempt, WebhookDelivery } from '../../generated/admin/type
 import { parseDateTime } from '../lib/time.js';
 import { AppError } from '../lib/errors.js';
 import type { DeliveryStatus } from '../db/tables/events.js';
-import type { Tx } from '../db/database.js';
+import type { Executor, Tx } from '../db/database.js';
 import { findExternalSystemByCode, type ExternalSystemRow } from '../db/repositories/external-system.repository.js';
-import { attemptsOf, findDelivery, hasOpenDelivery, insertDelivery, listDeliveries, type AttemptRow, type DeliveryRow } from '../db/repositories/webhook-delivery.repository.js';
+import { attemptsOf, findDelivery, hasOpenDelivery, insertDelivery, listDeliveries, type AttemptRow, type DeliveryRow, type OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
 import { actorLabel, recordAudit, type Actor } from './audit.service.js';
 import type { ServiceDeps } from './deps.js';
-import { enqueueDelivery } from './events-dispatch.js';
+import { wakeDeliveries } from './events-dispatch.js';
 import { isUuid } from './tenant.service.js';
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'failed', 'succeeded', 'dead'];
@@ -87,13 +87,13 @@ export async function getWebhookDelivery(deps: ServiceDeps, deliveryId: string):
   if (!isUuid(deliveryId)) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
   const found = await findDelivery(deps.db, deliveryId);
   if (!found) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
-  return viewOf(deps, found);
+  return viewOf(deps.db, found);
 }
 
-async function viewOf(deps: ServiceDeps, d: DeliveryRow): Promise<WebhookDeliveryView> {
-  const partner = await deps.db.selectFrom('external_system').select('code').where('id', '=', d.external_system_id).executeTakeFirstOrThrow();
-  const rows = await listDeliveries(deps.db, { externalSystemId: d.external_system_id, limit: 1, id: d.id });
-  return deliveryView(partner.code, rows[0]!, await attemptsOf(deps.db, [d.id]));
+async function viewOf(db: Executor, d: DeliveryRow): Promise<WebhookDeliveryView> {
+  const partner = await db.selectFrom('external_system').select('code').where('id', '=', d.external_system_id).executeTakeFirstOrThrow();
+  const rows = await listDeliveries(db, { externalSystemId: d.external_system_id, limit: 1, id: d.id });
+  return deliveryView(partner.code, rows[0]!, await attemptsOf(db, [d.id]));
 }
 
 function requireWebhookPartner(p: ExternalSystemRow): void {
@@ -104,11 +104,12 @@ function requireWebhookPartner(p: ExternalSystemRow): void {
 /**
  * Delivers one delivery's event again, as a new delivery (same eventId, attempts from
  * 1, the whole retry schedule), behind any open delivery of the same order. Refused
- * while the event still has an open delivery.
+ * while the event still has an open delivery. Returns the new delivery as written
+ * (pending): its first attempt may start the moment the transaction commits.
  */
 export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Actor): Promise<WebhookDeliveryView> {
   if (!isUuid(deliveryId)) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
-  const created = await deps.db.transaction().execute(async (tx) => {
+  return deps.db.transaction().execute(async (tx) => {
     const original = await tx.selectFrom('webhook_delivery').selectAll().where('id', '=', deliveryId).forUpdate().executeTakeFirst();
     if (!original) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
     const partner = await tx.selectFrom('external_system').selectAll().where('id', '=', original.external_system_id).executeTakeFirstOrThrow();
@@ -116,11 +117,10 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
     await lockEventDeliveries(tx, original.event_id);
     if (await hasOpenDelivery(tx, original.event_id)) throw new AppError('conflict', { reason: `event ${original.event_id} is still being delivered; wait until its delivery succeeds or is dead` });
     const d = await insertDelivery(tx, { event_id: original.event_id, external_system_id: original.external_system_id, ordering_key: original.ordering_key, requested_by: actorLabel(actor), redelivery_of: original.id });
-    await enqueueDelivery(tx, d.id);
+    await wakeDeliveries(tx, d.blocked ? [d] : []);
     await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver', entityType: 'partner', entityId: partner.id, before: null, after: { deliveryId: d.id, redeliveryOf: original.id, eventId: original.event_id } });
-    return d;
+    return viewOf(tx, d);
   });
-  return viewOf(deps, created);
 }
 
 /**
@@ -136,23 +136,40 @@ export async function redeliverSince(deps: ServiceDeps, partnerCode: string, sin
   const ids = await deps.db.transaction().execute(async (tx) => {
     // Serialises with concurrent redeliveries of this partner.
     await sql`SELECT pg_advisory_xact_lock(hashtext('lumen.webhook.redeliver'), hashtext(${partner.id}))`.execute(tx);
-    const { rows } = await sql<{ id: string; ordering_key: string }>`
-      INSERT INTO webhook_delivery (event_id, external_system_id, ordering_key, requested_by)
-      SELECT e.id, e.external_system_id, coalesce(e.service_order_id, e.alert_id), ${actorLabel(actor)}
-      FROM event e
-      WHERE e.external_system_id = ${partner.id}
-        AND e.created_at >= ${from}
-        AND NOT EXISTS (SELECT 1 FROM webhook_delivery o WHERE o.event_id = e.id AND o.status IN ('pending', 'failed'))
-      ORDER BY e.write_seq
-      RETURNING id, ordering_key`.execute(tx);
-    // The first new delivery of each order is enough: each one finishing starts the next.
-    const firstOfKey = new Map<string, string>();
-    for (const r of rows) if (!firstOfKey.has(r.ordering_key)) firstOfKey.set(r.ordering_key, r.id);
-    for (const id of firstOfKey.values()) await enqueueDelivery(tx, id);
+    // Blocked (see migration 0012): behind a delivery of the same order that failed and
+    // waits for a retry; and every new delivery of an order but the first, behind that
+    // first one, which is written in this same transaction (its record unblocks the next).
+    const { rows } = await sql<{ id: string; external_system_id: string; ordering_key: string; behind_failed: boolean }>`
+      WITH n AS (
+        SELECT e.id AS event_id, e.external_system_id, coalesce(e.service_order_id, e.alert_id) AS ordering_key, e.write_seq,
+          row_number() OVER (PARTITION BY coalesce(e.service_order_id, e.alert_id) ORDER BY e.write_seq) AS nth,
+          EXISTS (SELECT 1 FROM webhook_delivery k
+                  WHERE k.external_system_id = e.external_system_id AND k.ordering_key = coalesce(e.service_order_id, e.alert_id)
+                    AND k.status = 'failed') AS behind_failed
+        FROM event e
+        WHERE e.external_system_id = ${partner.id}
+          AND e.created_at >= ${from}
+          AND NOT EXISTS (SELECT 1 FROM webhook_delivery o WHERE o.event_id = e.id AND o.status IN ('pending', 'failed'))
+      ), ins AS (
+        INSERT INTO webhook_delivery (event_id, external_system_id, ordering_key, requested_by, blocked)
+        SELECT event_id, external_system_id, ordering_key, ${actorLabel(actor)}, behind_failed OR nth > 1 FROM n
+        ORDER BY write_seq
+        RETURNING id, event_id, position
+      )
+      SELECT ins.id, n.external_system_id, n.ordering_key, n.behind_failed
+      FROM ins JOIN n ON n.event_id = ins.event_id
+      ORDER BY ins.position`.execute(tx);
+    if (rows.length > 0) await wakeDeliveries(tx, uniqueKeys(rows.filter((r) => r.behind_failed)));
     await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver-since', entityType: 'partner', entityId: partner.id, before: null, after: { since: from.toISOString(), count: rows.length } });
     return rows.map((r) => r.id);
   });
   return { partnerCode: partner.code, since: from.toISOString(), count: ids.length, deliveryIds: ids };
+}
+
+function uniqueKeys(keys: readonly OrderingKey[]): OrderingKey[] {
+  const seen = new Map<string, OrderingKey>();
+  for (const k of keys) seen.set(`${k.external_system_id}/${k.ordering_key}`, { external_system_id: k.external_system_id, ordering_key: k.ordering_key });
+  return [...seen.values()];
 }
 
 async function lockEventDeliveries(tx: Tx, eventId: string): Promise<void> {

@@ -3,11 +3,10 @@ import { openSecret } from '../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../lib/outbound-http.js';
 import { signWebhookBody } from '../lib/webhook-signature.js';
 import { VERSION } from '../version.js';
-import { claimDelivery, headOfKey, insertAttempt, loadDeliveryTarget, settleDelivery, type DeliveryRow } from '../db/repositories/webhook-delivery.repository.js';
-import { enqueueDelivery, wakeDeliveryWorkersAt } from './events-dispatch.js';
+import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../db/repositories/webhook-delivery.repository.js';
 
 /** An attempt's lease outlives its longest HTTP call (10 s) with room for the bookkeeping. */
-const LEASE_MS = 60_000;
+export const LEASE_MS = 60_000;
 /** The partner's answer is ignored beyond its status; read at most this much of it. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** A Retry-After is honoured up to this; a longer one is cut to it. */
@@ -62,47 +61,66 @@ function describeFailure(res: OutboundResponse): string {
   return `HTTP ${res.status} (${kind})${text ? `: ${text}` : ''}`;
 }
 
-/**
- * One attempt of one delivery, when it is due, unleased and first of its order (else
- * nothing happens: whoever makes it eligible enqueues it again). The partner is called
- * outside any transaction; the outcome, the next attempt or the end, and the job of
- * the next delivery of the same order are recorded in one transaction. A crash between
- * the call and that record leaves the lease to expire: the attempt is then made again
- * (at least once).
- */
-export async function attemptDelivery(deps: AppDeps, deliveryId: string, signal?: AbortSignal): Promise<void> {
-  const claimed = await claimDelivery(deps.db, deliveryId, LEASE_MS);
-  if (!claimed) return;
-  const target = await loadDeliveryTarget(deps.db, deliveryId);
-  if (!target) return;
-
-  const attempt = claimed.attempts + 1;
-  const startedAt = new Date();
-  const outcome = await send(deps, target, attempt, startedAt, signal);
-  const latencyMs = Date.now() - startedAt.getTime();
-  await settle(deps, claimed, attempt, startedAt, latencyMs, outcome);
-  deps.log.info(
-    { deliveryId, eventId: target.event_id, partner: target.partner_code, attempt, status: outcome.statusCode, succeeded: outcome.succeeded, latencyMs, error: outcome.error ?? undefined },
-    'webhook attempt',
-  );
+/** An attempt made, with the outcome its delivery's log records. */
+export interface Attempted {
+  readonly delivery: ClaimedDelivery;
+  readonly settled: SettledAttempt;
 }
 
-type DeliveryTarget = NonNullable<Awaited<ReturnType<typeof loadDeliveryTarget>>>;
+/** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
+export type SecretCache = Map<string, string | Error>;
 
-/** Signs and posts the stored envelope bytes; never throws. */
-async function send(deps: AppDeps, target: DeliveryTarget, attempt: number, startedAt: Date, signal?: AbortSignal): Promise<AttemptOutcome> {
+function secretOf(deps: AppDeps, sealed: string, cache: SecretCache): string | Error {
+  let secret = cache.get(sealed);
+  if (secret === undefined) {
+    try {
+      secret = openSecret(deps.config.secretKey, sealed);
+    } catch (err) {
+      secret = err as Error;
+    }
+    cache.set(sealed, secret);
+  }
+  return secret;
+}
+
+/**
+ * One attempt of a leased delivery: signs and posts the stored envelope bytes, outside
+ * any transaction, and returns what the delivery log records (the next attempt, or the
+ * end). Never throws.
+ */
+export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, secrets: SecretCache, signal?: AbortSignal): Promise<Attempted> {
+  const attempt = delivery.attempts + 1;
+  const startedAt = new Date();
+  const outcome = await send(deps, delivery, attempt, startedAt, secrets, signal);
+  const latencyMs = Date.now() - startedAt.getTime();
+  const schedule = deps.config.webhookRetryScheduleMs;
+  const dead = !outcome.succeeded && (outcome.permanent || attempt >= maxAttempts(schedule));
+  const nextAttemptAt = outcome.succeeded || dead ? null : new Date(Date.now() + retryDelayMs(schedule, attempt, outcome.retryAfterMs));
+  return {
+    delivery,
+    settled: {
+      deliveryId: delivery.id,
+      attempt,
+      startedAt,
+      latencyMs,
+      succeeded: outcome.succeeded,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      status: outcome.succeeded ? 'succeeded' : dead ? 'dead' : 'failed',
+      nextAttemptAt,
+    },
+  };
+}
+
+async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache, signal?: AbortSignal): Promise<AttemptOutcome> {
   const { config } = deps;
   const notSent = (why: string): AttemptOutcome => ({ succeeded: false, statusCode: null, error: `not sent: ${why}`, retryAfterMs: null, permanent: true });
   if (!target.enabled) return notSent('the partner is disabled');
   if (target.transport !== 'webhook') return notSent('the partner is in polling mode');
   if (!target.webhook_url) return notSent('the partner has no webhook URL');
   if (!target.webhook_secret_enc) return notSent('the partner has no webhook secret to sign with');
-  let secret: string;
-  try {
-    secret = openSecret(config.secretKey, target.webhook_secret_enc);
-  } catch (err) {
-    return notSent((err as Error).message);
-  }
+  const secret = secretOf(deps, target.webhook_secret_enc, secrets);
+  if (secret instanceof Error) return notSent(secret.message);
   const body = Buffer.from(target.body, 'utf8');
   try {
     const res = await outboundRequest({
@@ -132,41 +150,30 @@ async function send(deps: AppDeps, target: DeliveryTarget, attempt: number, star
   }
 }
 
-async function settle(deps: AppDeps, delivery: DeliveryRow, attempt: number, startedAt: Date, latencyMs: number, outcome: AttemptOutcome): Promise<void> {
-  const schedule = deps.config.webhookRetryScheduleMs;
-  const dead = !outcome.succeeded && (outcome.permanent || attempt >= maxAttempts(schedule));
-  const nextAt = outcome.succeeded || dead ? null : new Date(Date.now() + retryDelayMs(schedule, attempt, outcome.retryAfterMs));
-  let wakeAt: Date | null = nextAt;
-  await deps.db.transaction().execute(async (tx) => {
-    await insertAttempt(tx, {
-      delivery_id: delivery.id,
-      attempt,
-      started_at: startedAt,
-      latency_ms: latencyMs,
-      succeeded: outcome.succeeded,
-      status_code: outcome.statusCode,
-      error: outcome.error,
-      next_attempt_at: nextAt,
-    });
-    await settleDelivery(tx, delivery.id, {
-      status: outcome.succeeded ? 'succeeded' : dead ? 'dead' : 'failed',
-      attempts: attempt,
-      next_attempt_at: nextAt ?? undefined,
-      last_attempt_at: startedAt,
-      last_status_code: outcome.statusCode,
-      last_error: outcome.error,
-      finished: nextAt === null,
-    });
-    if (nextAt) {
-      await enqueueDelivery(tx, delivery.id, nextAt);
-    } else {
-      // This one is done: the next delivery of the same order may go now.
-      const next = await headOfKey(tx, delivery.external_system_id, delivery.ordering_key);
-      if (next) {
-        await enqueueDelivery(tx, next.id, next.next_attempt_at);
-        wakeAt = next.next_attempt_at;
-      }
-    }
-  });
-  if (wakeAt) wakeDeliveryWorkersAt(deps.jobs, wakeAt);
+/**
+ * Records attempts that came back together, in one statement (settleAttempts): their
+ * outcomes, and the next delivery of each order that ended, unblocked. Returns those
+ * next deliveries. A crash before this commits leaves the leases to run out: the
+ * attempts are then made again (at least once).
+ */
+export async function recordAttempts(deps: AppDeps, group: readonly Attempted[]): Promise<ReleasedDelivery[]> {
+  const released = await settleAttempts(deps.db, group.map((a) => a.settled));
+  // One line per attempt; not even built when info lines are off (thousands a second in a fan-out).
+  if (!deps.log.isLevelEnabled('info')) return released;
+  for (const { delivery, settled } of group) {
+    deps.log.info(
+      {
+        deliveryId: delivery.id,
+        eventId: delivery.event_id,
+        partner: delivery.partner_code,
+        attempt: settled.attempt,
+        status: settled.statusCode,
+        succeeded: settled.succeeded,
+        latencyMs: settled.latencyMs,
+        error: settled.error ?? undefined,
+      },
+      'webhook attempt',
+    );
+  }
+  return released;
 }

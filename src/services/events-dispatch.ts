@@ -1,8 +1,17 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { Jobs } from '../jobs/index.js';
-import { jobsOf } from '../jobs/transaction-jobs.js';
+import type { OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
 
-/** The queue whose jobs make webhook attempts; one job names one delivery. */
+/**
+ * The channel that wakes the delivery workers of every serving process (see
+ * jobs/webhook-pump.ts): notified by each transaction that writes a delivery.
+ */
+export const DELIVERY_CHANNEL = 'lumen_webhook_due';
+
+/**
+ * The queue of an earlier release, which enqueued one job per delivery attempt. Jobs
+ * it left behind only wake the delivery workers now (see webhook-delivery.job.ts).
+ */
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 
 /** Payload of a webhook-delivery job (versioned: a worker may see jobs of an older release). */
@@ -11,36 +20,41 @@ export interface WebhookDeliveryJob {
   readonly deliveryId: string;
 }
 
-/**
- * Enqueues an attempt of a delivery in the caller's transaction, to run at once or at
- * `startAfter`. Duplicate jobs are harmless: an attempt runs only when the delivery is
- * due, unleased and first in its order (see events-delivery.ts). Returns false when the
- * executor carries no job queue; the sweeper then starts the delivery.
- */
-export async function enqueueDelivery(executor: Executor, deliveryId: string, startAfter?: Date): Promise<boolean> {
-  const jobs = jobsOf(executor);
-  if (!jobs) return false;
-  const data: WebhookDeliveryJob = { v: 1, deliveryId };
-  await jobs.send(executor, WEBHOOK_DELIVERY_QUEUE, data, startAfter && startAfter.getTime() > Date.now() ? { startAfter } : {});
-  return true;
-}
+/** More keys than this to check again are announced as "check every blocked delivery". */
+const MAX_KEYS_IN_NOTIFICATION = 50;
 
 /**
- * pg-boss wakes workers by NOTIFY only for jobs that are runnable when they commit; a
- * retry due later would wait for the backstop poll. For near retries this process
- * wakes its own delivery workers when the retry falls due (another instance's poll
- * still finds it if this one stops first).
+ * Wakes the delivery workers when the caller's transaction commits (NOTIFY is delivered
+ * at commit, and never if it rolls back): call it in the transaction that writes
+ * deliveries, naming the ordering keys of those written blocked, which the workers then
+ * check again (see recheckKeys). A wake-up that is lost (no process listening at that
+ * moment) delays deliveries by the workers' short poll, and a lost check by the minute
+ * sweep, at most.
  */
-export function wakeDeliveryWorkersAt(jobs: Jobs, at: Date): void {
-  const delay = at.getTime() - Date.now();
-  if (delay > NEAR_RETRY_MS) return;
-  const timer = setTimeout(() => {
-    for (const worker of jobs.boss.getWipData()) {
-      if (worker.name === WEBHOOK_DELIVERY_QUEUE) jobs.boss.notifyWorker(worker.id);
-    }
-  }, Math.max(0, delay) + 5);
-  timer.unref();
+export async function wakeDeliveries(executor: Executor, recheck: readonly OrderingKey[] = []): Promise<void> {
+  await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${notificationPayload(recheck)})`.execute(executor);
 }
 
-/** Retries further away than this rely on the queue's own polling (a few seconds late at most). */
-const NEAR_RETRY_MS = 10 * 60_000;
+/** The notification's payload: '' (nothing to check), a JSON list of [partner, key] pairs, or '*' (check all). */
+export function notificationPayload(recheck: readonly OrderingKey[]): string {
+  if (recheck.length === 0) return '';
+  if (recheck.length > MAX_KEYS_IN_NOTIFICATION) return '*';
+  return JSON.stringify(recheck.map((k) => [k.external_system_id, k.ordering_key]));
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Reads a payload back: the keys to check, 'all', or none for anything else. */
+export function parseNotificationPayload(payload: string | undefined): OrderingKey[] | 'all' {
+  if (!payload) return [];
+  if (payload === '*') return 'all';
+  try {
+    const pairs = JSON.parse(payload) as unknown;
+    if (!Array.isArray(pairs)) return [];
+    return pairs
+      .filter((p): p is [string, string] => Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'string' && UUID.test(p[0]) && UUID.test(p[1]))
+      .map(([external_system_id, ordering_key]) => ({ external_system_id, ordering_key }));
+  } catch {
+    return [];
+  }
+}

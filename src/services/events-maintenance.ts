@@ -1,27 +1,28 @@
 import { sql } from 'kysely';
 import type { AppDeps } from '../app-deps.js';
-import { strandedDeliveries } from '../db/repositories/webhook-delivery.repository.js';
-import { enqueueDelivery } from './events-dispatch.js';
+import { overdueDeliveries, unblockOrphans } from '../db/repositories/webhook-delivery.repository.js';
+import { wakeDeliveries } from './events-dispatch.js';
 
-/** A delivery due longer than this without an attempt lost its job (normal pick-up takes milliseconds). */
-const STRANDED_AFTER_MS = 30_000;
+/** A delivery due longer than this without an attempt has been missed (normal pick-up takes milliseconds). */
+const OVERDUE_AFTER_MS = 30_000;
 const SWEEP_BATCH = 500;
 const CLEANUP_BATCH = 5000;
 
 /**
- * Enqueues deliveries that are due, unleased and first of their order but have not
- * been attempted for a while: their job was lost (an instance died mid-attempt and
- * its lease expired, a job expired, the writer's database handle carried no queue).
- * Returns how many were enqueued.
+ * Restarts deliveries that nothing would start otherwise, and returns how many: ones
+ * left blocked although no earlier delivery of their order is open any more (written
+ * while the settle that ended the one ahead of them was running), and ones due for a
+ * while without an attempt (no delivery worker was running, or none was woken), for
+ * which every serving process's delivery worker is woken.
  */
 export async function sweepStrandedDeliveries(deps: AppDeps): Promise<number> {
-  const stranded = await strandedDeliveries(deps.db, new Date(Date.now() - STRANDED_AFTER_MS), SWEEP_BATCH);
-  if (stranded.length === 0) return 0;
-  await deps.db.transaction().execute(async (tx) => {
-    for (const d of stranded) await enqueueDelivery(tx, d.id);
-  });
-  deps.log.info({ count: stranded.length }, 'stranded webhook deliveries enqueued again');
-  return stranded.length;
+  const unblocked = await unblockOrphans(deps.db);
+  const overdue = await overdueDeliveries(deps.db, new Date(Date.now() - OVERDUE_AFTER_MS), SWEEP_BATCH);
+  const count = unblocked.length + overdue.length;
+  if (count === 0) return 0;
+  await wakeDeliveries(deps.db);
+  deps.log.info({ unblocked: unblocked.length, overdue: overdue.length }, 'stranded webhook deliveries started again');
+  return count;
 }
 
 /**

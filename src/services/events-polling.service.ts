@@ -1,19 +1,18 @@
 import { sql } from 'kysely';
 import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
 import type { Tx } from '../db/database.js';
+import { positionCommitted, readPositioned, type PositionMark } from '../db/repositories/event-position.repository.js';
 import { AppError } from '../lib/errors.js';
 import type { ServiceDeps } from './deps.js';
 
 /** Most events per call (interface 4.4, 8); larger `limit`s are cut down to it. */
 export const MAX_EVENTS_PER_CALL = 200;
-/** Most events given a position per call; more are positioned by the following calls. */
-const PUBLISH_BATCH = 1000;
-/** nextSince before anything was ever confirmed or positioned. */
+/** nextSince before anything was ever confirmed or returned. */
 const ORIGIN = new Date(0);
 
 export interface PollRequest {
   externalSystemId: string;
-  /** The partner's `since`: confirms every event positioned at or before it. */
+  /** The partner's `since`: confirms every event returned at or before it. */
   since?: Date;
   limit?: number;
 }
@@ -21,6 +20,9 @@ export interface PollRequest {
 interface CursorState {
   confirmed_at: Date | null;
   last_published_at: Date | null;
+  last_returned_at: Date | null;
+  positioned_seq: number | null;
+  positioned_snapshot: string | null;
   last_poll_at: Date | null;
   last_has_more: boolean;
   min_interval_seconds: number | null;
@@ -31,9 +33,10 @@ interface CursorState {
  * GET /api/external/events, one partner at a time (its cursor row is locked for the
  * call). Gap-free by construction (N6):
  *
- * 1. Events get a position (`published_at`) only here, and only once they are
- *    committed: still-open transactions' events are invisible to this statement and
- *    get a position on a later call.
+ * 1. Events get a position (an event_position row) only here, and only once they
+ *    are committed: still-open transactions' events are invisible to this statement
+ *    and get a position on a later call (found by their writer's transaction id, see
+ *    positionCommitted).
  * 2. Every new position is strictly greater than every earlier one of the partner
  *    (`max(now, last + 1 ms)`, then +1 ms per event), so events positioned later,
  *    whatever their `occurredAt`, always come after the `nextSince` already handed out.
@@ -41,8 +44,13 @@ interface CursorState {
  *    exactly what was returned, also when a limit cuts a group of events written by
  *    one transaction.
  *
- * Confirmation moves forward only, and never past the greatest position handed out,
+ * Confirmation moves forward only, and never past the greatest position returned,
  * so neither an older nor a made-up later `since` can lose an event.
+ *
+ * A call first reads what is positioned and unconfirmed (limit + 1 rows), then
+ * positions only what that leaves short of limit + 1, so at most one event is
+ * positioned ahead of what a draining partner has been given. `hasMore` is exactly
+ * "a (limit + 1)th event was found": no separate probe.
  */
 export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<EventsPage> {
   const limit = Math.min(Math.max(1, Math.trunc(req.limit ?? MAX_EVENTS_PER_CALL)), MAX_EVENTS_PER_CALL);
@@ -51,41 +59,50 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
     enforceMinInterval(cursor);
 
     let confirmed = cursor.confirmed_at;
-    if (req.since && cursor.last_published_at) {
-      const upTo = req.since < cursor.last_published_at ? req.since : cursor.last_published_at;
+    if (req.since && cursor.last_returned_at) {
+      const upTo = req.since < cursor.last_returned_at ? req.since : cursor.last_returned_at;
       if (!confirmed || upTo > confirmed) confirmed = upTo;
     }
 
-    const published = await publishCommittedEvents(tx, req.externalSystemId, cursor.last_published_at);
-    const lastPublished = published ?? cursor.last_published_at;
-    const backlog = await tx
-      .selectFrom('event')
-      .select('id')
-      .where('external_system_id', '=', req.externalSystemId)
-      .where('published_at', 'is', null)
-      .limit(1)
-      .executeTakeFirst();
-
-    let read = tx
-      .selectFrom('event')
-      .select(['body', 'payload', 'published_at'])
-      .where('external_system_id', '=', req.externalSystemId)
-      .where('published_at', 'is not', null);
-    if (confirmed) read = read.where('published_at', '>', confirmed);
-    const rows = await read.orderBy('published_at').limit(limit + 1).execute();
+    const read = await readPositioned(tx, req.externalSystemId, confirmed, limit + 1);
+    let rows = read;
+    let taken = 0;
+    let mark: PositionMark = { seq: cursor.positioned_seq, snapshot: cursor.positioned_snapshot };
+    let lastPublished = cursor.last_published_at;
+    if (read.length <= limit) {
+      const p = await positionCommitted(tx, req.externalSystemId, mark, lastPublished, limit + 1 - read.length);
+      rows = [...read, ...p.events];
+      taken = p.taken;
+      mark = p.mark;
+      if (p.events.length > 0) lastPublished = p.events[p.events.length - 1]!.published_at;
+    }
 
     const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit || backlog !== undefined;
-    const events = page.map((r) => (r.body !== null ? JSON.parse(r.body) : r.payload) as Event);
-    const nextSince = page.length > 0 ? page[page.length - 1]!.published_at! : (confirmed ?? ORIGIN);
+    const hasMore = read.length + taken > limit;
+    const events = page.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as Event]));
+    const lastReturned = page.length > 0 ? page[page.length - 1]!.published_at : null;
+    const nextSince = lastReturned ?? confirmed ?? ORIGIN;
 
     await tx
       .updateTable('event_cursor')
-      .set({ confirmed_at: confirmed, last_published_at: lastPublished, last_poll_at: cursor.now, last_has_more: hasMore, updated_at: cursor.now })
+      .set({
+        confirmed_at: confirmed,
+        last_published_at: lastPublished,
+        last_returned_at: later(cursor.last_returned_at, lastReturned),
+        positioned_seq: mark.seq,
+        positioned_snapshot: mark.snapshot,
+        last_poll_at: cursor.now,
+        last_has_more: hasMore,
+        updated_at: cursor.now,
+      })
       .where('external_system_id', '=', req.externalSystemId)
       .execute();
     return { events, nextSince: nextSince.toISOString(), hasMore };
   });
+}
+
+function later(a: Date | null, b: Date | null): Date | null {
+  return a && b ? (a > b ? a : b) : (a ?? b);
 }
 
 async function lockCursor(tx: Tx, externalSystemId: string): Promise<CursorState> {
@@ -93,7 +110,17 @@ async function lockCursor(tx: Tx, externalSystemId: string): Promise<CursorState
   return tx
     .selectFrom('event_cursor as c')
     .innerJoin('external_system as x', 'x.id', 'c.external_system_id')
-    .select(['c.confirmed_at', 'c.last_published_at', 'c.last_poll_at', 'c.last_has_more', 'x.events_min_interval_seconds as min_interval_seconds', sql<Date>`now()`.as('now')])
+    .select([
+      'c.confirmed_at',
+      'c.last_published_at',
+      'c.last_returned_at',
+      'c.positioned_seq',
+      sql<string | null>`c.positioned_snapshot::text`.as('positioned_snapshot'),
+      'c.last_poll_at',
+      'c.last_has_more',
+      'x.events_min_interval_seconds as min_interval_seconds',
+      sql<Date>`now()`.as('now'),
+    ])
     .where('c.external_system_id', '=', externalSystemId)
     .forUpdate('c')
     .executeTakeFirstOrThrow();
@@ -115,33 +142,4 @@ function enforceMinInterval(c: CursorState): void {
     'ratelimit-policy': `"poll-interval";q=1;w=${c.min_interval_seconds}`,
     ratelimit: `"poll-interval";r=0;t=${retryAfter}`,
   });
-}
-
-/**
- * Gives the partner's committed, not yet positioned events their positions, in the
- * order they were written: the first at max(now, last + 1 ms),
- * each next one 1 ms later. Returns the greatest position given, or null for none.
- */
-async function publishCommittedEvents(tx: Tx, externalSystemId: string, lastPublished: Date | null): Promise<Date | null> {
-  const { rows } = await sql<{ last: Date | null }>`
-    WITH todo AS (
-      SELECT id, row_number() OVER (ORDER BY write_seq) AS rn
-      FROM event
-      WHERE external_system_id = ${externalSystemId} AND published_at IS NULL
-      ORDER BY write_seq
-      LIMIT ${PUBLISH_BATCH}
-    ), base AS (
-      SELECT greatest(
-        date_trunc('milliseconds', clock_timestamp()),
-        coalesce(${lastPublished}::timestamptz + interval '1 millisecond', '-infinity'::timestamptz)
-      ) AS t
-    ), stamped AS (
-      UPDATE event e
-      SET published_at = base.t + (todo.rn - 1) * interval '1 millisecond'
-      FROM todo, base
-      WHERE e.id = todo.id
-      RETURNING e.published_at
-    )
-    SELECT max(published_at) AS last FROM stamped`.execute(tx);
-  return rows[0]?.last ?? null;
 }

@@ -1,13 +1,17 @@
 import type { AttachmentResult, IntakeResponse } from '../../generated/partner/types.gen.js';
 import type { Executor } from '../db/database.js';
 import type { AlertRow } from '../db/repositories/alert.repository.js';
+import type { ServiceOrderRow } from '../db/repositories/service-order.repository.js';
 import type { AlertAttachmentRow } from '../db/repositories/attachment.repository.js';
 import { findReason } from '../db/repositories/reason.repository.js';
 import type { Language } from '../lib/i18n.js';
 import { attachmentErrorMessage } from './attachments/messages.js';
 
+/** What an attachment result shows of its row. */
+export type AttachmentResultRow = Pick<AlertAttachmentRow, 'success' | 'blob_path' | 'filename' | 'content_type' | 'size_bytes' | 'error_code' | 'error_params'>;
+
 /** One attachment result (2.6). `echo` overrides filename/contentType with what this request sent. */
-export function attachmentResult(row: AlertAttachmentRow, lang: Language, echo?: { filename: string | null; contentType: string }): AttachmentResult {
+export function attachmentResult(row: AttachmentResultRow, lang: Language, echo?: { filename: string | null; contentType: string }): AttachmentResult {
   return {
     success: row.success,
     blobPath: row.blob_path,
@@ -28,11 +32,29 @@ export async function buildIntakeResponse(db: Executor, alert: AlertRow, lang: L
   const order = alert.service_order_id
     ? await db.selectFrom('service_order').select(['id', 'number', 'priority', 'created_at']).where('id', '=', alert.service_order_id).executeTakeFirstOrThrow()
     : null;
+  const reasonName = reason ? (lang === 'en' ? reason.name_en : reason.name_pt) : alert.reason_code;
+  return intakeResponseOf(alert, reasonName, order, (order ?? alert).created_at.toISOString(), attachments);
+}
+
+/** The alert's fields a 2.6 body shows. */
+export type ResponseAlert = Pick<
+  AlertRow,
+  'id' | 'protocol_number' | 'alert_number' | 'reason_code' | 'requester_name' | 'requester_phone' | 'description' | 'additional_notes' | 'lamp_type' | 'requested_at' | 'latitude' | 'longitude' | 'status'
+>;
+
+/** The 2.6 body from values already known; `createdAt` is the order's creation time, else the alert's. */
+export function intakeResponseOf(
+  alert: ResponseAlert,
+  reasonName: string,
+  order: Pick<ServiceOrderRow, 'id' | 'number' | 'priority'> | null,
+  createdAt: string,
+  attachments: AttachmentResult[],
+): IntakeResponse {
   const alertResult: IntakeResponse['alert'] = {
     id: alert.id,
     alertNumber: alert.alert_number,
     alertReasonCode: alert.reason_code,
-    alertReasonName: reason ? (lang === 'en' ? reason.name_en : reason.name_pt) : alert.reason_code,
+    alertReasonName: reasonName,
     requesterName: alert.requester_name,
     requesterPhone: alert.requester_phone,
     description: alert.description,
@@ -52,7 +74,7 @@ export async function buildIntakeResponse(db: Executor, alert: AlertRow, lang: L
       assetType: 'POLE',
       status: 'OPEN',
       priority: order.priority,
-      createdAt: order.created_at.toISOString(),
+      createdAt,
       alert: alertResult,
     };
   }
@@ -61,7 +83,7 @@ export async function buildIntakeResponse(db: Executor, alert: AlertRow, lang: L
     protocolNumber: alert.protocol_number,
     assetType: 'POLE',
     status: 'RECEIVED',
-    createdAt: alert.created_at.toISOString(),
+    createdAt,
     alert: alertResult,
   };
 }

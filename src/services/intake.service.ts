@@ -5,15 +5,16 @@ import type { Tx } from '../db/database.js';
 import type { Scope } from '../db/tables/foundation.js';
 import { findAlertByProtocol, lockNames, type AlertRow, type VersionedAlertRow } from '../db/repositories/alert.repository.js';
 import { listAlertAttachments, type AlertAttachmentRow } from '../db/repositories/attachment.repository.js';
-import { findExternalSystem } from '../db/repositories/external-system.repository.js';
 import { findIdempotencyKey, insertIdempotencyKey, type IdempotencyKeyRow } from '../db/repositories/idempotency.repository.js';
-import { findTenant } from '../db/repositories/tenant.repository.js';
+import { findIntakeSetting, findIntakeState, type IntakeState } from '../db/repositories/intake.repository.js';
+import { DEFAULT_REASON_CODE } from '../db/repositories/reason.repository.js';
 import { blobStoreFor, type BlobStore } from '../lib/blob-store/index.js';
 import { AppError } from '../lib/errors.js';
 import type { Language } from '../lib/i18n.js';
 import { prepareAttachments } from './attachments/prepare.js';
 import { geocode } from './geocoding/index.js';
-import { applyCreate, applyResend, isClosed, type IntakeContext, type IntakeResult, type LocationPlan, type Plan } from './intake-apply.js';
+import { applyResend, isClosed, type IntakeContext, type IntakeResult, type LocationPlan, type Plan } from './intake-apply.js';
+import { createIntake } from './intake-create.js';
 import { parseIdempotencyKey, requestHash, validateIntakeBody, type IntakeInput } from './intake-validate.js';
 
 export interface IntakeCaller {
@@ -43,13 +44,18 @@ const MAX_ROUNDS = 5;
  * exactly the HTTP validation.
  *
  * Slow work (geocoding within its budget, attachment downloads, blob writes) happens
- * before the transaction, against a snapshot of the alert. The transaction then takes
- * advisory locks on (partner, Idempotency-Key) and (partner, protocolNumber), re-reads,
- * and commits only if the snapshot still holds; otherwise its blobs are removed and the
- * request is planned again. Simultaneous identical requests therefore create exactly
- * one alert and one order; the unique constraints are the backstop. Numbers are taken
- * inside the transaction, so a request that fails leaves no alert, order, number,
- * idempotency record or blob behind.
+ * first, against a snapshot of the alert. Then:
+ * - No alert yet: numbers are taken and the alert written (intake-create.ts) without a
+ *   lock. Of simultaneous requests with the same protocolNumber or Idempotency-Key one
+ *   commits; the others fail on the unique constraints (23505), remove their blobs and
+ *   are planned again, which finds the winner's alert (a resend) or stored key (a replay).
+ * - A known alert (a resend): the transaction takes advisory locks on (partner,
+ *   Idempotency-Key) and (partner, protocolNumber), re-reads, and commits only if the
+ *   snapshot still holds; otherwise its blobs are removed and the request is planned again.
+ * Simultaneous identical requests therefore create exactly one alert and one order. A
+ * request that fails leaves no alert, order, idempotency record or blob behind; numbers
+ * it took stay unused (numbers are unique and increasing, not gap-free: see
+ * counter.repository.ts).
  */
 export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody: unknown, opts: IntakeOptions): Promise<{ status: 200 | 201; body: IntakeResponse }> {
   const key = opts.idempotencyKey == null ? null : parseIdempotencyKey(opts.idempotencyKey);
@@ -58,19 +64,24 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   }
   const input = await validateIntakeBody(rawBody);
   const hash = key ? requestHash(rawBody) : null;
-  const ctx = await loadContext(deps, caller);
   const blobs = blobStoreFor(deps.config.blobStore);
 
+  let known: IntakeContext | null = null;
   for (let round = 1; ; round++) {
-    if (key) {
-      const stored = await findIdempotencyKey(deps.db, caller.externalSystemId, key);
-      if (stored) return replay(stored, hash!);
-    }
-    const snapshot = await loadSnapshot(deps, caller.externalSystemId, input.protocolNumber);
+    // The context is read once, beside the first round's state.
+    const [ctx, state]: [IntakeContext, IntakeState] = await Promise.all([
+      known ?? loadContext(deps, caller, input),
+      findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber),
+    ]);
+    known = ctx;
+    if (state.stored) return replay(state.stored, hash!);
+    const snapshot = await loadSnapshot(deps, state.alert);
     const plan = await preparePlan(deps, blobs, ctx, input, snapshot, opts.signal);
     let outcome: Outcome;
     try {
-      outcome = await deps.db.transaction().execute((tx) => commitPlan(tx, deps, ctx, input, { key, hash }, snapshot, plan, opts.lang));
+      outcome = snapshot
+        ? await deps.db.transaction().execute((tx) => commitResend(tx, deps, ctx, input, { key, hash }, snapshot, plan, opts.lang))
+        : { kind: 'done', result: await createIntake(deps, ctx, input, { key, hash }, plan, opts.lang) };
     } catch (err) {
       await removeBlobs(deps, blobs, plan.attachments.written);
       if (round < MAX_ROUNDS && (err as { code?: string }).code === '23505') continue;
@@ -89,24 +100,26 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   }
 }
 
-function replay(stored: IdempotencyKeyRow, hash: Buffer): IntakeResult {
+function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'>, hash: Buffer): IntakeResult {
   if (!stored.request_hash.equals(hash)) throw new AppError('idempotency-key-reused');
   return { status: 200, body: JSON.parse(stored.response_body) as IntakeResponse };
 }
 
-async function loadContext(deps: AppDeps, caller: IntakeCaller): Promise<IntakeContext> {
-  const [tenant, partner] = await Promise.all([findTenant(deps.db, caller.tenantId), findExternalSystem(deps.db, caller.externalSystemId)]);
-  if (!tenant || !partner || partner.tenant_id !== tenant.id) throw new Error(`intake caller ${caller.externalSystemId} does not belong to tenant ${caller.tenantId}`);
+/** Who sends the request, for which tenant, and the reason its code maps to: one statement. */
+async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput): Promise<IntakeContext> {
+  const setting = await findIntakeSetting(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode);
+  if (!setting) throw new Error(`intake caller ${caller.externalSystemId} does not belong to tenant ${caller.tenantId}, or the tenant has no ${DEFAULT_REASON_CODE} reason`);
   return {
     caller,
-    tenant,
-    actor: `partner:${partner.code}`,
-    automatic: tenant.intake_policy === 'automatic' && caller.scopes.includes('canCreateServiceOrders'),
+    tenant: setting.tenant,
+    actor: `partner:${setting.partnerCode}`,
+    automatic: setting.tenant.intake_policy === 'automatic' && caller.scopes.includes('canCreateServiceOrders'),
+    reason: setting.reason,
   };
 }
 
-async function loadSnapshot(deps: AppDeps, externalSystemId: string, protocolNumber: string): Promise<Snapshot> {
-  const alert = await findAlertByProtocol(deps.db, externalSystemId, protocolNumber);
+/** The alert as found, with its attachments (a resend compares the request's attachments with them). */
+async function loadSnapshot(deps: AppDeps, alert: VersionedAlertRow | undefined): Promise<Snapshot> {
   return alert ? { alert, attachments: await listAlertAttachments(deps.db, alert.id) } : null;
 }
 
@@ -150,13 +163,14 @@ async function locate(deps: AppDeps, ctx: IntakeContext, input: IntakeInput, sig
   return null;
 }
 
-async function commitPlan(
+/** A resend of a known alert, under the request's advisory locks. */
+async function commitResend(
   tx: Tx,
   deps: AppDeps,
   ctx: IntakeContext,
   input: IntakeInput,
   idem: { key: string | null; hash: Buffer | null },
-  snapshot: Snapshot,
+  snapshot: NonNullable<Snapshot>,
   plan: Plan,
   lang: Language,
 ): Promise<Outcome> {
@@ -168,9 +182,9 @@ async function commitPlan(
     if (stored) return { kind: 'replay', stored };
   }
   const current = await findAlertByProtocol(tx, esid, input.protocolNumber, { forUpdate: true });
-  if ((current?.row_version ?? null) !== (snapshot?.alert.row_version ?? null) || (current?.id ?? null) !== (snapshot?.alert.id ?? null)) return { kind: 'stale' };
+  if (!current || current.row_version !== snapshot.alert.row_version || current.id !== snapshot.alert.id) return { kind: 'stale' };
 
-  const result = current ? await applyResend(tx, deps, ctx, input, current, plan, lang) : await applyCreate(tx, deps, ctx, input, plan, lang);
+  const result = await applyResend(tx, deps, ctx, input, current, plan, lang);
   if (idem.key) {
     await insertIdempotencyKey(tx, {
       external_system_id: esid,

@@ -5,7 +5,7 @@ import type { Tx } from '../db/database.js';
 import type { AlertStatus } from '../db/tables/domain.js';
 import { insertDelivery } from '../db/repositories/webhook-delivery.repository.js';
 import { loadServiceOrder, serviceOrderView } from './service-order.view.js';
-import { enqueueDelivery } from './events-dispatch.js';
+import { wakeDeliveries } from './events-dispatch.js';
 
 export interface EventSubject {
   alert: { id: string; tenant_id: string; external_system_id: string; protocol_number: string; alert_number: number; status: AlertStatus };
@@ -21,9 +21,9 @@ export interface EventSubject {
  * The envelope is built here, once, from the state inside the transaction, and stored
  * as the exact bytes both transports deliver. `sequence` increases per service order
  * (per alert when there is none), also for types the partner does not receive, so it
- * orders but is not contiguous. For a webhook-mode partner the first delivery is
- * written and its job enqueued in the same transaction: it starts the moment the
- * transaction commits, and never if it rolls back.
+ * orders but is not contiguous. For a webhook-mode partner the delivery is written
+ * in the same transaction, which wakes the delivery workers as it commits: it starts
+ * the moment the transaction commits, and never if it rolls back.
  *
  * Call it after updating the rows the event is about (the order is read here).
  */
@@ -80,7 +80,7 @@ export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject):
       external_system_id: alert.external_system_id,
       ordering_key: subject.serviceOrderId ?? alert.id,
     });
-    await enqueueDelivery(tx, delivery.id);
+    await wakeDeliveries(tx, delivery.blocked ? [delivery] : []);
   }
   return envelope;
 }

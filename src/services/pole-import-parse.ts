@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { CsvError, csvRecords, type CsvRecord } from './pole-import-csv.js';
 
 /**
  * Reading pole files: CSV (header code,address,neighborhood,latitude,longitude,active,
@@ -63,33 +64,35 @@ export async function detectFormat(file: string): Promise<PoleFileFormat> {
   }
 }
 
+function textValue(value: unknown, name: string, max: number, problems: string[]): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') {
+    problems.push(`${name} must be text`);
+    return '';
+  }
+  const s = value.trim();
+  if (s.length > max) problems.push(`${name} must have at most ${max} characters`);
+  return s;
+}
+
+function coordValue(value: unknown, name: string, limit: number, decimalComma: boolean, problems: string[]): number {
+  let n = NaN;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'string' && value.trim() !== '') n = Number(decimalComma ? value.trim().replace(',', '.') : value.trim());
+  if (!Number.isFinite(n)) problems.push(`${name} must be a number`);
+  else if (Math.abs(n) > limit) problems.push(`${name} must be from -${limit} to ${limit}`);
+  return n;
+}
+
 /** Checks one row's values (strings from CSV, JSON values from GeoJSON). */
 export function checkRow(line: number, v: { code: unknown; address?: unknown; neighborhood?: unknown; latitude: unknown; longitude: unknown; active?: unknown; device?: unknown }, decimalComma = false): PoleRecord | RowError {
   const problems: string[] = [];
   const code = typeof v.code === 'number' ? String(v.code) : typeof v.code === 'string' ? v.code.trim() : '';
   if (code.length < 1 || code.length > 100) problems.push('code must have 1 to 100 characters');
-  const text = (value: unknown, name: string, max: number): string => {
-    if (value === undefined || value === null) return '';
-    if (typeof value !== 'string') {
-      problems.push(`${name} must be text`);
-      return '';
-    }
-    const s = value.trim();
-    if (s.length > max) problems.push(`${name} must have at most ${max} characters`);
-    return s;
-  };
-  const address = text(v.address, 'address', 500);
-  const neighborhood = text(v.neighborhood, 'neighborhood', 200);
-  const coord = (value: unknown, name: string, limit: number): number => {
-    let n = NaN;
-    if (typeof value === 'number') n = value;
-    else if (typeof value === 'string' && value.trim() !== '') n = Number(decimalComma ? value.trim().replace(',', '.') : value.trim());
-    if (!Number.isFinite(n)) problems.push(`${name} must be a number`);
-    else if (Math.abs(n) > limit) problems.push(`${name} must be from -${limit} to ${limit}`);
-    return n;
-  };
-  const latitude = coord(v.latitude, 'latitude', 90);
-  const longitude = coord(v.longitude, 'longitude', 180);
+  const address = textValue(v.address, 'address', 500, problems);
+  const neighborhood = textValue(v.neighborhood, 'neighborhood', 200, problems);
+  const latitude = coordValue(v.latitude, 'latitude', 90, decimalComma, problems);
+  const longitude = coordValue(v.longitude, 'longitude', 180, decimalComma, problems);
   let active = true;
   if (typeof v.active === 'boolean') active = v.active;
   else if (typeof v.active === 'string' && v.active.trim() !== '') {
@@ -107,83 +110,7 @@ export function checkRow(line: number, v: { code: unknown; address?: unknown; ne
   return { line, code, address, neighborhood, latitude, longitude, active, device };
 }
 
-/** RFC 4180 records with the line each starts on. Quoted fields may span lines. */
-async function* csvRecords(file: string, delimiter: string, onBytes: (n: number) => void): AsyncGenerator<{ line: number; fields: string[] }> {
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  let fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  let afterQuote = false;
-  let line = 1;
-  let start = 1;
-  let first = true;
-  let pendingCr = false;
-  for await (const chunk of stream as AsyncIterable<string>) {
-    onBytes(Buffer.byteLength(chunk));
-    let s = chunk;
-    if (first) {
-      s = s.replace(/^\uFEFF/, '');
-      first = false;
-    }
-    for (let i = 0; i < s.length; i++) {
-      const ch = s[i]!;
-      if (pendingCr) {
-        pendingCr = false;
-        if (ch === '\n') continue;
-      }
-      if (quoted) {
-        if (ch === '"') {
-          if (s[i + 1] === '"') {
-            field += '"';
-            i++;
-          } else if (i + 1 === s.length) {
-            // A quote at the end of a chunk: decided by the next chunk's first char.
-            quoted = false;
-            afterQuote = true;
-          } else {
-            quoted = false;
-            afterQuote = true;
-          }
-        } else {
-          if (ch === '\n') line++;
-          field += ch;
-        }
-        continue;
-      }
-      if (afterQuote && ch === '"') {
-        // The escaped quote split across chunks.
-        field += '"';
-        quoted = true;
-        afterQuote = false;
-        continue;
-      }
-      afterQuote = false;
-      if (ch === '"' && field === '') {
-        quoted = true;
-      } else if (ch === delimiter) {
-        fields.push(field);
-        field = '';
-      } else if (ch === '\n' || ch === '\r') {
-        fields.push(field);
-        field = '';
-        yield { line: start, fields };
-        fields = [];
-        line++;
-        start = line;
-        if (ch === '\r') pendingCr = true;
-      } else {
-        field += ch;
-      }
-    }
-  }
-  if (quoted) throw new UnusableFileError(`unterminated quoted field in the row starting at line ${start}`);
-  if (field !== '' || fields.length > 0) {
-    fields.push(field);
-    yield { line: start, fields };
-  }
-}
-
-async function* readCsv(file: string, onBytes: (n: number) => void): AsyncGenerator<PoleRecord | RowError> {
+async function* readCsv(file: string, onBytes: (n: number) => void): AsyncGenerator<(PoleRecord | RowError)[]> {
   // The header decides the delimiter: ';' (spreadsheets with decimal commas) or ','.
   const firstLine = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8', end: 64 * 1024 }) });
@@ -199,31 +126,51 @@ async function* readCsv(file: string, onBytes: (n: number) => void): AsyncGenera
     rl.on('error', reject);
   });
   const delimiter = firstLine.includes(';') && !firstLine.includes(',') ? ';' : ',';
+  const decimalComma = delimiter === ';';
   let columns: string[] | null = null;
-  for await (const rec of csvRecords(file, delimiter, onBytes)) {
-    if (columns === null) {
-      columns = rec.fields.map((f) => f.trim().toLowerCase().replace(/^deviceidentifier$/, 'device_identifier'));
-      const unknown = columns.filter((c) => !(CSV_COLUMNS as readonly string[]).includes(c));
-      if (unknown.length > 0) throw new UnusableFileError(`unknown column(s) ${unknown.map((c) => `"${c}"`).join(', ')} in the header; expected ${CSV_COLUMNS.join(',')}`);
-      const missing = REQUIRED.filter((c) => !columns!.includes(c));
-      if (missing.length > 0) throw new UnusableFileError(`the header lacks ${missing.join(', ')}; expected ${CSV_COLUMNS.join(',')}`);
-      if (new Set(columns).size !== columns.length) throw new UnusableFileError('the header repeats a column');
-      continue;
+  // Position of each known column in a record (-1: the file has no such column).
+  let at: Record<(typeof CSV_COLUMNS)[number], number> | null = null;
+  const field = (rec: CsvRecord, i: number): string | undefined => (i < 0 ? undefined : rec.fields[i]);
+  try {
+    for await (const records of csvRecords(file, delimiter, onBytes)) {
+      const rows: (PoleRecord | RowError)[] = [];
+      for (const rec of records) {
+        if (columns === null || at === null) {
+          columns = rec.fields.map((f) => f.trim().toLowerCase().replace(/^deviceidentifier$/, 'device_identifier'));
+          const unknown = columns.filter((c) => !(CSV_COLUMNS as readonly string[]).includes(c));
+          if (unknown.length > 0) throw new UnusableFileError(`unknown column(s) ${unknown.map((c) => `"${c}"`).join(', ')} in the header; expected ${CSV_COLUMNS.join(',')}`);
+          const missing = REQUIRED.filter((c) => !columns!.includes(c));
+          if (missing.length > 0) throw new UnusableFileError(`the header lacks ${missing.join(', ')}; expected ${CSV_COLUMNS.join(',')}`);
+          if (new Set(columns).size !== columns.length) throw new UnusableFileError('the header repeats a column');
+          const cols = columns;
+          at = Object.fromEntries(CSV_COLUMNS.map((c) => [c, cols.indexOf(c)])) as Record<(typeof CSV_COLUMNS)[number], number>;
+          continue;
+        }
+        if (rec.fields.length === 1 && rec.fields[0]!.trim() === '') continue;
+        if (rec.fields.length !== columns.length) {
+          rows.push({ line: rec.line, message: `has ${rec.fields.length} field(s); the header has ${columns.length}` });
+          continue;
+        }
+        rows.push(
+          checkRow(
+            rec.line,
+            {
+              code: field(rec, at.code),
+              address: field(rec, at.address),
+              neighborhood: field(rec, at.neighborhood),
+              latitude: field(rec, at.latitude),
+              longitude: field(rec, at.longitude),
+              active: field(rec, at.active),
+              device: field(rec, at.device_identifier),
+            },
+            decimalComma,
+          ),
+        );
+      }
+      if (rows.length > 0) yield rows;
     }
-    if (rec.fields.length === 1 && rec.fields[0]!.trim() === '') continue;
-    if (rec.fields.length !== columns.length) {
-      yield { line: rec.line, message: `has ${rec.fields.length} field(s); the header has ${columns.length}` };
-      continue;
-    }
-    const get = (name: string): string | undefined => {
-      const i = columns!.indexOf(name);
-      return i < 0 ? undefined : rec.fields[i];
-    };
-    yield checkRow(
-      rec.line,
-      { code: get('code'), address: get('address'), neighborhood: get('neighborhood'), latitude: get('latitude'), longitude: get('longitude'), active: get('active'), device: get('device_identifier') },
-      delimiter === ';',
-    );
+  } catch (err) {
+    throw err instanceof CsvError ? new UnusableFileError(err.message) : err;
   }
   if (columns === null) throw new UnusableFileError('the file is empty (no header)');
 }
@@ -280,8 +227,25 @@ async function* readFeatureLines(file: string, onBytes: (n: number) => void): As
   }
 }
 
-/** Every row of the file, checked, in file order; throws UnusableFileError for a file that cannot be read as a whole. */
-export async function* readPoleFile(file: string, format: PoleFileFormat, onProgress: (p: Progress) => void = () => {}): AsyncGenerator<PoleRecord | RowError> {
+/** Rows of a per-row reader, handed on in arrays (one await per array, not per row). */
+async function* inBatches<T>(rows: AsyncIterable<T>, size = 5000): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const row of rows) {
+    batch.push(row);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * Every row of the file, checked, in file order, in arrays of consecutive rows (a
+ * million rows cost a few hundred awaits, not a million); throws UnusableFileError
+ * for a file that cannot be read as a whole.
+ */
+export async function* readPoleFile(file: string, format: PoleFileFormat, onProgress: (p: Progress) => void = () => {}): AsyncGenerator<(PoleRecord | RowError)[]> {
   let totalBytes: number;
   try {
     totalBytes = (await stat(file)).size;
@@ -293,10 +257,10 @@ export async function* readPoleFile(file: string, format: PoleFileFormat, onProg
     progress.bytes += n;
     onProgress(progress);
   };
-  const rows = format === 'csv' ? readCsv(file, onBytes) : format === 'geojson' ? readFeatureCollection(file, onBytes) : readFeatureLines(file, onBytes);
-  for await (const row of rows) {
-    progress.rows++;
-    yield row;
+  const batches = format === 'csv' ? readCsv(file, onBytes) : inBatches(format === 'geojson' ? readFeatureCollection(file, onBytes) : readFeatureLines(file, onBytes));
+  for await (const rows of batches) {
+    progress.rows += rows.length;
+    yield rows;
   }
   onProgress(progress);
 }

@@ -3,7 +3,8 @@ import { AppError, type FieldError } from '../lib/errors.js';
 import type { Language } from '../lib/i18n.js';
 import type { Tx } from '../db/database.js';
 import type { AlertStatus } from '../db/tables/domain.js';
-import { nextServiceOrderNumber } from '../db/repositories/counter.repository.js';
+import { findAlert } from '../db/repositories/alert.repository.js';
+import { allocateServiceOrderNumber } from '../db/repositories/counter.repository.js';
 import { findTeam } from '../db/repositories/team.repository.js';
 import {
   addAlertHistory,
@@ -150,11 +151,20 @@ export interface CreateOrderInput {
  * Pending -> Linked with a new service order (OPEN, or ASSIGNED when a team is given).
  * With a reason code the alert is reclassified first. The alert's partner gets
  * ServiceOrder.Created. Returns the new order in the 2.3 shape.
+ *
+ * The order's number is taken before the transaction, in a statement of its own (see
+ * counter.repository.ts: holding the tenant's counter until this transaction commits
+ * would stall the tenant's intakes), once the alert is seen to exist and be Pending;
+ * an action refused after that leaves the number unused.
  */
 export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, alertId: string, input: CreateOrderInput): Promise<ServiceOrder> {
   if (!isUuid(alertId)) throw notFound(alertId);
   if (input.teamId !== undefined && !isUuid(input.teamId)) throw invalid('/teamId', 'must be a team id (UUID)');
   const who = actorLabel(actor);
+  const seen = await findAlert(deps.db, alertId);
+  if (!seen) throw notFound(alertId);
+  requirePending(seen, ACTION_NAMES.createOrder);
+  const number = await allocateServiceOrderNumber(deps.db, seen.tenant_id);
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, alertId, ACTION_NAMES.createOrder);
     const reason = input.reasonCode !== undefined && input.reasonCode !== alert.reason_code ? await requireReason(tx, alert.tenant_id, input.reasonCode) : null;
@@ -170,7 +180,7 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
       .insertInto('service_order')
       .values({
         tenant_id: alert.tenant_id,
-        number: await nextServiceOrderNumber(tx, alert.tenant_id),
+        number,
         status: input.teamId ? 'ASSIGNED' : 'OPEN',
         priority,
         reason_code: reason?.code ?? alert.reason_code,

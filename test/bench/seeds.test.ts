@@ -11,11 +11,11 @@ import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDriver } from '../../bench/harness/drivers.js';
-import { keysetPageSql, pagePosition, copyAllPolesSql } from '../../bench/harness/pole-sql.js';
+import { keysetPageSql, pagePosition, copyAllPolesSql, poleImportFloorScript } from '../../bench/harness/pole-sql.js';
 import { benchPool, psqlTimings, psqlWall, runPgbench } from '../../bench/harness/postgres.js';
 import { Receiver } from '../../bench/harness/receiver.js';
 import { eventBodies, insertPoleCity, seedEvents, seedPendingAlerts } from '../../bench/harness/seed.js';
-import { findExecutable } from '../../bench/harness/tools.js';
+import { findExecutable, runOk } from '../../bench/harness/tools.js';
 import type { AnchorResult } from '../../bench/drivers/webhook-anchor.js';
 import type { IntakeLoadResult } from '../../bench/drivers/intake-load.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -69,6 +69,31 @@ describe('the pole city seed and the page anchors', () => {
     expect(timings).toHaveLength(3);
     expect(timings.every((ms) => ms > 0)).toBe(true);
     expect(await psqlWall(psql!, t.db.url, copyAllPolesSql(tenant.id))).toBeGreaterThan(0);
+  });
+});
+
+describe('the pole import floor', () => {
+  it('writes the poles and telegestors `lumen pole import` writes for the same file', async () => {
+    const file = path.join(os.tmpdir(), `bench-floor-${randomUUID()}.csv`);
+    writeFileSync(
+      file,
+      ['code,address,neighborhood,latitude,longitude,active,device_identifier', 'F-1,"Rua Augusta, 1",Consolação,-23.55,-46.63,true,TG-F1', 'F-2,"Rua ""Dona"" Veridiana",,-23.56,-46.64,false,', ''].join('\n'),
+    );
+    const lumen = await makeTenant(t.rt);
+    const floor = await makeTenant(t.rt);
+    expect((await t.cli('pole', 'import', '--tenant', lumen.id, file)).code).toBe(0);
+    await runOk(psql!, ['-X', '-q', t.db.url], { input: poleImportFloorScript(floor.id, file), discardStdout: true });
+    const rowsOf = async (tenantId: string) =>
+      (
+        await pool.query(
+          `SELECT p.code, p.address, p.neighborhood, p.latitude, p.longitude, p.active, t.identifier
+             FROM pole p LEFT JOIN telegestor t ON t.pole_id = p.id WHERE p.tenant_id = $1 ORDER BY p.code`,
+          [tenantId],
+        )
+      ).rows;
+    const written = await rowsOf(floor.id);
+    expect(written).toHaveLength(2);
+    expect(written).toEqual(await rowsOf(lumen.id));
   });
 });
 

@@ -2,8 +2,7 @@ import type { ServiceDeps } from '../../src/services/deps.js';
 import { createTenant, type TenantView } from '../../src/services/tenant.service.js';
 import { createPartner, type CreatePartnerInput } from '../../src/services/partner.service.js';
 import { randomBytes } from 'node:crypto';
-import { nextAlertNumber, nextServiceOrderNumber as nextOrderNumber } from '../../src/db/repositories/counter.repository.js';
-import { nextServiceOrderNumber } from '../../src/db/repositories/counter.repository.js';
+import { allocateNumbers, allocateServiceOrderNumber } from '../../src/db/repositories/counter.repository.js';
 
 let counter = 0;
 const unique = (prefix: string): string => `${prefix}-${process.pid}-${++counter}-${randomBytes(2).toString('hex')}`;
@@ -50,8 +49,8 @@ export async function makeCityOrder(
   deps: ServiceDeps,
   o: { tenantId: string; status?: 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED'; priority?: 'Low' | 'Medium' | 'High' | 'Critical'; teamId?: string | null; poleId?: string | null; address?: string; neighborhood?: string | null; latitude?: number | null; longitude?: number | null; closedAt?: Date | null },
 ): Promise<{ id: string; number: string }> {
+  const number = await allocateServiceOrderNumber(deps.db, o.tenantId);
   return deps.db.transaction().execute(async (tx) => {
-    const number = await nextServiceOrderNumber(tx, o.tenantId);
     return tx
       .insertInto('service_order')
       .values({
@@ -84,15 +83,15 @@ export async function makeEventSubject(
 ): Promise<{ alert: { id: string; tenant_id: string; external_system_id: string; protocol_number: string; alert_number: number; status: 'Pending' | 'Linked' }; serviceOrderId: string | null }> {
   const withOrder = o.withOrder ?? true;
   const order = withOrder ? await makeCityOrder(deps, { tenantId: o.tenantId }) : null;
+  const { alertNumber } = await allocateNumbers(deps.db, o.tenantId, { alert: true, serviceOrder: false });
   return deps.db.transaction().execute(async (tx) => {
-    const alertNumber = await nextAlertNumber(tx, o.tenantId);
     const row = await tx
       .insertInto('alert')
       .values({
         tenant_id: o.tenantId,
         external_system_id: o.externalSystemId,
         protocol_number: o.protocolNumber ?? unique('156-2026'),
-        alert_number: alertNumber,
+        alert_number: alertNumber!,
         status: withOrder ? 'Linked' : 'Pending',
         requested_at: new Date(),
         requester_name: 'Maria Souza',
@@ -144,6 +143,7 @@ export async function makeAlert(
   deps: ServiceDeps,
   o: { tenantId: string; externalSystemId: string; status?: 'Pending' | 'Linked'; orderId?: string; protocolNumber?: string; latitude?: number | null; longitude?: number | null; reasonCode?: string; street?: string; number?: string | null },
 ): Promise<MadeAlert> {
+  const numbers = await allocateNumbers(deps.db, o.tenantId, { alert: true, serviceOrder: o.status === 'Linked' && !o.orderId });
   return deps.db.transaction().execute(async (tx) => {
     const latitude = o.latitude === undefined ? -23.5573 : o.latitude;
     const longitude = latitude === null ? null : o.longitude === undefined ? -46.6602 : o.longitude;
@@ -157,7 +157,7 @@ export async function makeAlert(
         orderId = o.orderId;
         orderNumber = (await tx.selectFrom('service_order').select('number').where('id', '=', o.orderId).executeTakeFirstOrThrow()).number;
       } else {
-        orderNumber = await nextOrderNumber(tx, o.tenantId);
+        orderNumber = numbers.serviceOrderNumber!;
         const order = await tx
           .insertInto('service_order')
           .values({ tenant_id: o.tenantId, number: orderNumber, status: 'OPEN', priority: 'Medium', reason_code: o.reasonCode ?? 'EXTERNAL_OTHER', address: houseNumber ? `${street}, ${houseNumber}` : street, neighborhood: 'Consolação', latitude, longitude, pole_id: null, team_id: null, sla_due_at: slaDueAt, closed_at: null })
@@ -167,7 +167,7 @@ export async function makeAlert(
         await tx.insertInto('service_order_status_history').values({ service_order_id: order.id, from_status: null, to_status: 'OPEN', actor: 'intake', note: null }).execute();
       }
     }
-    const alertNumber = await nextAlertNumber(tx, o.tenantId);
+    const alertNumber = numbers.alertNumber!;
     const protocolNumber = o.protocolNumber ?? unique('PROTO');
     const alert = await tx
       .insertInto('alert')

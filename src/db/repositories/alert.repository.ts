@@ -1,6 +1,6 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../database.js';
-import type { AlertStatus, AlertTable } from '../tables/domain.js';
+import type { AlertTable } from '../tables/domain.js';
 
 export type AlertRow = Selectable<AlertTable>;
 /** An alert with its row version (xmin): any committed change to the row changes it. */
@@ -22,15 +22,6 @@ export async function findAlertByProtocol(db: Executor, externalSystemId: string
   return q.executeTakeFirst();
 }
 
-/** sla_due_at is now() + slaHours in the database clock, like every other stamp. */
-export async function insertAlert(tx: Tx, row: Omit<Insertable<AlertTable>, 'sla_due_at'>, slaHours: number): Promise<AlertRow> {
-  return tx
-    .insertInto('alert')
-    .values({ ...row, sla_due_at: sql<Date>`now() + make_interval(hours => ${slaHours})` })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 export type AlertPatch = Omit<Updateable<AlertTable>, 'sla_due_at'> & { slaHoursFromCreation?: number };
 
 /** Applies a patch; slaHoursFromCreation recomputes sla_due_at from the alert's creation time. */
@@ -48,10 +39,6 @@ export async function updateAlert(tx: Tx, id: string, patch: AlertPatch): Promis
 /** Marks the alert changed (its stamp and row version move) without changing a column. */
 export async function touchAlert(tx: Tx, id: string): Promise<void> {
   await sql`UPDATE alert SET id = id WHERE id = ${id}`.execute(tx);
-}
-
-export async function insertAlertStatusHistory(tx: Tx, row: { alert_id: string; from_status: AlertStatus | null; to_status: AlertStatus; actor: string; note?: string | null }): Promise<void> {
-  await tx.insertInto('alert_status_history').values({ ...row, note: row.note ?? null }).execute();
 }
 
 /**

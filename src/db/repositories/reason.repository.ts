@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor } from '../database.js';
 import type { ReasonMappingTable, ReasonTable } from '../tables/domain.js';
 
@@ -21,25 +21,28 @@ export async function insertReason(db: Executor, row: Insertable<ReasonTable>): 
 }
 
 /**
+ * The code of the internal reason a partner code maps to for this partner, as an SQL
+ * expression: the mapping's reason, or EXTERNAL_OTHER when the code is null or has no
+ * mapping. The arguments are values or column references (sql.ref).
+ */
+export function mappedReasonCode(externalSystemId: string | RawBuilder<string>, tenantId: string | RawBuilder<string>, partnerCode: string | null): RawBuilder<string> {
+  return sql<string>`coalesce((SELECT m.reason_code FROM reason_mapping m WHERE m.external_system_id = ${externalSystemId} AND m.partner_code = ${partnerCode} AND m.tenant_id = ${tenantId}), ${DEFAULT_REASON_CODE})`;
+}
+
+/**
  * The internal reason a partner code maps to for this partner; EXTERNAL_OTHER when
  * the code is null or has no mapping. One statement: the mapping and the default
  * are read in the same snapshot.
  */
 export async function resolveReason(db: Executor, externalSystemId: string, tenantId: string, partnerCode: string | null): Promise<ReasonRow> {
-  if (partnerCode !== null) {
-    const mapped = await db
-      .selectFrom('reason_mapping as m')
-      .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.code', '=', 'm.reason_code'))
-      .selectAll('r')
-      .where('m.external_system_id', '=', externalSystemId)
-      .where('m.partner_code', '=', partnerCode)
-      .where('m.tenant_id', '=', tenantId)
-      .executeTakeFirst();
-    if (mapped) return mapped;
-  }
-  const fallback = await findReason(db, tenantId, DEFAULT_REASON_CODE);
-  if (!fallback) throw new Error(`tenant ${tenantId} has no ${DEFAULT_REASON_CODE} reason`);
-  return fallback;
+  const reason = await db
+    .selectFrom('reason')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('code', '=', mappedReasonCode(externalSystemId, tenantId, partnerCode))
+    .executeTakeFirst();
+  if (!reason) throw new Error(`tenant ${tenantId} has no ${DEFAULT_REASON_CODE} reason`);
+  return reason;
 }
 
 /** Creates or replaces the mapping of one partner code. */

@@ -7,37 +7,264 @@ export type AttemptRow = Selectable<WebhookAttemptTable>;
 
 const OPEN: DeliveryStatus[] = ['pending', 'failed'];
 
+/** An ordering key: the partner, and the service order (or the alert when there is none). */
+export interface OrderingKey {
+  external_system_id: string;
+  ordering_key: string;
+}
+
+/**
+ * Writes a delivery; blocked (see migration 0012) when its ordering key has a delivery
+ * that failed and waits for a retry. The caller wakes the delivery workers
+ * (wakeDeliveries), naming the key of a blocked delivery so that it is checked again
+ * once this transaction has committed.
+ */
 export async function insertDelivery(
   tx: Tx,
   values: { event_id: string; external_system_id: string; ordering_key: string; requested_by?: string; redelivery_of?: string | null },
 ): Promise<DeliveryRow> {
-  return tx.insertInto('webhook_delivery').values(values).returningAll().executeTakeFirstOrThrow();
+  const blocked = sql<boolean>`EXISTS (SELECT 1 FROM webhook_delivery p
+    WHERE p.external_system_id = ${values.external_system_id} AND p.ordering_key = ${values.ordering_key} AND p.status = 'failed')`;
+  return tx
+    .insertInto('webhook_delivery')
+    .values({ ...values, blocked })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** One delivery leased for one attempt, with everything the attempt sends. */
+export interface ClaimedDelivery {
+  id: string;
+  external_system_id: string;
+  ordering_key: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  event_id: string;
+  event_type: string;
+  /** The stored envelope bytes. */
+  body: string;
+  partner_code: string;
+  enabled: boolean;
+  transport: string;
+  webhook_url: string | null;
+  webhook_secret_enc: string | null;
 }
 
 /**
- * Takes the lease of a delivery for one attempt, only if it is open, due, not leased
- * and first among the open deliveries of its ordering key (so events of one order go
- * out one at a time, in order). One statement: two workers holding jobs for the same
- * delivery cannot both get it.
- *
- *   UPDATE webhook_delivery d SET lease_until = now() + $lease * interval '1 millisecond'
- *   WHERE d.id = $id AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
- *     AND (d.lease_until IS NULL OR d.lease_until < now())
- *     AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
- *                     WHERE p.external_system_id = d.external_system_id AND p.ordering_key = d.ordering_key
- *                       AND p.position < d.position AND p.status IN ('pending', 'failed'))
- *   RETURNING *
- *
- * (the NOT EXISTS probe walks webhook_delivery_open_key_idx, which holds open deliveries only)
+ * `synchronous_commit = off` for the one statement it is joined into (set_config with
+ * is_local: SET LOCAL of the statement's own transaction), so a claim or a settle is a
+ * single round trip. Why that is safe: see the callers.
  */
-export async function claimDelivery(db: Executor, id: string, leaseMs: number): Promise<DeliveryRow | undefined> {
+const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))`;
+
+/**
+ * Leases up to `limit` deliveries for one attempt each, in one statement: open, due, not
+ * blocked or leased, and first among the open deliveries of their ordering key (so the
+ * events of one order go out one at a time, in order), oldest due first. Rows another
+ * worker is claiming at that moment are skipped, not waited for. Returns the event
+ * bodies and the partner's current webhook settings with them.
+ *
+ * Committed without waiting for the WAL flush: a lease lost in a crash of PostgreSQL
+ * only lets another attempt start, which at-least-once delivery allows.
+ *
+ *   WITH async_commit AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)),
+ *   picked AS MATERIALIZED (
+ *     SELECT c.id FROM webhook_delivery c
+ *     WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
+ *       AND (c.lease_until IS NULL OR c.lease_until < now())
+ *       AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
+ *                       WHERE p.external_system_id = c.external_system_id AND p.ordering_key = c.ordering_key
+ *                         AND p.position < c.position AND p.status IN ('pending', 'failed'))
+ *     ORDER BY c.next_attempt_at LIMIT $limit
+ *     FOR UPDATE OF c SKIP LOCKED)
+ *   UPDATE webhook_delivery d SET lease_until = now() + $lease * interval '1 millisecond'
+ *   FROM picked, event e, external_system x, async_commit
+ *   WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id
+ *   RETURNING d.id, ..., coalesce(e.body, e.payload::text) AS body, x.code, x.webhook_url, ...
+ *
+ * (picked walks webhook_delivery_ready_idx, which holds open unblocked deliveries only:
+ * besides the due ones, just those leased by attempts in flight; the NOT EXISTS probe
+ * walks webhook_delivery_open_key_idx)
+ */
+export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    WITH ${ASYNC_COMMIT},
+    picked AS MATERIALIZED (
+      SELECT c.id FROM webhook_delivery c
+      WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
+        AND (c.lease_until IS NULL OR c.lease_until < now())
+        AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
+                        WHERE p.external_system_id = c.external_system_id AND p.ordering_key = c.ordering_key
+                          AND p.position < c.position AND p.status IN ('pending', 'failed'))
+      ORDER BY c.next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE OF c SKIP LOCKED)
+    UPDATE webhook_delivery d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
+    FROM picked, event e, external_system x, async_commit
+    WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id
+    RETURNING d.id, d.external_system_id, d.ordering_key, d.attempts,
+      e.id AS event_id, e.event_type, coalesce(e.body, e.payload::text) AS body,
+      x.code AS partner_code, x.enabled, x.transport, x.webhook_url, x.webhook_secret_enc`.execute(db);
+  return rows;
+}
+
+/** Gives back leases taken for attempts that were not started (a worker stopping): those deliveries may go at once. */
+export async function releaseLeases(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('webhook_delivery').set({ lease_until: null }).where('id', 'in', ids).execute();
+}
+
+/** The outcome of one attempt, as the delivery log records it. */
+export interface SettledAttempt {
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  latencyMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  /** The delivery's status after this attempt. */
+  status: DeliveryStatus;
+  /** When the next attempt is due; null when the delivery ended (succeeded or dead). */
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records the outcomes of attempts in one statement: one webhook_attempt row each, the
+ * delivery's status, next attempt or end, with its lease released. For each ordering
+ * key whose delivery ended, unblocks the delivery that may go out next, and returns it;
+ * for each whose delivery failed and waits for a retry, blocks the open deliveries
+ * behind it (see migration 0012). An outcome whose delivery already records this
+ * attempt (another worker made it after this one's lease ran out) changes nothing.
+ *
+ * Committed without waiting for the WAL flush: a settle lost in a crash of PostgreSQL
+ * leaves its deliveries open and leased, so their attempts are made again when the
+ * leases run out, and nothing behind them was unblocked by it. WAL is replayed in
+ * order: any later commit that survived, such as the claim of a delivery this settle
+ * unblocked, implies that the settle survived too.
+ *
+ *   WITH async_commit AS (...), o AS (SELECT * FROM async_commit, jsonb_to_recordset($outcomes) AS o(...)),
+ *   settled AS (UPDATE webhook_delivery d SET status = o.status, attempts = o.attempt, ...,
+ *               lease_until = NULL, finished_at = CASE WHEN o.next_attempt_at IS NULL THEN now() END
+ *               FROM o WHERE d.id = o.id AND d.id = ANY($ids) AND d.attempts < o.attempt
+ *               RETURNING d.id, d.external_system_id, d.ordering_key, d.position, o.next_attempt_at IS NULL AS ended),
+ *   logged AS (INSERT INTO webhook_attempt (...) SELECT ... FROM o JOIN settled USING (id)
+ *              ON CONFLICT (delivery_id, attempt) DO NOTHING),
+ *   held AS (UPDATE webhook_delivery f SET blocked = true FROM settled s
+ *            WHERE NOT s.ended AND (same partner and key, later position, open, not blocked)),
+ *   next AS (SELECT DISTINCT ON (n.external_system_id, n.ordering_key) n.id
+ *            FROM settled s JOIN webhook_delivery n ON (same partner and key, later position, open)
+ *            WHERE s.ended ORDER BY n.external_system_id, n.ordering_key, n.position)
+ *   UPDATE webhook_delivery r SET blocked = false FROM next WHERE r.id = next.id
+ *   RETURNING r.id, r.next_attempt_at
+ *
+ * (settled finds its rows by the primary key: `= ANY($ids)` gives the planner their
+ * number, which it cannot guess from the recordset; held and next walk
+ * webhook_delivery_open_key_idx; they read the state before this statement, in which
+ * the settled delivery itself is still open: hence position >. A delivery written
+ * while this runs is not seen: see recheckKeys.)
+ */
+export async function settleAttempts(db: Executor, outcomes: readonly SettledAttempt[]): Promise<ReleasedDelivery[]> {
+  if (outcomes.length === 0) return [];
+  const json = JSON.stringify(
+    outcomes.map((o) => ({
+      id: o.deliveryId,
+      attempt: o.attempt,
+      started_at: o.startedAt.toISOString(),
+      latency_ms: o.latencyMs,
+      succeeded: o.succeeded,
+      status_code: o.statusCode,
+      error: o.error,
+      status: o.status,
+      next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+    })),
+  );
+  const { rows } = await sql<ReleasedDelivery>`
+    WITH ${ASYNC_COMMIT},
+    o AS (
+      SELECT o.* FROM async_commit, jsonb_to_recordset(${json}::jsonb) AS o(id uuid, attempt integer, started_at timestamptz,
+        latency_ms integer, succeeded boolean, status_code integer, error text, status text, next_attempt_at timestamptz)
+    ), settled AS (
+      UPDATE webhook_delivery d SET
+        status = o.status, attempts = o.attempt, next_attempt_at = coalesce(o.next_attempt_at, d.next_attempt_at),
+        last_attempt_at = o.started_at, last_status_code = o.status_code, last_error = o.error,
+        lease_until = NULL, finished_at = CASE WHEN o.next_attempt_at IS NULL THEN now() END
+      FROM o WHERE d.id = o.id AND d.id = ANY(${outcomes.map((o) => o.deliveryId)}::uuid[]) AND d.attempts < o.attempt
+      RETURNING d.id, d.external_system_id, d.ordering_key, d.position, o.next_attempt_at IS NULL AS ended
+    ), logged AS (
+      INSERT INTO webhook_attempt (delivery_id, attempt, started_at, latency_ms, succeeded, status_code, error, next_attempt_at)
+      SELECT o.id, o.attempt, o.started_at, o.latency_ms, o.succeeded, o.status_code, o.error, o.next_attempt_at
+      FROM o JOIN settled s ON s.id = o.id
+      ON CONFLICT (delivery_id, attempt) DO NOTHING
+    ), held AS (
+      UPDATE webhook_delivery f SET blocked = true
+      FROM settled s
+      WHERE NOT s.ended AND f.external_system_id = s.external_system_id AND f.ordering_key = s.ordering_key
+        AND f.position > s.position AND f.status IN ('pending', 'failed') AND NOT f.blocked
+    ), next AS (
+      SELECT DISTINCT ON (n.external_system_id, n.ordering_key) n.id
+      FROM settled s JOIN webhook_delivery n
+        ON n.external_system_id = s.external_system_id AND n.ordering_key = s.ordering_key
+       AND n.position > s.position AND n.status IN ('pending', 'failed')
+      WHERE s.ended
+      ORDER BY n.external_system_id, n.ordering_key, n.position
+    )
+    UPDATE webhook_delivery r SET blocked = false FROM next WHERE r.id = next.id
+    RETURNING r.id, r.next_attempt_at`.execute(db);
+  return rows;
+}
+
+/** A delivery unblocked: it may go out from next_attempt_at. */
+export type ReleasedDelivery = Pick<DeliveryRow, 'id' | 'next_attempt_at'>;
+
+/**
+ * Unblocks the blocked deliveries of these ordering keys that no earlier open delivery
+ * holds back any more, and returns them. Run after a settle that ended deliveries of
+ * those keys which had failed before (a delivery is written blocked only behind a failed
+ * one) has committed, and after a transaction that wrote a blocked delivery has: a
+ * delivery written while the settle ahead of it ran is seen by one of the two (the later
+ * of the two statements reads a state that includes both commits). Committed without waiting for the
+ * WAL flush: a lost one leaves the delivery to the minute sweep (unblockOrphans).
+ *
+ *   WITH async_commit AS (...), k AS (SELECT * FROM async_commit, jsonb_to_recordset($keys) AS k(p uuid, k uuid))
+ *   UPDATE webhook_delivery d SET blocked = false FROM k
+ *   WHERE d.external_system_id = k.p AND d.ordering_key = k.k AND d.blocked AND d.status IN ('pending', 'failed')
+ *     AND d.external_system_id = ANY($partners) AND d.ordering_key = ANY($orderingKeys)
+ *     AND NOT EXISTS (an earlier open delivery of the key)
+ *   RETURNING d.id, d.next_attempt_at
+ *
+ * (both walk webhook_delivery_open_key_idx; the `= ANY` lists give the planner the
+ * number of keys, which it cannot guess from the recordset)
+ */
+export async function recheckKeys(db: Executor, keys: readonly OrderingKey[]): Promise<ReleasedDelivery[]> {
+  if (keys.length === 0) return [];
+  const json = JSON.stringify(keys.map((k) => ({ p: k.external_system_id, k: k.ordering_key })));
+  const { rows } = await sql<ReleasedDelivery>`
+    WITH ${ASYNC_COMMIT},
+    k AS (SELECT k.* FROM async_commit, jsonb_to_recordset(${json}::jsonb) AS k(p uuid, k uuid))
+    UPDATE webhook_delivery d SET blocked = false
+    FROM k
+    WHERE d.external_system_id = k.p AND d.ordering_key = k.k AND d.blocked AND d.status IN ('pending', 'failed')
+      AND d.external_system_id = ANY(${[...new Set(keys.map((k) => k.external_system_id))]}::uuid[])
+      AND d.ordering_key = ANY(${keys.map((k) => k.ordering_key)}::uuid[])
+      AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
+                      WHERE p.external_system_id = d.external_system_id AND p.ordering_key = d.ordering_key
+                        AND p.position < d.position AND p.status IN ('pending', 'failed'))
+    RETURNING d.id, d.next_attempt_at`.execute(db);
+  return rows;
+}
+
+/**
+ * Unblocks every blocked delivery that no earlier open delivery holds back any more, and
+ * returns them: those a lost recheck left (a process that died, a notification nobody
+ * heard). The minute sweep's repair; it reads every blocked delivery.
+ */
+export async function unblockOrphans(db: Executor): Promise<ReleasedDelivery[]> {
   return db
     .updateTable('webhook_delivery as d')
-    .set({ lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
-    .where('d.id', '=', id)
+    .set({ blocked: false })
+    .where('d.blocked', '=', true)
     .where('d.status', 'in', OPEN)
-    .where('d.next_attempt_at', '<=', sql<Date>`now()`)
-    .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', sql<Date>`now()`)]))
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -50,94 +277,23 @@ export async function claimDelivery(db: Executor, id: string, leaseMs: number): 
         ),
       ),
     )
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** What an attempt sends: the stored envelope bytes and the partner's current webhook settings. */
-export async function loadDeliveryTarget(db: Executor, deliveryId: string) {
-  return db
-    .selectFrom('webhook_delivery as d')
-    .innerJoin('event as e', 'e.id', 'd.event_id')
-    .innerJoin('external_system as x', 'x.id', 'd.external_system_id')
-    .select([
-      'd.id',
-      'e.id as event_id',
-      'e.event_type',
-      sql<string>`coalesce(e.body, e.payload::text)`.as('body'),
-      'x.code as partner_code',
-      'x.enabled',
-      'x.transport',
-      'x.webhook_url',
-      'x.webhook_secret_enc',
-    ])
-    .where('d.id', '=', deliveryId)
-    .executeTakeFirst();
-}
-
-export async function insertAttempt(tx: Tx, values: Omit<AttemptRow, 'id'>): Promise<void> {
-  await tx.insertInto('webhook_attempt').values(values).execute();
-}
-
-/** Records the outcome of the attempt the lease was taken for; releases the lease. */
-export async function settleDelivery(
-  tx: Tx,
-  id: string,
-  values: { status: DeliveryStatus; attempts: number; next_attempt_at?: Date; last_attempt_at: Date; last_status_code: number | null; last_error: string | null; finished: boolean },
-): Promise<void> {
-  await tx
-    .updateTable('webhook_delivery')
-    .set({
-      status: values.status,
-      attempts: values.attempts,
-      ...(values.next_attempt_at ? { next_attempt_at: values.next_attempt_at } : {}),
-      last_attempt_at: values.last_attempt_at,
-      last_status_code: values.last_status_code,
-      last_error: values.last_error,
-      lease_until: null,
-      finished_at: values.finished ? sql<Date>`now()` : null,
-    })
-    .where('id', '=', id)
+    .returning(['d.id', 'd.next_attempt_at'])
     .execute();
 }
 
-/** The first open delivery of an ordering key: the one that may go out next. */
-export async function headOfKey(db: Executor, externalSystemId: string, orderingKey: string): Promise<Pick<DeliveryRow, 'id' | 'next_attempt_at'> | undefined> {
-  return db
-    .selectFrom('webhook_delivery')
-    .select(['id', 'next_attempt_at'])
-    .where('external_system_id', '=', externalSystemId)
-    .where('ordering_key', '=', orderingKey)
-    .where('status', 'in', OPEN)
-    .orderBy('position')
-    .limit(1)
-    .executeTakeFirst();
-}
-
 /**
- * Open deliveries that are due since before `dueBefore`, not leased, and first in their
- * key: ones whose job was lost (a crash, a database without the job queue). The
- * sweeper enqueues them again.
+ * Open deliveries that may go out and have been due since before `dueBefore` without
+ * being attempted: no serving process has been able to take them (none runs, or the
+ * ones that do are behind). Unblocked, not leased.
  */
-export async function strandedDeliveries(db: Executor, dueBefore: Date, limit: number): Promise<Pick<DeliveryRow, 'id'>[]> {
+export async function overdueDeliveries(db: Executor, dueBefore: Date, limit: number): Promise<Pick<DeliveryRow, 'id'>[]> {
   return db
     .selectFrom('webhook_delivery as d')
     .select('d.id')
     .where('d.status', 'in', OPEN)
+    .where('d.blocked', '=', false)
     .where('d.next_attempt_at', '<', dueBefore)
     .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', sql<Date>`now()`)]))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('webhook_delivery as p')
-            .select(sql`1`.as('one'))
-            .whereRef('p.external_system_id', '=', 'd.external_system_id')
-            .whereRef('p.ordering_key', '=', 'd.ordering_key')
-            .whereRef('p.position', '<', 'd.position')
-            .where('p.status', 'in', OPEN),
-        ),
-      ),
-    )
     .orderBy('d.next_attempt_at')
     .limit(limit)
     .execute();

@@ -3,22 +3,36 @@ import type { ColumnType, Generated } from 'kysely';
 export type DeliveryStatus = 'pending' | 'failed' | 'succeeded' | 'dead';
 
 // The outbox table itself is declared with the domain (tables/domain.ts); 0006_events
-// adds the exact envelope bytes and the polling position to it.
+// adds the exact envelope bytes and the write order to it, 0011 the writer's id.
 declare module './domain.js' {
   interface EventTable {
     /** The envelope as delivered, byte for byte (the webhook body; its signature covers it). */
     body: ColumnType<string | null, string | null | undefined, string | null>;
-    /** Position in the partner's polling stream; null until a poll first exposes the event. */
-    published_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     /** Write order, also within one transaction (whose events share created_at). */
     write_seq: ColumnType<number, never, never>;
+    /** Top-level transaction id of the writer (xid8 as text): how a late commit is found (0011). */
+    write_xid: ColumnType<string, never, never>;
   }
+}
+
+/** An event's position in its partner's polling stream (0011; given by a poll, never changed). */
+export interface EventPositionTable {
+  external_system_id: string;
+  published_at: Date;
+  /** The event's write_seq. */
+  write_seq: number;
 }
 
 export interface EventCursorTable {
   external_system_id: string;
   confirmed_at: Date | null;
   last_published_at: Date | null;
+  /** Greatest position returned; `since` confirms no further (0011). */
+  last_returned_at: Date | null;
+  /** Greatest write_seq positioned; the next positioning starts after it (0011). */
+  positioned_seq: number | null;
+  /** pg_snapshot as text: events of writers it does not see may still lack a position (0011). */
+  positioned_snapshot: string | null;
   last_poll_at: Date | null;
   last_has_more: Generated<boolean>;
   created_at: Generated<Date>;
@@ -35,6 +49,8 @@ export interface WebhookDeliveryTable {
   attempts: Generated<number>;
   next_attempt_at: Generated<Date>;
   lease_until: Date | null;
+  /** An earlier delivery of the same ordering key is still open (0012; a hint for the claim). */
+  blocked: Generated<boolean>;
   last_attempt_at: Date | null;
   last_status_code: number | null;
   last_error: string | null;
@@ -58,6 +74,7 @@ export interface WebhookAttemptTable {
 
 export interface EventsTables {
   event_cursor: EventCursorTable;
+  event_position: EventPositionTable;
   webhook_delivery: WebhookDeliveryTable;
   webhook_attempt: WebhookAttemptTable;
 }

@@ -7,10 +7,11 @@ export const MAX_HOUSE_NUMBER_DISTANCE = 200;
 
 /**
  * The tenant's own poles as a geocoder: the active pole on the same street (accent-,
- * case- and abbreviation-insensitive, see lumen_street_key in 0003_intake.sql) whose
- * house number is nearest to the request's, within MAX_HOUSE_NUMBER_DISTANCE; in the
- * same neighborhood when both name one. Without a house number ("S/N") a street alone
- * is too vague to place a pole, so there is no match.
+ * case- and abbreviation-insensitive, see lumen_street_key in 0003_intake.sql, made
+ * cheaper in 0013_pole_import.sql) whose house number is nearest to the request's,
+ * within MAX_HOUSE_NUMBER_DISTANCE; in the same neighborhood when both name one.
+ * Without a house number ("S/N") a street alone is too vague to place a pole, so
+ * there is no match.
  *
  *   SELECT latitude, longitude FROM pole
  *   WHERE tenant_id = $1 AND active AND lumen_street_key(address) = lumen_street_key($2)   -- pole_street_key_idx

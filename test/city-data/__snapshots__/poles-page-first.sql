@@ -1,2 +1,22 @@
-with "k" as (select "id", "updated_at" from "pole" where "tenant_id" = $1 and "updated_at" < $2::timestamptz order by "updated_at", "id" limit $3 offset $4) select "p"."id", "p"."code", "p"."address", "p"."neighborhood", "p"."latitude", "p"."longitude", "p"."active", to_char("p"."updated_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "updated_us", "t"."id" as "device_id", "t"."identifier" as "device_identifier", "t"."online" as "device_online", "t"."relay_on" as "device_relay_on", "t"."last_communication_at" as "device_last_communication_at" from "k" inner join "pole" as "p" on "p"."id" = "k"."id" left join "telegestor" as "t" on "t"."pole_id" = "p"."id" order by "p"."updated_at", "p"."id"
--- parameters: ["T","2026-03-14T12:05:00.000000Z",501,0]
+WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id) AS ord, p.updated_at AS u, p.id, '{"id":"' || p.id || '","code":' || to_json(p.code)::text || ',"address":' || to_json(p.address)::text
+    || ',"neighborhood":' || to_json(p.neighborhood)::text || ',"latitude":' || lumen_json_number(p.latitude)
+    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
+    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
+      ELSE '{"id":"' || t.id || '","identifier":' || to_json(t.identifier)::text || ',"online":' || coalesce(t.online::text, 'null')
+        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
+        || '}' END || '}' AS item
+      FROM "pole" p LEFT JOIN telegestor t ON t.pole_id = p.id
+     WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz
+     ORDER BY p.updated_at, p.id
+     LIMIT $3),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $4 AND resource = $5)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $6 AND updated_at >= $7::timestamptz) AS tail_now,
+                               NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
+     m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
+SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= $8) AS items,
+       (SELECT count(*) FROM page) AS fetched,
+       l.u AS last_u, l.id AS last_id,
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, NULL::bigint AS low
+  FROM n CROSS JOIN m
+  LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
+                       FROM page WHERE ord <= $9 ORDER BY ord DESC LIMIT 1) l ON true
+-- parameters: ["T","2026-03-14T12:05:00.000000Z",501,"T","pole","T","2026-03-14T12:05:00.000000Z",500,500]

@@ -1,2 +1,22 @@
-with "k" as (select "id", "updated_at" from "pole" where "tenant_id" = $1 and "updated_at" >= $2::timestamptz and "updated_at" < $3::timestamptz and ("updated_at", "id") > ($4::timestamptz, $5::uuid) order by "updated_at", "id" limit $6 offset $7) select "p"."id", "p"."code", "p"."address", "p"."neighborhood", "p"."latitude", "p"."longitude", "p"."active", to_char("p"."updated_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "updated_us", "t"."id" as "device_id", "t"."identifier" as "device_identifier", "t"."online" as "device_online", "t"."relay_on" as "device_relay_on", "t"."last_communication_at" as "device_last_communication_at" from "k" inner join "pole" as "p" on "p"."id" = "k"."id" left join "telegestor" as "t" on "t"."pole_id" = "p"."id" order by "p"."updated_at", "p"."id"
--- parameters: ["T","2026-03-14T12:00:00.000000Z","2026-03-14T12:05:00.000000Z","2026-03-14T12:01:00.123456Z","I",1001,0]
+WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id) AS ord, p.updated_at AS u, p.id, '{"id":"' || p.id || '","code":' || to_json(p.code)::text || ',"address":' || to_json(p.address)::text
+    || ',"neighborhood":' || to_json(p.neighborhood)::text || ',"latitude":' || lumen_json_number(p.latitude)
+    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
+    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
+      ELSE '{"id":"' || t.id || '","identifier":' || to_json(t.identifier)::text || ',"online":' || coalesce(t.online::text, 'null')
+        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
+        || '}' END || '}' AS item
+      FROM "pole" p LEFT JOIN telegestor t ON t.pole_id = p.id
+     WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz AND "p"."updated_at" >= $3::timestamptz AND ("p"."updated_at", "p"."id") > ($4::timestamptz, $5::uuid)
+     ORDER BY p.updated_at, p.id
+     LIMIT $6),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $7 AND resource = $8)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $9 AND updated_at >= $10::timestamptz) AS tail_now,
+                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "pole" WHERE tenant_id = $11 AND updated_at >= $12::timestamptz) AS tail_cache),
+     m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
+SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= $13) AS items,
+       (SELECT count(*) FROM page) AS fetched,
+       l.u AS last_u, l.id AS last_id,
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, CASE WHEN n.rows - n.tail_cache = $14::bigint THEN NULL ELSE (SELECT count(*) FROM (SELECT 1 FROM "pole" WHERE tenant_id = $15 AND updated_at < $16::timestamptz) x) END AS low
+  FROM n CROSS JOIN m
+  LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
+                       FROM page WHERE ord <= $17 ORDER BY ord DESC LIMIT 1) l ON true
+-- parameters: ["T","2026-03-14T12:05:00.000000Z","2026-03-14T12:00:00.000000Z","2026-03-14T12:01:00.123456Z","I",1001,"T","pole","T","2026-03-14T12:05:00.000000Z","T","2026-03-14T12:04:00.000000Z",1000,41,"T","2026-03-14T12:00:00.000000Z",1000]

@@ -12,10 +12,11 @@
  * order, the cursor ends at the partner's last nextSince.
  *
  * Two waits are simulated rather than sat out, and only those: the lease of the
- * attempt the dead process held (60 s), after which the minute sweeper enqueues it
- * again; and the poll job's heartbeat silence (30 s), after which pg-boss's
- * supervisor hands the poll to a live process. The test ages those timestamps and
- * runs the sweeper and the supervisor once; the restarted process does the rest.
+ * attempt the dead process held (60 s), after which a delivery worker takes it again
+ * (the minute sweep wakes them); and the poll job's heartbeat silence (30 s), after
+ * which pg-boss's supervisor hands the poll to a live process. The test ages those
+ * timestamps and runs the sweeper and the supervisor once; the restarted process does
+ * the rest.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

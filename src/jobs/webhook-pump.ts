@@ -1,0 +1,260 @@
+import type { AppDeps } from '../app-deps.js';
+import { claimDueDeliveries, recheckKeys, releaseLeases, unblockOrphans, type ClaimedDelivery, type OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
+import { attemptDelivery, LEASE_MS, recordAttempts, type Attempted, type SecretCache } from '../services/events-delivery.js';
+import { DELIVERY_CHANNEL, parseNotificationPayload } from '../services/events-dispatch.js';
+import { ChannelListener } from './channel-listener.js';
+
+export interface WebhookPumpOptions {
+  /** Connection string of the database, for the listening connection. */
+  readonly url: string;
+  /** Attempts in flight at once in this process (and so at most this many connections to a partner). Default 64. */
+  readonly concurrency?: number;
+  /** How often the pump looks for due deliveries nobody woke it for, in ms. Default 2000. */
+  readonly pollMs?: number;
+}
+
+/** Retries further away than this are found by the poll instead of a timer of their own. */
+const NEAR_RETRY_MS = 10 * 60_000;
+/**
+ * Deliveries leased per claim, per attempt slot: a claim takes about as long as the
+ * attempts of a batch of `concurrency` on a busy machine, so it asks for two batches and
+ * starts when fewer than that are waiting; the attempts then never wait for it.
+ */
+const CLAIMED_PER_SLOT = 2;
+/** Deliveries leased at most, per attempt slot: waiting, in flight or being recorded. */
+const LEASED_PER_SLOT = 6;
+/** How long a few outcomes wait for more before they are recorded. */
+const RECORD_DELAY_MS = 5;
+
+/**
+ * The webhook delivery worker of a serving process; webhook_delivery itself is the queue
+ * (N6). The pump leases due deliveries in batches (twice `concurrency`), one statement
+ * each, posts them with `concurrency` attempts in flight, and records the outcomes as
+ * they come back, those that come back together in one statement. It leases the next
+ * batch while the current one is being posted, so an attempt that ends is followed by
+ * the next at once, without waiting for the database; it holds at most six times
+ * `concurrency` leased (waiting, in flight or being recorded). Ordering per service
+ * order, the retry schedule and the lease are kept by the claim and the record (see
+ * webhook-delivery.repository.ts); several processes share the work, each skipping what
+ * another is claiming.
+ *
+ * It looks for due deliveries when told (NOTIFY on DELIVERY_CHANNEL, sent by every
+ * transaction that writes one), when a retry it scheduled falls due, when a record of
+ * its own unblocked the next delivery of an order, and every pollMs in any case
+ * (retries scheduled by other processes, leases of a process that died, a lost
+ * notification). After each record that ended deliveries which had failed before, and
+ * for each notification that names ordering keys, it checks those keys again for a
+ * delivery left blocked (see recheckKeys).
+ */
+export class WebhookPump {
+  private readonly concurrency: number;
+  private readonly listener: ChannelListener;
+  private readonly poll: NodeJS.Timeout;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Leased and waiting for a free attempt slot. */
+  private readonly waiting: { delivery: ClaimedDelivery; secrets: SecretCache }[] = [];
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly toRecord: Attempted[] = [];
+  private recording: Promise<void> | null = null;
+  private recordTimer: NodeJS.Timeout | null = null;
+  /** Leased by this process in all: waiting, in flight, or attempted and not yet recorded. */
+  private leased = 0;
+  private claiming: Promise<void> | null = null;
+  /** Ordering keys to check again for a blocked delivery that may go now, or all of them. */
+  private readonly toRecheck = new Map<string, OrderingKey>();
+  private recheckAll = false;
+  private rechecking: Promise<void> | null = null;
+  /** Reasons to look so far, and how many of them the last claim that came back short had seen. */
+  private wakes = 1;
+  private drainedAt = 0;
+  private stopping = false;
+
+  private constructor(
+    private readonly deps: AppDeps,
+    opts: WebhookPumpOptions,
+  ) {
+    this.concurrency = opts.concurrency ?? 64;
+    this.listener = new ChannelListener(opts.url, DELIVERY_CHANNEL, (payload) => this.notified(payload), deps.log);
+    this.poll = setInterval(() => this.wake(), opts.pollMs ?? 2000);
+    this.poll.unref();
+  }
+
+  static async start(deps: AppDeps, opts: WebhookPumpOptions): Promise<WebhookPump> {
+    const pump = new WebhookPump(deps, opts);
+    await pump.listener.start();
+    // Checks lost while no delivery worker ran are made now rather than at the next minute sweep.
+    pump.recheckLater('all');
+    pump.wake();
+    return pump;
+  }
+
+  /** Looks for due deliveries now. */
+  wake(): void {
+    this.wakes++;
+    this.claim();
+  }
+
+  /**
+   * Stops leasing and gives back the leases of attempts not started yet; waits for the
+   * attempts in flight (each ends within the webhook timeout, 10 s at most) and their
+   * records. What it could not record is attempted again when the lease runs out.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.poll);
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    await this.listener.stop();
+    await this.claiming;
+    const unstarted = this.waiting.splice(0).map((w) => w.delivery.id);
+    this.leased -= unstarted.length;
+    await releaseLeases(this.deps.db, unstarted).catch((err: unknown) => this.deps.log.warn({ err, count: unstarted.length }, 'giving back webhook leases failed; they run out'));
+    while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
+    this.recordNow();
+    while (this.recording) await this.recording;
+    while (this.rechecking) await this.rechecking;
+  }
+
+  /** Leases the next batch once fewer than a batch are waiting, if the limit allows a full one. */
+  private claim(): void {
+    if (this.stopping || this.claiming || this.drainedAt === this.wakes) return;
+    const limit = CLAIMED_PER_SLOT * this.concurrency;
+    if (this.waiting.length >= limit || this.leased + limit > LEASED_PER_SLOT * this.concurrency) return;
+    const seen = this.wakes;
+    this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS)
+      .then(
+        (claimed) => {
+          // Short: everything due as of `seen` is leased; look again when woken.
+          if (claimed.length < limit) this.drainedAt = seen;
+          const secrets: SecretCache = new Map();
+          for (const delivery of claimed) this.waiting.push({ delivery, secrets });
+          this.leased += claimed.length;
+          this.send();
+        },
+        (err: unknown) => {
+          // The database is unreachable or busy: the next wake-up or poll tries again.
+          this.drainedAt = seen;
+          this.deps.log.warn({ err }, 'claiming webhook deliveries failed');
+        },
+      )
+      .finally(() => {
+        this.claiming = null;
+        this.claim();
+      });
+  }
+
+  /** Starts waiting attempts while slots are free. */
+  private send(): void {
+    while (!this.stopping && this.attempts.size < this.concurrency && this.waiting.length > 0) {
+      const { delivery, secrets } = this.waiting.shift()!;
+      // No abort signal: an attempt ends within the webhook timeout, which bounds a stop as well.
+      const run = attemptDelivery(this.deps, delivery, secrets).then(
+        (attempted) => {
+          this.toRecord.push(attempted);
+          this.record();
+        },
+        (err: unknown) => {
+          // Not expected (an attempt records its own failures); the lease runs out and it is made again.
+          this.leased--;
+          this.deps.log.error({ err, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
+        },
+      );
+      this.attempts.add(run);
+      void run.finally(() => {
+        this.attempts.delete(run);
+        this.send();
+        this.claim();
+      });
+    }
+  }
+
+  /**
+   * Records what came back, in one statement; what comes back meanwhile waits for the
+   * next. Fewer than half a batch wait up to RECORD_DELAY_MS for more: fewer, larger
+   * statements, for the database and this process alike.
+   */
+  private record(): void {
+    if (this.recording || this.toRecord.length === 0) return;
+    if (!this.stopping && this.toRecord.length < this.concurrency / 2) {
+      this.recordTimer ??= setTimeout(() => {
+        this.recordTimer = null;
+        this.recordNow();
+      }, RECORD_DELAY_MS);
+      return;
+    }
+    this.recordNow();
+  }
+
+  private recordNow(): void {
+    if (this.recordTimer) clearTimeout(this.recordTimer);
+    this.recordTimer = null;
+    if (this.recording || this.toRecord.length === 0) return;
+    const group = this.toRecord.splice(0);
+    this.recording = recordAttempts(this.deps, group)
+      .then(
+        (released) => {
+          for (const { settled } of group) if (settled.nextAttemptAt) this.wakeAt(settled.nextAttemptAt);
+          for (const next of released) this.wakeAt(next.next_attempt_at);
+          // Only a delivery that had failed before can have had one written blocked behind it meanwhile.
+          this.recheckLater(group.filter((a) => a.settled.nextAttemptAt === null && a.settled.attempt > 1).map((a) => a.delivery));
+        },
+        (err: unknown) => {
+          // Their leases run out and the attempts are made again (at least once).
+          this.deps.log.error({ err, count: group.length }, 'recording webhook attempts failed');
+        },
+      )
+      .finally(() => {
+        this.leased -= group.length;
+        this.recording = null;
+        this.record();
+        this.claim();
+      });
+  }
+
+  /** A notification: its keys (none after a reconnect: all, since some may have been missed). */
+  private notified(payload: string | null): void {
+    this.recheckLater(payload === null ? 'all' : parseNotificationPayload(payload));
+    this.wake();
+  }
+
+  private recheckLater(keys: readonly OrderingKey[] | 'all'): void {
+    if (keys === 'all') this.recheckAll = true;
+    else for (const k of keys) this.toRecheck.set(`${k.external_system_id}/${k.ordering_key}`, { external_system_id: k.external_system_id, ordering_key: k.ordering_key });
+    this.recheck();
+  }
+
+  /** Checks the keys gathered so far, in one statement; those gathered meanwhile wait for the next. */
+  private recheck(): void {
+    if (this.rechecking || (!this.recheckAll && this.toRecheck.size === 0)) return;
+    const all = this.recheckAll;
+    const keys = [...this.toRecheck.values()];
+    this.recheckAll = false;
+    this.toRecheck.clear();
+    this.rechecking = (all ? unblockOrphans(this.deps.db) : recheckKeys(this.deps.db, keys))
+      .then(
+        (released) => {
+          for (const r of released) this.wakeAt(r.next_attempt_at);
+        },
+        (err: unknown) => {
+          // Left to the minute sweep, which checks every blocked delivery.
+          this.deps.log.warn({ err }, 'checking blocked webhook deliveries failed');
+        },
+      )
+      .finally(() => {
+        this.rechecking = null;
+        this.recheck();
+      });
+  }
+
+  private wakeAt(at: Date): void {
+    const delay = at.getTime() - Date.now();
+    if (delay <= 0) return this.wake();
+    if (delay > NEAR_RETRY_MS || this.stopping) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.wake();
+    }, delay + 5);
+    timer.unref();
+    this.retryTimers.add(timer);
+  }
+}

@@ -1,0 +1,53 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { WebhookPump } from '../../src/jobs/webhook-pump.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { testEnv } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { emit, makeEventPartner, subjectFor, waitFor } from './support.js';
+
+let db: TestDatabase | undefined;
+let rt: Runtime | undefined;
+let rx: http.Server | undefined;
+afterAll(async () => {
+  rx?.closeAllConnections();
+  await new Promise((resolve) => (rx ? rx.close(resolve) : resolve(undefined)));
+  await rt?.close();
+  await db?.drop();
+});
+
+it('a stopping delivery worker finishes and records the attempts in flight, and gives back the leases of those it had not started', async () => {
+  db = await createTestDatabase();
+  // No workers of its own: the only delivery worker is the one under test.
+  rt = await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 4 });
+  const held: http.ServerResponse[] = [];
+  rx = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => held.push(res));
+  });
+  await new Promise<void>((resolve) => rx!.listen(0, '127.0.0.1', resolve));
+  const p = await makeEventPartner(rt, { webhookUrl: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hooks` });
+  // Three orders: nothing orders them against each other.
+  for (let i = 0; i < 3; i++) await emit(rt, ['ServiceOrder.Created', await subjectFor(rt, p)]);
+  const deliveries = () => rt!.db.selectFrom('webhook_delivery').select(['id', 'status', 'attempts', 'lease_until']).where('external_system_id', '=', p.partner.id).execute();
+
+  // One attempt at a time: one in flight (held by the receiver), the other two leased and waiting.
+  const pump = await WebhookPump.start(rt, { url: db.url, concurrency: 1, pollMs: 60_000 });
+  await waitFor(async () => held.length === 1 && (await deliveries()).filter((d) => d.lease_until !== null).length === 3, 10_000, 'one attempt in flight and two waiting');
+
+  const stopped = pump.stop();
+  await waitFor(async () => (await deliveries()).filter((d) => d.lease_until !== null).length === 1, 10_000, 'the waiting leases given back');
+  held[0]!.writeHead(204).end();
+  await stopped;
+
+  const after = await deliveries();
+  expect(after.filter((d) => d.status === 'succeeded').map((d) => [d.attempts, d.lease_until])).toEqual([[1, null]]);
+  expect(after.filter((d) => d.status === 'pending').map((d) => [d.attempts, d.lease_until])).toEqual([
+    [0, null],
+    [0, null],
+  ]);
+  expect(held).toHaveLength(1);
+});
