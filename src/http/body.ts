@@ -12,12 +12,15 @@ import { AppError } from '../lib/errors.js';
 export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new AppError('payload-too-large', { limit }, undefined, CLOSE));
+  // The client may have gone while authentication ran: its 'aborted' and 'close' came
+  // before anyone listened, and neither comes again.
+  if (req.destroyed || req.readableAborted) return Promise.reject(new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (err: AppError | null): void => {
       clearTimeout(timer);
-      req.off('data', onData).off('end', onEnd).off('aborted', onAborted).off('error', onAborted);
+      req.off('data', onData).off('end', onEnd).off('aborted', onAborted).off('error', onAborted).off('close', onAborted);
       if (err) {
         req.pause();
         reject(err);
@@ -33,7 +36,8 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
     const onEnd = (): void => finish(null);
     const onAborted = (): void => finish(new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE));
     const timer = setTimeout(() => finish(new AppError('request-timeout', { seconds: Math.ceil(timeoutMs / 100) / 10 }, undefined, CLOSE)), timeoutMs);
-    req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
+    // A closed request that did not end first was cut short ('close' follows 'end' otherwise).
+    req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted).on('close', onAborted);
   });
 }
 

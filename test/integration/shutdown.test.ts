@@ -43,4 +43,21 @@ describe('graceful shutdown', () => {
     expect(stopped).toBe(true);
     await t.db.drop();
   });
+
+  it('drops at once a request whose client left before its body arrived, instead of waiting out the body timeout', async () => {
+    // The default body timeout (60 s) stays: a request left waiting for it would also
+    // keep a stopped process alive that long.
+    const t = await startTestApp();
+    const p = await makePartner(t.rt, { scopes: ['canCreateServiceOrders'] });
+    const socket = net.connect(t.app.address.port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    // Headers and the start of a body, then the client goes while its key is checked.
+    socket.write(`POST /api/external/service-orders HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${p.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pro`);
+    socket.destroy();
+    await expect.poll(() => t.logs.lines.some((l) => l.includes('request abandoned by the client')), { timeout: 10_000 }).toBe(true);
+    expect(t.app.http.inFlight).toBe(0);
+    expect(t.logs.text).not.toContain('unhandled error');
+    await t.app.stop();
+    await t.db.drop();
+  });
 });
