@@ -22,7 +22,7 @@ WITH ids AS MATERIALIZED (
   SELECT gen_random_uuid() AS order_id, gen_random_uuid() AS alert_id, 'PGB-' || gen_random_uuid() AS protocol_number
 ), new_order AS (
   INSERT INTO service_order (id, tenant_id, number, status, priority, reason_code, address, neighborhood, latitude, longitude, sla_due_at)
-  SELECT order_id, :tenant, 'OS-' || :year::text || '-' || lpad(:order_seq::text, 5, '0'), 'OPEN', 'Medium', 'EXTERNAL_OTHER',
+  SELECT order_id, :tenant, 'OS-' || :year::text || '-' || lpad(:order_seq::text, greatest(5, length(:order_seq::text)), '0'), 'OPEN', 'Medium', 'EXTERNAL_OTHER',
          'Rua Augusta, 1500', 'Consolação', -23.5558, -46.6623, now() + make_interval(hours => 24)
     FROM ids
 ), new_order_history AS (
@@ -42,7 +42,7 @@ WITH ids AS MATERIALIZED (
   INSERT INTO alert_status_history (alert_id, from_status, to_status, actor) SELECT alert_id, NULL, 'Linked', 'partner-bench' FROM ids
 ), body AS (
   SELECT json_build_object(
-           'id', order_id::text, 'internalProtocol', 'OS-' || :year::text || '-' || lpad(:order_seq::text, 5, '0'),
+           'id', order_id::text, 'internalProtocol', 'OS-' || :year::text || '-' || lpad(:order_seq::text, greatest(5, length(:order_seq::text)), '0'),
            'protocolNumber', protocol_number, 'assetType', 'POLE', 'status', 'OPEN', 'priority', 'Medium', 'createdAt', now(),
            'alert', json_build_object('id', alert_id::text, 'alertNumber', :alert_number::bigint, 'alertReasonCode', 'EXTERNAL_OTHER',
              'alertReasonName', 'Outros (sistema externo)', 'requesterName', 'Maria da Silva', 'requesterPhone', '+5511987654321',
