@@ -14,7 +14,7 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new AppError('payload-too-large', { limit }, undefined, CLOSE));
   // The client may have gone while authentication ran: its 'aborted' and 'close' came
   // before anyone listened, and neither comes again.
-  if (req.destroyed || req.readableAborted) return Promise.reject(new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE));
+  if (req.destroyed || req.readableAborted) return Promise.reject(cutShort());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -34,11 +34,21 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
       else chunks.push(chunk);
     };
     const onEnd = (): void => finish(null);
-    const onAborted = (): void => finish(new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE));
+    const onAborted = (): void => finish(cutShort());
     const timer = setTimeout(() => finish(new AppError('request-timeout', { seconds: Math.ceil(timeoutMs / 100) / 10 }, undefined, CLOSE)), timeoutMs);
     // A closed request that did not end first was cut short ('close' follows 'end' otherwise).
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted).on('close', onAborted);
   });
+}
+
+/**
+ * The client closed the connection before its body was complete: answered as malformed
+ * (nobody reads it) and named AbortError, so the request is logged as abandoned.
+ */
+function cutShort(): AppError {
+  const err = new AppError('malformed-json', { reason: 'the body ended before it was complete' }, undefined, CLOSE);
+  err.name = 'AbortError';
+  return err;
 }
 
 /** A refused body is not read to its end, so the connection cannot carry another request. */

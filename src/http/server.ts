@@ -132,7 +132,14 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       body = parseJson(raw);
     }
 
-    const params = surface.api.router.parseRequest(oasReq, operation).params as Record<string, string>;
+    let params: Record<string, string>;
+    try {
+      params = surface.api.router.parseRequest(oasReq, operation).params as Record<string, string>;
+    } catch (err) {
+      // A path value with a broken percent-escape (`%E0%A4%A`) cannot be decoded.
+      if (!(err instanceof URIError)) throw err;
+      throw new AppError('invalid-parameter', {}, [{ pointer: '/path', message: 'is not valid percent-encoded UTF-8' }]);
+    }
     const nulParameters = [
       ...Object.entries(query).filter(([, v]) => [v].flat().some((x) => x.includes('\u0000'))).map(([k]) => `/query/${k}`),
       ...Object.entries(params).filter(([, v]) => typeof v === 'string' && v.includes('\u0000')).map(([k]) => `/path/${k}`),
@@ -177,7 +184,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     try {
       result = await handleRoute(req, url, { lang, requestId, log: reqLog, signal: abort.signal });
     } catch (err) {
-      if (abort.signal.aborted) {
+      if (abort.signal.aborted && cutShortByAbort(err, abort.signal)) {
         // The client went away before its answer (its own timeout, a cancelled load
         // test): the work was cut short by the signal (a download or geocoding call
         // aborted) before anything was written; nobody is left to answer and it is not
@@ -272,4 +279,14 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
         if (inFlight === 0) server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The error is what the client's disconnect caused (the signal's own reason, an
+ * AbortError, or an outbound call aborted by it), not a fault that happened to coincide.
+ */
+function cutShortByAbort(err: unknown, signal: AbortSignal): boolean {
+  if (err === signal.reason) return true;
+  if (!(err instanceof Error)) return false;
+  return err.name === 'AbortError' || (err as { kind?: unknown }).kind === 'aborted';
 }

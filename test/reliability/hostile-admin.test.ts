@@ -200,6 +200,13 @@ describe('administrative and telemetry APIs under hostile input', { timeout: 240
     expect([...covered].filter((c) => c.startsWith('admin:'))).toHaveLength(operations.length);
   });
 
+  it('answers a path value with a broken percent-escape with 400 and a pointer, not a 500', async () => {
+    const res = await t.fetch('/api/admin/alerts/%E0%A4%A', { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(await res.json()).toMatchObject({ status: 400, errors: [{ pointer: '/path' }] });
+  });
+
   it('answers telemetry batches, valid and mutated, with a documented status, and refusals change nothing', async () => {
     const op = operationsOf('telemetry').get('ingestTelemetryReports')!;
     await fc.assert(
