@@ -7,22 +7,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, EXECUTABLE, freePort, runLumen, withDatabase } from './conformance-support.js';
 
-const EXECUTABLE = path.resolve('dist/lumen');
 const ADMIN_URL = withDatabase(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres', 'postgres');
 const READY_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 30_000;
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
 const temps: string[] = [];
 function tempDir(prefix: string): string {
@@ -31,47 +24,13 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-/** Only what a shell would give: no DATABASE_URL or LUMEN_* leaking from the test run. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...extra };
-}
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], cwd: string, env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(EXECUTABLE, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Runs a `--json` command: exit 0 and exactly one JSON object on stdout. */
 async function runJson(args: string[], cwd: string, env: Record<string, string>): Promise<Record<string, unknown>> {
-  const result = await run(args, cwd, env);
+  const result = await runLumen(args, cwd, env);
   expect(result, result.stderr).toMatchObject({ code: 0 });
   const lines = result.stdout.trim().split('\n');
   expect(lines, result.stdout).toHaveLength(1);
   return JSON.parse(lines[0]!) as Record<string, unknown>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Server {
@@ -145,7 +104,7 @@ afterAll(() => {
 
 describe('dist/lumen', () => {
   it('prints its version and the embedded Node runtime', async () => {
-    const result = await run(['--version'], tempDir('version'), {});
+    const result = await runLumen(['--version'], tempDir('version'), {});
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toMatch(/^lumen 0\.1\.0 \(node v24\.\d+\.\d+\)$/);
   });
@@ -168,7 +127,7 @@ describe('dist/lumen', () => {
       const cwd = tempDir('url');
       const env = { DATABASE_URL: withDatabase(ADMIN_URL, database) };
 
-      const migrated = await run(['migrate'], cwd, env);
+      const migrated = await runLumen(['migrate'], cwd, env);
       expect(migrated, migrated.stderr).toMatchObject({ code: 0 });
 
       const tenant = await runJson(['tenant', 'create', '--name', 'E2E City', '--ibge', '3550308', '--json'], cwd, env);
