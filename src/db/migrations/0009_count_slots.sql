@@ -3,12 +3,12 @@
 -- its INSERT to its commit, so a tenant's intakes queued on it one after another.
 -- Now each backend writes the slot pg_backend_pid() % 16, so concurrent writers
 -- (on different connections) mostly update different rows, and readers sum the
--- slots in one statement (src/db/repositories/city-data.repository.ts).
+-- slots in one statement (rowCount in src/db/repositories/city-page.repository.ts).
 --
 -- Inserts and deletes both upsert their backend's slot, so a deletion may land on a
 -- slot other than the one that counted the row: a slot's row_count may go negative,
 -- only the sum is the tenant's count. deleted_count still only grows, per slot and
--- so in sum, which is what src/services/city-data-total.ts relies on.
+-- so in sum.
 
 ALTER TABLE city_data_count ADD COLUMN slot smallint NOT NULL DEFAULT 0;
 ALTER TABLE city_data_count ALTER COLUMN slot DROP DEFAULT;

@@ -170,8 +170,7 @@ function rangeCount(shape: ListShape, tenantId: string, from: string | null, to:
 
 /**
  * The tenant's row count of the list: the sum of its city_data_count rows (0004,
- * striped into slots by 0009), the same sum readCounter reads, here inside the
- * page's snapshot.
+ * striped into slots by 0009), read inside the page's snapshot.
  */
 function rowCount(tenantId: string, resource: CityResource): RawBuilder<number> {
   return sql<number>`(SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = ${tenantId} AND resource = ${resource})`;

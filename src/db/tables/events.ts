@@ -49,7 +49,7 @@ export interface WebhookDeliveryTable {
   attempts: Generated<number>;
   next_attempt_at: Generated<Date>;
   lease_until: Date | null;
-  /** An earlier delivery of the same ordering key is still open (0012; a hint for the claim). */
+  /** Waits behind an earlier delivery of the same ordering key that failed and waits for its retry (0012; a hint for the claim). */
   blocked: Generated<boolean>;
   last_attempt_at: Date | null;
   last_status_code: number | null;
