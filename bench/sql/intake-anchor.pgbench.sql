@@ -7,7 +7,7 @@
 --      (src/db/repositories/counter.repository.ts).
 --   2. One statement, its own transaction: the numbered order and its status history,
 --      the alert and its status history, the idempotency row with the stored response
---      (src/db/repositories/intake.repository.ts).
+--      (src/db/repositories/intake/request.repository.ts).
 -- Variables (-D): tenant, partner (uuids), year.
 WITH taken AS (
   INSERT INTO tenant_counter AS c (tenant_id, name, year, value)

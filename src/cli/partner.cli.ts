@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partner.service.js';
-import { cliActor } from '../services/audit.service.js';
+import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/service.js';
+import { cliActor } from '../services/audit/log.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (p: PartnerView): string =>

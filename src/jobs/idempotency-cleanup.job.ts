@@ -1,4 +1,4 @@
-import { deleteIdempotencyKeysOlderThan } from '../db/repositories/idempotency.repository.js';
+import { deleteIdempotencyKeysOlderThan } from '../db/repositories/intake/idempotency.repository.js';
 import { defineQueue } from './queue.js';
 
 /** Hourly: Idempotency-Keys past the retention (LUMEN_IDEMPOTENCY_RETENTION_DAYS, at least 7) are removed. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { countSince, readCounter } from '../../src/db/repositories/city-data.repository.js';
+import { countSince, readCounter } from '../../src/db/repositories/city-data/position.repository.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { getPage, settle } from './support.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pole } from '../../generated/partner/types.gen.js';
-import { loadServiceOrder, serviceOrderView } from '../../src/services/service-order.view.js';
+import { loadServiceOrder, serviceOrderView } from '../../src/services/operations/order-view.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityOrder, makeCityPole, makeCityTeam, makePartner, makeTenant } from '../support/factories.js';
 import { settle } from './support.js';

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walkPageStatement } from '../../src/db/repositories/city-read-walk.repository.js';
+import { walkPageStatement } from '../../src/db/repositories/city-data/read-walk.repository.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, settle, type Page, type PoleItem } from './support.js';
 
 /**
- * Page placement and `total` (src/services/city-data-place.ts, city-data-total.ts):
+ * Page placement and `total` (src/services/city-data/place.ts, city-data/total.ts):
  * a page requested out of order starts from a ranked position of any walk of the
  * tenant with the same filter, or is counted from the start once a change broke
  * that rank; a cached total outlives walks and partners and stays exact.

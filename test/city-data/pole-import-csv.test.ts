@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { csvRecords, type CsvReading, type CsvRecord } from '../../src/services/pole-import-csv.js';
+import { csvRecords, type CsvReading, type CsvRecord } from '../../src/services/city-data/pole-import/csv.js';
 
 /**
  * The CSV reader of `lumen pole import` reads most records whole and the rest one

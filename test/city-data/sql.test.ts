@@ -2,8 +2,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/schema.js';
-import { pageStatement, type PageStatement } from '../../src/db/repositories/city-page.repository.js';
-import { readStartStatement, walkPageStatement, type WalkKey } from '../../src/db/repositories/city-read-walk.repository.js';
+import { pageStatement, type PageStatement } from '../../src/db/repositories/city-data/page.repository.js';
+import { readStartStatement, walkPageStatement, type WalkKey } from '../../src/db/repositories/city-data/read-walk.repository.js';
 
 /**
  * The statements of the list reads, compiled, kept beside the tests for review (their

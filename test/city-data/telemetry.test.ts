@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTelemetryKey, ingestReports } from '../../src/services/telemetry.service.js';
+import { createTelemetryKey, ingestReports } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, maxUpdatedAt, problemOf, settle, type PoleItem } from './support.js';

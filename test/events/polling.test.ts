@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
-import { emitEvent } from '../../src/services/outbox.js';
+import { emitEvent } from '../../src/services/events/outbox.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { emit, makeEventPartner, subjectFor } from './support.js';
 

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
-import { deleteExpiredEvents } from '../../src/services/events-maintenance.js';
-import { emitEvent, type EventSubject } from '../../src/services/outbox.js';
+import { deleteExpiredEvents } from '../../src/services/events/maintenance.js';
+import { emitEvent, type EventSubject } from '../../src/services/events/outbox.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { emit, makeEventPartner, subjectFor } from './support.js';
 

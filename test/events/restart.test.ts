@@ -3,7 +3,7 @@ import type { Event } from '../../generated/partner/types.gen.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { openRuntime } from '../../src/runtime.js';
-import { sweepStrandedDeliveries } from '../../src/services/events-maintenance.js';
+import { sweepStrandedDeliveries } from '../../src/services/events/maintenance.js';
 import { startTestApp, testEnv, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from './support.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EventType } from '../../generated/partner/types.gen.js';
 import type { ServiceDeps } from '../../src/services/deps.js';
-import { emitEvent, type EventSubject } from '../../src/services/outbox.js';
+import { emitEvent, type EventSubject } from '../../src/services/events/outbox.js';
 import { makeEventSubject, makePartner, makeTenant } from '../support/factories.js';
 
 export const WEBHOOK_SECRET = 'whsec-test-0123456789abcdef';

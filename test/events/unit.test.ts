@@ -1,7 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { maxAttempts, parseRetryAfter, retryDelayMs } from '../../src/services/events-delivery.js';
+import { maxAttempts, parseRetryAfter, retryDelayMs } from '../../src/services/events/delivery.js';
 import { signWebhookBody, verifyWebhookSignature } from '../../src/lib/webhook-signature.js';
 
 const BASE = { LUMEN_SECRET_KEY: '22'.repeat(32), LUMEN_DATA_DIR: '/tmp/lumen-events-unit' };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WebhookDeliveryView } from '../../src/services/events-deliveries.service.js';
+import type { WebhookDeliveryView } from '../../src/services/events/deliveries.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from './support.js';
 

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { verify } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event, EventType } from '../../generated/partner/types.gen.js';
-import type { EventSubject } from '../../src/services/outbox.js';
+import type { EventSubject } from '../../src/services/events/outbox.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { recordReliability } from '../support/reliability.js';
 import { emit, makeEventPartner, subjectFor, waitFor, WEBHOOK_SECRET, type Received } from '../events/support.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReason, mapReason } from '../../src/services/reason.service.js';
+import { createReason, mapReason } from '../../src/services/operations/reasons.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { eventually, intakeBody, intakeFootprint, JPEG, PNG, post, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReason, mapReason } from '../../src/services/reason.service.js';
+import { createReason, mapReason } from '../../src/services/operations/reasons.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { intakeBody, intakeFootprint, post, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
 

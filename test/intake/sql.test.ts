@@ -3,7 +3,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/schema.js';
 import { allocationStatement } from '../../src/db/repositories/counter.repository.js';
-import { newIntakeStatement, type NewIntake } from '../../src/db/repositories/intake.repository.js';
+import { newIntakeStatement, type NewIntake } from '../../src/db/repositories/intake/request.repository.js';
 
 /**
  * The two statements that write a new alert, compiled, kept beside the tests for

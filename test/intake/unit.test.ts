@@ -3,8 +3,8 @@ import { decodeStrictBase64, MAX_ATTACHMENT_BYTES, sniffImageType } from '../../
 import { attachmentErrorMessage } from '../../src/services/attachments/messages.js';
 import { houseNumber } from '../../src/services/geocoding/poles.js';
 import { searchText } from '../../src/services/geocoding/nominatim.js';
-import { orderAddress } from '../../src/services/intake-apply.js';
-import { canonicalJson, parseIdempotencyKey, requestHash } from '../../src/services/intake-validate.js';
+import { orderAddress } from '../../src/services/intake/apply.js';
+import { canonicalJson, parseIdempotencyKey, requestHash } from '../../src/services/intake/validate.js';
 import { JPEG, PNG, WEBP } from './support.js';
 
 describe('strict base64', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rotatePartnerKey, setPartnerEnabled } from '../../src/services/partner.service.js';
+import { rotatePartnerKey, setPartnerEnabled } from '../../src/services/partners/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../../src/services/audit.service.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, startServiceOrder } from '../../src/services/service-order-lifecycle.service.js';
+import { cliActor } from '../../src/services/audit/log.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, startServiceOrder } from '../../src/services/operations/order-lifecycle.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeTeam, makeTenant } from '../support/factories.js';
 import { adminFetch, adminToken, alertRow, cliJson, orderHistory, outboxOf, snapshot } from './support.js';

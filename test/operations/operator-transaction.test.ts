@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operatorTransaction } from '../../src/services/operations-tx.js';
+import { operatorTransaction } from '../../src/services/operations/transaction.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeTeam, makeTenant } from '../support/factories.js';
 

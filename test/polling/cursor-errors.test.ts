@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
-import { getPartnerPollStatus } from '../../src/services/partner-poll-status.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
+import { getPartnerPollStatus } from '../../src/services/partner-poll/status.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePollingPartner, PARTNER_KEY, request, startPartnerStub, type PartnerStub, type StubReply } from './support.js';
 

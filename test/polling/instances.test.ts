@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from './support.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pollingContract from '../../generated/openapi/partner-polling.json' with { type: 'json' };
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
-import { getPartnerPollStatus } from '../../src/services/partner-poll-status.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
+import { getPartnerPollStatus } from '../../src/services/partner-poll/status.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePollingPartner, pagedPartner, request, requests, startPartnerStub, type PartnerStub } from './support.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makePartner } from '../support/factories.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from './support.js';

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from './support.js';

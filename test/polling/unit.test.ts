@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { latestRequestedAt, nextCursor, parseBatch, parseDateTime, EnvelopeError } from '../../src/services/partner-poll-envelope.js';
-import { parseRetryAfter, pollUrl } from '../../src/services/partner-poll-fetch.js';
-import { backoffMs } from '../../src/services/partner-poll.service.js';
-import { dueAt } from '../../src/services/partner-poll-schedule.js';
-import { canonicalJson, itemHash, protocolNumberOf, storedCopy } from '../../src/services/partner-poll-store.js';
+import { latestRequestedAt, nextCursor, parseBatch, parseDateTime, EnvelopeError } from '../../src/services/partner-poll/envelope.js';
+import { parseRetryAfter, pollUrl } from '../../src/services/partner-poll/fetch.js';
+import { backoffMs } from '../../src/services/partner-poll/service.js';
+import { dueAt } from '../../src/services/partner-poll/schedule.js';
+import { canonicalJson, itemHash, protocolNumberOf, storedCopy } from '../../src/services/partner-poll/store.js';
 import type { PollStateRow } from '../../src/db/repositories/partner-poll.repository.js';
-import { requestedPollEnded, type PartnerPollStatus } from '../../src/services/partner-poll-status.service.js';
+import { requestedPollEnded, type PartnerPollStatus } from '../../src/services/partner-poll/status.js';
 
 const at = (s: string) => new Date(s);
 

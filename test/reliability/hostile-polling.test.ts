@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
-import { getPartnerPollStatus } from '../../src/services/partner-poll-status.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
+import { getPartnerPollStatus } from '../../src/services/partner-poll/status.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { recordReliability } from '../support/reliability.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from '../polling/support.js';

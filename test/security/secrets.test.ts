@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { cli as runCli, startTestApp, TEST_SECRET_KEY, type TestApp } from '../support/app.js';
 import { makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';

@@ -15,7 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
-import { reconcilePartnerPolls } from '../../src/services/partner-poll.service.js';
+import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';

@@ -8,8 +8,8 @@
 import adminDocument from '../../generated/openapi/admin.json' with { type: 'json' };
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminToken } from '../../src/services/admin-token.service.js';
-import { cliActor } from '../../src/services/audit.service.js';
+import { createAdminToken } from '../../src/services/operators/tokens.js';
+import { cliActor } from '../../src/services/audit/log.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityOrder, makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../src/services/deps.js';
-import { createTenant, type TenantView } from '../../src/services/tenant.service.js';
-import { createPartner, type CreatePartnerInput } from '../../src/services/partner.service.js';
+import { createTenant, type TenantView } from '../../src/services/tenants/service.js';
+import { createPartner, type CreatePartnerInput } from '../../src/services/partners/service.js';
 import { randomBytes } from 'node:crypto';
 import { allocateNumbers, allocateServiceOrderNumber } from '../../src/db/repositories/counter.repository.js';
 

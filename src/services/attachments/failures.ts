@@ -1,8 +1,8 @@
-import { listAttachmentFailures } from '../../db/repositories/attachment.repository.js';
+import { listAttachmentFailures } from '../../db/repositories/intake/attachment.repository.js';
 import { AppError } from '../../lib/errors.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenant.service.js';
+import { isUuid } from '../tenants/service.js';
 
 /** An attachment URL that could not be downloaded, kept for manual review. */
 export interface AttachmentFailureView {

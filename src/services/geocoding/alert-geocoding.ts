@@ -1,8 +1,8 @@
-import { findAlert } from '../../db/repositories/alert.repository.js';
-import { setAlertLocationIfUnset } from '../../db/repositories/alert.repository.js';
-import { fillServiceOrderLocation } from '../../db/repositories/service-order.repository.js';
+import { findAlert } from '../../db/repositories/intake/alert.repository.js';
+import { setAlertLocationIfUnset } from '../../db/repositories/intake/alert.repository.js';
+import { fillServiceOrderLocation } from '../../db/repositories/operations/service-order.repository.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
-import { lockOrder } from '../../db/repositories/triage.repository.js';
+import { lockOrder } from '../../db/repositories/operations/triage.repository.js';
 import type { ServiceDeps } from '../deps.js';
 import { geocode, type GeocodeOutcome } from './index.js';
 

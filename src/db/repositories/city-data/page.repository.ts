@@ -1,0 +1,240 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor } from '../../database.js';
+import type { CityResource } from '../../tables/city-data.js';
+import type { Position } from './position.repository.js';
+
+/**
+ * One page of a city-data list (GET /api/external/poles, /service-orders) in ONE
+ * statement: the items as JSON text built by PostgreSQL, where the page ended, and
+ * the counts `total` and the page's rank need, all from the same snapshot
+ * (src/services/city-data/total.ts says why that matters).
+ *
+ * Items are written by the SQL functions of 0010_city_read_positions.sql, byte for
+ * byte what JSON.stringify wrote for the rows node-postgres read before; Node puts
+ * the text into the envelope without parsing it. Compiled SQL and plans:
+ * test/city-data/__snapshots__/ and docs/sql/city-data-reads.md.
+ */
+
+/**
+ * What to count for an updatedSince filter's `total` (src/services/city-data/total.ts):
+ * its items below the horizon, [since, horizon) ("mid"), or the rows stamped before
+ * since ("low"), whichever is smaller: an old updatedSince has few rows
+ * below it, a recent one few items above it.
+ */
+export type MatchingCount =
+  /** No updatedSince: `total` is the row count. */
+  | { readonly kind: 'none' }
+  /** updatedSince above the horizon: every matching item is recent, count them all ("mid" = items >= since). */
+  | { readonly kind: 'above' }
+  /**
+   * side mid or low: count that side; mid-then-low: count mid up to half the rows,
+   * and low when mid reached it. With `unless`, nothing is counted while that cached
+   * total still holds (rows - tail(cacheHorizon) = cacheBelow).
+   */
+  | {
+      readonly kind: 'count';
+      readonly side: 'mid' | 'low' | 'mid-then-low';
+      readonly unless: { readonly cacheHorizon: string; readonly cacheBelow: number } | null;
+    };
+
+export interface PageStatement {
+  readonly tenantId: string;
+  /** Inclusive lower bound (updatedSince, microseconds ISO), or null. */
+  readonly since: string | null;
+  /** Exclusive upper bound: the visibility horizon, read by an earlier statement. */
+  readonly horizon: string;
+  /** Exclusive keyset start; null = the start of the list. */
+  readonly after: Position | null;
+  /** Items skipped after `after` (0 in an in-order walk; the OFFSET fallback otherwise). */
+  readonly skip: number;
+  /** Page size; one more item is read to tell whether more follow. */
+  readonly limit: number;
+  /** The horizon of a rank to check in this snapshot (its tail is returned), or null. */
+  readonly rankHorizon: string | null;
+  readonly matching: MatchingCount;
+}
+
+export interface PageResult {
+  /** The page's items as JSON values separated by commas ('' for no item). */
+  readonly items: string;
+  /** Items read: limit + 1 when more follow. */
+  readonly fetched: number;
+  /** The last item of the page, or null when the page is empty. */
+  readonly last: Position | null;
+  /** The tenant's rows of this list (trigger-kept counter). */
+  readonly rows: number;
+  /** Rows stamped at or after the statement's horizon. */
+  readonly tailNow: number;
+  /** Rows stamped at or after rankHorizon (null without one). */
+  readonly tailRank: number | null;
+  /** Rows stamped at or after the cached total's horizon (only with `unless`). */
+  readonly tailCache: number | null;
+  /** Items in [since, horizon) (>= since for `above`); null when not counted. When `low` was counted too, mid-then-low capped it: use low. */
+  readonly mid: number | null;
+  /** Rows stamped before since; null when not counted. */
+  readonly low: number | null;
+}
+
+/** One list: its table, the joins its items need, and how an item is written. */
+interface ListShape {
+  readonly table: CityResource;
+  /** Alias of the list's table in the item expression. */
+  readonly alias: string;
+  /** Joins the item needs (after the list's table). */
+  readonly joins: RawBuilder<unknown>;
+  /** The item as JSON text. */
+  readonly item: RawBuilder<string>;
+}
+
+const str = (col: string) => sql.raw(`to_json(${col})::text`);
+
+/** A Pole item (2.2): id, code, address, neighborhood, latitude, longitude, active, updatedAt, device. */
+const POLE: ListShape = {
+  table: 'pole',
+  alias: 'p',
+  joins: sql`LEFT JOIN telegestor t ON t.pole_id = p.id`,
+  item: sql<string>`'{"id":"' || p.id || '","code":' || ${str('p.code')} || ',"address":' || ${str('p.address')}
+    || ',"neighborhood":' || ${str('p.neighborhood')} || ',"latitude":' || lumen_json_number(p.latitude)
+    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
+    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
+      ELSE '{"id":"' || t.id || '","identifier":' || ${str('t.identifier')} || ',"online":' || coalesce(t.online::text, 'null')
+        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
+        || '}' END || '}'`,
+};
+
+/** A ServiceOrder item (2.3), as serviceOrderView writes it (src/services/operations/order-view.ts). */
+const SERVICE_ORDER: ListShape = {
+  table: 'service_order',
+  alias: 'so',
+  joins: sql`LEFT JOIN team t ON t.id = so.team_id`,
+  item: sql<string>`'{"id":"' || so.id || '","number":' || ${str('so.number')} || ',"status":' || ${str('so.status')}
+    || ',"priority":' || ${str('so.priority')} || ',"type":' || ${str('so.reason_code')} || ',"address":' || ${str('so.address')}
+    || ',"neighborhood":' || coalesce(${str('so.neighborhood')}, 'null') || ',"latitude":' || lumen_json_number(so.latitude)
+    || ',"longitude":' || lumen_json_number(so.longitude) || ',"poleId":' || coalesce('"' || so.pole_id || '"', 'null')
+    || ',"team":' || CASE WHEN so.team_id IS NULL THEN 'null'
+      ELSE '{"id":"' || so.team_id || '","name":' || ${str("coalesce(t.name, '')")} || '}' END
+    || ',"openedAt":' || lumen_json_instant(so.opened_at) || ',"updatedAt":' || lumen_json_instant(so.updated_at)
+    || ',"closedAt":' || lumen_json_instant(so.closed_at) || '}'`,
+};
+
+const LIST_SHAPES: Readonly<Record<CityResource, ListShape>> = { pole: POLE, service_order: SERVICE_ORDER };
+
+const ts = (iso: string) => sql`${iso}::timestamptz`;
+
+/** Conditions on the list's rows of the page: tenant, updatedSince, horizon, keyset start. */
+function pageWhere(alias: string, q: PageStatement): RawBuilder<unknown> {
+  const col = (c: string) => sql.ref(`${alias}.${c}`);
+  const parts = [sql`${col('tenant_id')} = ${q.tenantId}`, sql`${col('updated_at')} < ${ts(q.horizon)}`];
+  if (q.since !== null) parts.push(sql`${col('updated_at')} >= ${ts(q.since)}`);
+  if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${ts(q.after.u)}, ${q.after.id}::uuid)`);
+  return sql.join(parts, sql` AND `);
+}
+
+/**
+ * The page's rows, numbered. In-order reads (skip 0) are the plain keyset scan of the
+ * sync index joined row by row, the query a hand-written client would run. Only the
+ * OFFSET fallback takes the keys from the index alone first (an index-only scan that
+ * skips entries, not joined rows) and joins the page's rows afterwards.
+ */
+function pageRows(shape: ListShape, q: PageStatement): RawBuilder<unknown> {
+  const a = sql.raw(shape.alias);
+  const table = sql.table(shape.table);
+  if (q.skip === 0) {
+    return sql`SELECT row_number() OVER (ORDER BY ${a}.updated_at, ${a}.id) AS ord, ${a}.updated_at AS u, ${a}.id, ${shape.item} AS item
+      FROM ${table} ${a} ${shape.joins}
+     WHERE ${pageWhere(shape.alias, q)}
+     ORDER BY ${a}.updated_at, ${a}.id
+     LIMIT ${q.limit + 1}`;
+  }
+  return sql`SELECT row_number() OVER (ORDER BY k.updated_at, k.id) AS ord, k.updated_at AS u, k.id, ${shape.item} AS item
+      FROM (SELECT x.id, x.updated_at FROM ${table} x WHERE ${pageWhere('x', q)}
+             ORDER BY x.updated_at, x.id OFFSET ${q.skip} LIMIT ${q.limit + 1}) k
+      JOIN ${table} ${a} ON ${a}.id = k.id ${shape.joins}
+     ORDER BY k.updated_at, k.id`;
+}
+
+/** Rows of the tenant's list stamped at or after `at` (an index-only range count; few at a recent horizon). */
+function tail(shape: ListShape, tenantId: string, at: string): RawBuilder<number> {
+  return sql<number>`(SELECT count(*) FROM ${sql.table(shape.table)} WHERE tenant_id = ${tenantId} AND updated_at >= ${ts(at)})`;
+}
+
+/** Rows stamped in [from, to), at most `cap` of them (null bounds are open). */
+function rangeCount(shape: ListShape, tenantId: string, from: string | null, to: string | null, cap?: RawBuilder<number>): RawBuilder<number> {
+  const where = [sql`tenant_id = ${tenantId}`];
+  if (from !== null) where.push(sql`updated_at >= ${ts(from)}`);
+  if (to !== null) where.push(sql`updated_at < ${ts(to)}`);
+  const rows = sql`SELECT 1 FROM ${sql.table(shape.table)} WHERE ${sql.join(where, sql` AND `)}`;
+  // Capped: in index order, so the count stops early in the sync index rather than in a scan of the table.
+  return cap === undefined ? sql<number>`(SELECT count(*) FROM (${rows}) x)` : sql<number>`(SELECT count(*) FROM (${rows} ORDER BY updated_at LIMIT ${cap}) x)`;
+}
+
+/**
+ * The tenant's row count of the list: the sum of its city_data_count rows (0004,
+ * striped into slots by 0009), read inside the page's snapshot.
+ */
+function rowCount(tenantId: string, resource: CityResource): RawBuilder<number> {
+  return sql<number>`(SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = ${tenantId} AND resource = ${resource})`;
+}
+
+const NULL = sql<null>`NULL::bigint`;
+
+/** The "mid" and "low" columns (n: the row-count CTE, m: the mid CTE). */
+function matchingCounts(shape: ListShape, q: PageStatement): { mid: RawBuilder<number | null>; low: RawBuilder<number | null> } {
+  const m = q.matching;
+  if (m.kind === 'none' || q.since === null) return { mid: NULL, low: NULL };
+  if (m.kind === 'above') return { mid: rangeCount(shape, q.tenantId, q.since, null), low: NULL };
+  // Uncorrelated subqueries run only when their CASE branch is reached: nothing is counted while the cache holds.
+  const unless = m.unless;
+  const counted = (count: RawBuilder<number>): RawBuilder<number | null> => (unless === null ? count : sql<number | null>`CASE WHEN n.rows - n.tail_cache = ${unless.cacheBelow}::bigint THEN NULL ELSE ${count} END`);
+  const low = rangeCount(shape, q.tenantId, null, q.since);
+  if (m.side === 'low') return { mid: NULL, low: counted(low) };
+  if (m.side === 'mid') return { mid: counted(rangeCount(shape, q.tenantId, q.since, q.horizon)), low: NULL };
+  const capped = rangeCount(shape, q.tenantId, q.since, q.horizon, sql<number>`(SELECT rows / 2 + 1 FROM n)`);
+  return { mid: counted(capped), low: sql<number | null>`CASE WHEN m.mid > n.rows / 2 THEN ${low} END` };
+}
+
+export function pageStatement(resource: CityResource, q: PageStatement) {
+  const shape = LIST_SHAPES[resource];
+  const m = q.matching;
+  const cacheTail = m.kind === 'count' && m.unless !== null ? tail(shape, q.tenantId, m.unless.cacheHorizon) : NULL;
+  const rankTail = q.rankHorizon === null ? NULL : tail(shape, q.tenantId, q.rankHorizon);
+  const counts = matchingCounts(shape, q);
+  return sql<{
+    items: string | null;
+    fetched: number;
+    last_u: string | null;
+    last_id: string | null;
+    rows: number;
+    tail_now: number;
+    tail_rank: number | null;
+    tail_cache: number | null;
+    mid: number | null;
+    low: number | null;
+  }>`WITH page AS MATERIALIZED (${pageRows(shape, q)}),
+     n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, q.horizon)} AS tail_now,
+                               ${rankTail} AS tail_rank, ${cacheTail} AS tail_cache),
+     m AS MATERIALIZED (SELECT ${counts.mid} AS mid FROM n)
+SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= ${q.limit}) AS items,
+       (SELECT count(*) FROM page) AS fetched,
+       l.u AS last_u, l.id AS last_id,
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, ${counts.low} AS low
+  FROM n CROSS JOIN m
+  LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
+                       FROM page WHERE ord <= ${q.limit} ORDER BY ord DESC LIMIT 1) l ON true`;
+}
+
+export async function readPage(db: Executor, resource: CityResource, q: PageStatement): Promise<PageResult> {
+  const { rows } = await pageStatement(resource, q).execute(db);
+  const r = rows[0]!;
+  return {
+    items: r.items ?? '',
+    fetched: Number(r.fetched),
+    last: r.last_u !== null && r.last_id !== null ? { u: r.last_u, id: r.last_id } : null,
+    rows: Number(r.rows),
+    tailNow: Number(r.tail_now),
+    tailRank: r.tail_rank === null ? null : Number(r.tail_rank),
+    tailCache: r.tail_cache === null ? null : Number(r.tail_cache),
+    mid: r.mid === null ? null : Number(r.mid),
+    low: r.low === null ? null : Number(r.low),
+  };
+}

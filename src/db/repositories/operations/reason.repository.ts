@@ -1,0 +1,74 @@
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
+import type { Executor } from '../../database.js';
+import type { ReasonMappingTable, ReasonTable } from '../../tables/domain.js';
+
+export type ReasonRow = Selectable<ReasonTable>;
+
+
+/** The internal reason of requests whose partner code is missing, blank or unmapped. */
+export const DEFAULT_REASON_CODE = 'EXTERNAL_OTHER';
+
+export async function findReason(db: Executor, tenantId: string, code: string): Promise<ReasonRow | undefined> {
+  return db.selectFrom('reason').selectAll().where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
+}
+
+export async function listReasons(db: Executor, tenantId: string): Promise<ReasonRow[]> {
+  return db.selectFrom('reason').selectAll().where('tenant_id', '=', tenantId).orderBy('code').execute();
+}
+
+export async function insertReason(db: Executor, row: Insertable<ReasonTable>): Promise<ReasonRow> {
+  return db.insertInto('reason').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * The code of the internal reason a partner code maps to for this partner, as an SQL
+ * expression: the mapping's reason, or EXTERNAL_OTHER when the code is null or has no
+ * mapping. The arguments are values or column references (sql.ref).
+ */
+export function mappedReasonCode(externalSystemId: string | RawBuilder<string>, tenantId: string | RawBuilder<string>, partnerCode: string | null): RawBuilder<string> {
+  return sql<string>`coalesce((SELECT m.reason_code FROM reason_mapping m WHERE m.external_system_id = ${externalSystemId} AND m.partner_code = ${partnerCode} AND m.tenant_id = ${tenantId}), ${DEFAULT_REASON_CODE})`;
+}
+
+/**
+ * The internal reason a partner code maps to for this partner; EXTERNAL_OTHER when
+ * the code is null or has no mapping. One statement: the mapping and the default
+ * are read in the same snapshot.
+ */
+export async function resolveReason(db: Executor, externalSystemId: string, tenantId: string, partnerCode: string | null): Promise<ReasonRow> {
+  const reason = await db
+    .selectFrom('reason')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('code', '=', mappedReasonCode(externalSystemId, tenantId, partnerCode))
+    .executeTakeFirst();
+  if (!reason) throw new Error(`tenant ${tenantId} has no ${DEFAULT_REASON_CODE} reason`);
+  return reason;
+}
+
+/** Creates or replaces the mapping of one partner code. */
+export async function upsertReasonMapping(db: Executor, row: { external_system_id: string; partner_code: string; tenant_id: string; reason_code: string }): Promise<Selectable<ReasonMappingTable>> {
+  return db
+    .insertInto('reason_mapping')
+    .values(row)
+    .onConflict((oc) => oc.columns(['external_system_id', 'partner_code']).doUpdateSet({ reason_code: row.reason_code, tenant_id: row.tenant_id, updated_at: new Date() }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteReasonMapping(db: Executor, externalSystemId: string, partnerCode: string): Promise<boolean> {
+  const res = await db.deleteFrom('reason_mapping').where('external_system_id', '=', externalSystemId).where('partner_code', '=', partnerCode).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** Every mapping of the tenant's partners, with the partner's code. */
+export async function listReasonMappings(db: Executor, tenantId: string): Promise<(Selectable<ReasonMappingTable> & { partner: string })[]> {
+  return db
+    .selectFrom('reason_mapping as m')
+    .innerJoin('external_system as e', 'e.id', 'm.external_system_id')
+    .selectAll('m')
+    .select('e.code as partner')
+    .where('m.tenant_id', '=', tenantId)
+    .orderBy('e.code')
+    .orderBy('m.partner_code')
+    .execute();
+}

@@ -1,0 +1,98 @@
+import type { Selectable, UpdateObject } from 'kysely';
+import type { Executor, Tx } from '../../database.js';
+import type { DB } from '../../schema.js';
+import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
+
+export type AlertRow = Selectable<AlertTable>;
+export type ReasonRow = Selectable<ReasonTable>;
+export type OrderRow = Selectable<ServiceOrderTable>;
+
+/** An alert as operators see it: the row, its partner's code, its reason's names and its order's number and status. */
+export type AlertDetailRow = AlertRow & {
+  partner_code: string;
+  reason_name_pt: string | null;
+  reason_name_en: string | null;
+  order_number: string | null;
+  order_status: ServiceOrderStatus | null;
+};
+
+function detailQuery(db: Executor) {
+  return db
+    .selectFrom('alert as a')
+    .innerJoin('external_system as es', 'es.id', 'a.external_system_id')
+    .leftJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 'a.tenant_id').onRef('r.code', '=', 'a.reason_code'))
+    .leftJoin('service_order as so', 'so.id', 'a.service_order_id')
+    .selectAll('a')
+    .select(['es.code as partner_code', 'r.name_pt as reason_name_pt', 'r.name_en as reason_name_en', 'so.number as order_number', 'so.status as order_status']);
+}
+
+export async function findAlertDetail(db: Executor, id: string): Promise<AlertDetailRow | undefined> {
+  return detailQuery(db).where('a.id', '=', id).executeTakeFirst();
+}
+
+export interface AlertFilter {
+  tenantId: string;
+  status?: AlertStatus;
+  notGeolocated?: boolean;
+  serviceOrderId?: string;
+}
+
+/** One page of a tenant's alerts, oldest first (by alert number), and the number of matches. */
+export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number): Promise<{ rows: AlertDetailRow[]; total: number }> {
+  let rowsQ = detailQuery(db).where('a.tenant_id', '=', f.tenantId);
+  let countQ = db.selectFrom('alert as a').select((eb) => eb.fn.countAll<number>().as('n')).where('a.tenant_id', '=', f.tenantId);
+  if (f.status) {
+    rowsQ = rowsQ.where('a.status', '=', f.status);
+    countQ = countQ.where('a.status', '=', f.status);
+  }
+  if (f.notGeolocated) {
+    rowsQ = rowsQ.where('a.latitude', 'is', null);
+    countQ = countQ.where('a.latitude', 'is', null);
+  }
+  if (f.serviceOrderId) {
+    rowsQ = rowsQ.where('a.service_order_id', '=', f.serviceOrderId);
+    countQ = countQ.where('a.service_order_id', '=', f.serviceOrderId);
+  }
+  const [rows, count] = await Promise.all([rowsQ.orderBy('a.alert_number').offset(offset).limit(limit).execute(), countQ.executeTakeFirstOrThrow()]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Row lock on one alert; waits for a concurrent action on it and returns the state it left. */
+export async function lockAlert(tx: Tx, id: string): Promise<AlertRow | undefined> {
+  return tx.selectFrom('alert').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function peekAlertOrderId(tx: Tx, id: string): Promise<{ service_order_id: string | null } | undefined> {
+  return tx.selectFrom('alert').select('service_order_id').where('id', '=', id).executeTakeFirst();
+}
+
+/** Row lock on one service order. Orders are always locked before their alerts. */
+export async function lockOrder(tx: Tx, id: string): Promise<OrderRow | undefined> {
+  return tx.selectFrom('service_order').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Row locks on every alert of an order, in id order (the order's own lock is already held). */
+export async function lockAlertsOfOrder(tx: Tx, orderId: string): Promise<AlertRow[]> {
+  return tx.selectFrom('alert').selectAll().where('service_order_id', '=', orderId).orderBy('id').forUpdate().execute();
+}
+
+/** Patch values may be SQL expressions (sql`now()`): timestamps come from the database clock. */
+export async function updateAlert(tx: Tx, id: string, patch: UpdateObject<DB, 'alert', 'alert'>): Promise<AlertRow> {
+  return tx.updateTable('alert').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateOrder(tx: Tx, id: string, patch: UpdateObject<DB, 'service_order', 'service_order'>): Promise<OrderRow> {
+  return tx.updateTable('service_order').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findReason(db: Executor, tenantId: string, code: string): Promise<ReasonRow | undefined> {
+  return db.selectFrom('reason').selectAll().where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
+}
+
+export async function addAlertHistory(tx: Tx, row: { alert_id: string; from_status: string | null; to_status: string; actor: string; note?: string | null }): Promise<void> {
+  await tx.insertInto('alert_status_history').values({ ...row, note: row.note ?? null }).execute();
+}
+
+export async function addOrderHistory(tx: Tx, row: { service_order_id: string; from_status: string | null; to_status: string; actor: string; note?: string | null }): Promise<void> {
+  await tx.insertInto('service_order_status_history').values({ ...row, note: row.note ?? null }).execute();
+}

@@ -1,0 +1,209 @@
+import { parseDateTime } from '../../lib/time.js';
+import type { PolePage, ServiceOrderPage } from '../../../generated/partner/types.gen.js';
+import { readPage, type PageResult } from '../../db/repositories/city-data/page.repository.js';
+import { forgetRanks, readHorizon, readStart, saveWalkPage, type TotalCache, type WalkKey } from '../../db/repositories/city-data/read-walk.repository.js';
+import type { CityResource } from '../../db/tables/city-data.js';
+import { cursorCodec } from '../../lib/cursor.js';
+import { AppError } from '../../lib/errors.js';
+import { JsonText } from '../../lib/json-text.js';
+import { endRank, placePage, placementHeld, rankToCheck, type Placement } from './place.js';
+import { matchingPlan, pageTotal } from './total.js';
+import type { ServiceDeps } from '../deps.js';
+
+/**
+ * The two city-data lists (2.2-2.4, 4.3, N5). A page costs three statements: the
+ * horizon with what the walk remembers, the page itself (items as JSON text, the
+ * counts for `total` and ranks, one snapshot), and one asynchronously committed
+ * write of what the walk remembers next; a cursor page only the first two, without
+ * anything to remember.
+ */
+
+/** 4.3 / N5 limits. */
+export const DEFAULT_PAGE_SIZE = 500;
+export const MAX_PAGE_SIZE = 1000;
+/** Pages beyond this cannot hold items (and are not remembered). */
+const MAX_PAGE = 1_000_000_000;
+
+export interface ListRequest {
+  readonly page: number;
+  /** As requested (cut down to MAX_PAGE_SIZE here). */
+  readonly pageSize: number;
+  /** ISO 8601 instant, inclusive, or null. */
+  readonly updatedSince: string | null;
+  readonly cursor: string | null;
+}
+
+export interface Reader {
+  readonly tenantId: string;
+  readonly externalSystemId: string;
+}
+
+/** What a cursor carries: the walk's tenant and filter, its position and cached total. */
+interface CursorState {
+  v: 2;
+  /** tenant */
+  t: string;
+  /** updatedSince (microseconds ISO) or null */
+  s: string | null;
+  /** position: updated_at (microseconds ISO) and id of the last item served */
+  u: string;
+  i: string;
+  /** number of the page this cursor reads */
+  n: number;
+  /** cached total (city-data/total.ts): [matchingBelow, below, horizon] */
+  c: [number, number, string] | null;
+}
+
+interface ListKind {
+  readonly resource: CityResource;
+  /** MAC purpose of this list's cursors: a cursor of the other list is refused. */
+  readonly purpose: string;
+}
+
+/** The instants PostgreSQL's ISO input takes (years 1 to 9999); `updatedSince` outside them is clamped, which keeps its meaning. */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A client instant as microseconds ISO, truncated to the millisecond (a lower bound stays inclusive). */
+function sinceMicros(raw: string): string | null {
+  const ms = parseDateTime(raw)?.getTime();
+  if (ms === undefined) return null;
+  return new Date(Math.min(Math.max(ms, EARLIEST_MS), LATEST_MS)).toISOString().replace('Z', '000Z');
+}
+
+const MICROS_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function invalidCursor(message: string): AppError {
+  return new AppError('invalid-cursor', {}, [{ pointer: '/query/cursor', message }]);
+}
+
+const count = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
+
+function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token: string): CursorState {
+  const value = cursorCodec(deps.config.secretKey).decode(purpose, token) as (Omit<Partial<CursorState>, 'v' | 'c'> & { v?: unknown; c?: unknown }) | null;
+  // Version 1 cursors (before 0010) carried a total cache of another form: it is dropped and counted again.
+  if (!value || (value.v !== 1 && value.v !== 2)) throw invalidCursor('not a cursor of this list');
+  const c = value.v === 2 ? value.c : null;
+  const ok =
+    typeof value.t === 'string' &&
+    (value.s === null || (typeof value.s === 'string' && MICROS_ISO.test(value.s))) &&
+    typeof value.u === 'string' &&
+    MICROS_ISO.test(value.u) &&
+    typeof value.i === 'string' &&
+    UUID.test(value.i) &&
+    Number.isInteger(value.n) &&
+    value.n! >= 2 &&
+    value.n! <= MAX_PAGE &&
+    (c === null || (Array.isArray(c) && c.length === 3 && count(c[0]) && count(c[1]) && typeof c[2] === 'string' && MICROS_ISO.test(c[2])));
+  if (!ok) throw invalidCursor('not a cursor of this list');
+  if (value.t !== tenantId) throw invalidCursor('the cursor belongs to another tenant');
+  return { v: 2, t: value.t!, s: value.s ?? null, u: value.u!, i: value.i!, n: value.n!, c: c as CursorState['c'] };
+}
+
+/** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
+function envelope<P>(items: string, page: number, pageSize: number, total: number, nextCursor: string | null): JsonText<P> {
+  return new JsonText<P>(`{"items":[${items}],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)}}`);
+}
+
+interface Served {
+  readonly page: number;
+  readonly since: string | null;
+  readonly result: PageResult;
+  readonly total: number;
+  readonly cache: TotalCache | null;
+}
+
+/** The envelope of a served page, with a cursor to the item after it when more follow. */
+function answer<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, s: Served): JsonText<P> {
+  const last = s.result.last;
+  let nextCursor: string | null = null;
+  if (s.result.fetched > pageSize && last !== null && s.page < MAX_PAGE) {
+    const c = s.cache;
+    const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, c: c ? [c.matchingBelow, c.below, c.horizon] : null };
+    nextCursor = cursorCodec(deps.config.secretKey).encode(kind.purpose, state);
+  }
+  return envelope<P>(s.result.items, s.page, pageSize, s.total, nextCursor);
+}
+
+/** A page by cursor: continues after the cursor's item; remembers nothing (the next cursor carries it all). */
+async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, token: string): Promise<JsonText<P>> {
+  const state = readCursor(deps, kind.purpose, reader.tenantId, token);
+  const cache = state.c ? { matchingBelow: state.c[0], below: state.c[1], horizon: state.c[2] } : null;
+  // The horizon first, in its own statement; the rows are read by a later one.
+  const horizon = await readHorizon(deps.db);
+  const matching = matchingPlan(state.s, horizon, cache);
+  const result = await readPage(deps.db, kind.resource, {
+    tenantId: reader.tenantId,
+    since: state.s,
+    horizon,
+    after: { u: state.u, id: state.i },
+    skip: 0,
+    limit: pageSize,
+    rankHorizon: null,
+    matching,
+  });
+  const t = pageTotal(matching, horizon, cache, result);
+  return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t });
+}
+
+async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, page: number, since: string | null): Promise<JsonText<P>> {
+  const { db } = deps;
+  if (page > MAX_PAGE) {
+    const horizon = await readHorizon(db);
+    const matching = matchingPlan(since, horizon, null);
+    const result = await readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon, after: null, skip: 0, limit: 0, rankHorizon: null, matching });
+    return envelope<P>('', page, pageSize, pageTotal(matching, horizon, null, result).total, null);
+  }
+
+  const key: WalkKey = { externalSystemId: reader.externalSystemId, tenantId: reader.tenantId, resource: kind.resource, since, pageSize };
+  // The horizon first, in its own statement (with what the walk remembers); the rows are read by a later one.
+  const start = await readStart(db, key, page, (page - 1) * pageSize);
+  const matching = matchingPlan(since, start.horizon, start.total);
+  const read = (place: Placement) =>
+    readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon: start.horizon, after: place.after, skip: place.skip, limit: pageSize, rankHorizon: rankToCheck(place), matching });
+  let place = placePage(page, pageSize, start);
+  let result = await read(place);
+  if (!placementHeld(place, result) && place.base?.kind === 'check') {
+    // A row before the ranked position changed since it was ranked: forget that rank, place the page otherwise.
+    const broken = place.base.epoch;
+    place = placePage(page, pageSize, start, false);
+    [result] = await Promise.all([read(place), forgetRanks(db, reader.tenantId, kind.resource, broken)]);
+  }
+  const t = pageTotal(matching, start.horizon, start.total, result);
+
+  // Where the page ended (its start when empty; nothing when placed beyond the end), and the total, for the next page.
+  const keep = result.last !== null || place.skip === 0;
+  const position = result.last ?? place.after;
+  const freshTotal = t.cache !== null && (page === 1 || start.total === null || result.mid !== null || result.low !== null || (result.tailCache ?? 0) > result.tailNow);
+  await saveWalkPage(db, key, {
+    page,
+    restart: page === 1,
+    checkpoint: keep ? { position, rank: endRank(place, start.horizon, result, pageSize) } : null,
+    total: freshTotal ? t.cache : null,
+  });
+  return answer(deps, kind, reader, pageSize, { page, since, result, ...t });
+}
+
+async function readList<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, req: ListRequest): Promise<JsonText<P>> {
+  const pageSize = Math.min(req.pageSize, MAX_PAGE_SIZE);
+  if (req.cursor !== null) return cursorPage<P>(deps, kind, reader, pageSize, req.cursor);
+  const since = req.updatedSince === null ? null : sinceMicros(req.updatedSince);
+  if (req.updatedSince !== null && since === null) {
+    throw new AppError('invalid-parameter', {}, [{ pointer: '/query/updatedSince', message: 'must be an ISO 8601 date-time' }]);
+  }
+  return numberedPage<P>(deps, kind, reader, pageSize, req.page, since);
+}
+
+const POLES: ListKind = { resource: 'pole', purpose: 'poles' };
+const SERVICE_ORDERS: ListKind = { resource: 'service_order', purpose: 'service-orders' };
+
+/** GET /api/external/poles (2.2, 2.4, 4.3, N5). */
+export async function listPoles(deps: ServiceDeps, reader: Reader, req: ListRequest): Promise<JsonText<PolePage>> {
+  return readList<PolePage>(deps, POLES, reader, req);
+}
+
+/** GET /api/external/service-orders (2.3, 2.4, 4.3, N5). */
+export async function listServiceOrders(deps: ServiceDeps, reader: Reader, req: ListRequest): Promise<JsonText<ServiceOrderPage>> {
+  return readList<ServiceOrderPage>(deps, SERVICE_ORDERS, reader, req);
+}

@@ -1,0 +1,32 @@
+import { listTenants } from '../../db/repositories/tenant.repository.js';
+import { seedDemoCity, type DemoCity } from '../city-data/demo.js';
+import { createPartner, type IssuedPartnerKey, type PartnerView } from '../partners/service.js';
+import { createTenant, type TenantView } from '../tenants/service.js';
+import type { ServiceDeps } from '../deps.js';
+
+export interface DemoResult {
+  tenant: TenantView;
+  partner: PartnerView & IssuedPartnerKey;
+  city: DemoCity;
+}
+
+/**
+ * A demo city a newcomer can call at once: a tenant and a partner holding every
+ * scope. Extended with poles, telegestors, a team and orders by the city-data seed.
+ */
+export async function seedDemo(deps: ServiceDeps, code = 'demo'): Promise<DemoResult> {
+  const tenant = await createTenant(deps, { name: 'Demo City', ibgeCode: '3550308', intakePolicy: 'automatic' });
+  const partner = await createPartner(deps, {
+    tenantId: tenant.id,
+    code,
+    scopes: ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'],
+    transport: 'polling',
+  });
+  const city = await seedDemoCity(deps, tenant.id);
+  return { tenant, partner, city };
+}
+
+/** True when the database holds no tenant yet (a first start). */
+export async function isEmpty(deps: ServiceDeps): Promise<boolean> {
+  return (await listTenants(deps.db)).length === 0;
+}

@@ -1,0 +1,179 @@
+import type { AppDeps } from '../../app-deps.js';
+import { openSecret } from '../../lib/secret-box.js';
+import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
+import { signWebhookBody } from '../../lib/webhook-signature.js';
+import { VERSION } from '../../version.js';
+import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../../db/repositories/webhook-delivery.repository.js';
+
+/** An attempt's lease outlives its longest HTTP call (10 s) with room for the bookkeeping. */
+export const LEASE_MS = 60_000;
+/** The partner's answer is ignored beyond its status; read at most this much of it. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** A Retry-After is honoured up to this; a longer one is cut to it. */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+/** How much of a failing answer's body the delivery log keeps. */
+const ERROR_BODY_CHARS = 200;
+
+export interface AttemptOutcome {
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  /** Milliseconds asked for by the partner's Retry-After, if any. */
+  retryAfterMs: number | null;
+  /** Retrying cannot help (the delivery became impossible): the delivery ends now. */
+  permanent: boolean;
+}
+
+/** Attempts in total for a schedule of retry delays: the first, then one per step. */
+export function maxAttempts(scheduleMs: readonly number[]): number {
+  return scheduleMs.length + 1;
+}
+
+/**
+ * Delay before the retry that follows failed attempt number `attempt` (1-based):
+ * the schedule's step with ±20% jitter (spreads a recovering partner's load), never
+ * less than the partner's Retry-After.
+ */
+export function retryDelayMs(scheduleMs: readonly number[], attempt: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+  const base = scheduleMs[Math.min(attempt, scheduleMs.length) - 1] ?? 0;
+  const jittered = Math.round(base * (0.8 + 0.4 * random()));
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110), in ms from `now`; null when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | null {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return null;
+  const trimmed = raw.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return null;
+    ms = at - now;
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+function describeFailure(res: OutboundResponse): string {
+  const text = res.body.toString('utf8', 0, Math.min(res.body.length, ERROR_BODY_CHARS * 4)).replace(/\s+/g, ' ').trim().slice(0, ERROR_BODY_CHARS);
+  const kind = res.status >= 300 && res.status < 400 ? 'redirect not followed' : 'not a 2xx answer';
+  return `HTTP ${res.status} (${kind})${text ? `: ${text}` : ''}`;
+}
+
+/** An attempt made, with the outcome its delivery's log records. */
+export interface Attempted {
+  readonly delivery: ClaimedDelivery;
+  readonly settled: SettledAttempt;
+}
+
+/** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
+export type SecretCache = Map<string, string | Error>;
+
+function secretOf(deps: AppDeps, sealed: string, cache: SecretCache): string | Error {
+  let secret = cache.get(sealed);
+  if (secret === undefined) {
+    try {
+      secret = openSecret(deps.config.secretKey, sealed);
+    } catch (err) {
+      secret = err as Error;
+    }
+    cache.set(sealed, secret);
+  }
+  return secret;
+}
+
+/**
+ * One attempt of a leased delivery: signs and posts the stored envelope bytes, outside
+ * any transaction, and returns what the delivery log records (the next attempt, or the
+ * end). Never throws.
+ */
+export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, secrets: SecretCache, signal?: AbortSignal): Promise<Attempted> {
+  const attempt = delivery.attempts + 1;
+  const startedAt = new Date();
+  const outcome = await send(deps, delivery, attempt, startedAt, secrets, signal);
+  const latencyMs = Date.now() - startedAt.getTime();
+  const schedule = deps.config.webhookRetryScheduleMs;
+  const dead = !outcome.succeeded && (outcome.permanent || attempt >= maxAttempts(schedule));
+  const nextAttemptAt = outcome.succeeded || dead ? null : new Date(Date.now() + retryDelayMs(schedule, attempt, outcome.retryAfterMs));
+  return {
+    delivery,
+    settled: {
+      deliveryId: delivery.id,
+      attempt,
+      startedAt,
+      latencyMs,
+      succeeded: outcome.succeeded,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      status: outcome.succeeded ? 'succeeded' : dead ? 'dead' : 'failed',
+      nextAttemptAt,
+    },
+  };
+}
+
+async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache, signal?: AbortSignal): Promise<AttemptOutcome> {
+  const { config } = deps;
+  const notSent = (why: string): AttemptOutcome => ({ succeeded: false, statusCode: null, error: `not sent: ${why}`, retryAfterMs: null, permanent: true });
+  if (!target.enabled) return notSent('the partner is disabled');
+  if (target.transport !== 'webhook') return notSent('the partner is in polling mode');
+  if (!target.webhook_url) return notSent('the partner has no webhook URL');
+  if (!target.webhook_secret_enc) return notSent('the partner has no webhook secret to sign with');
+  const secret = secretOf(deps, target.webhook_secret_enc, secrets);
+  if (secret instanceof Error) return notSent(secret.message);
+  const body = Buffer.from(target.body, 'utf8');
+  try {
+    const res = await outboundRequest({
+      url: target.webhook_url,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': `Lumen-Webhook/${VERSION}`,
+        'x-lumen-signature': signWebhookBody(secret, body),
+        'x-lumen-event-id': target.event_id,
+        'x-lumen-event-type': target.event_type,
+        'x-lumen-timestamp': startedAt.toISOString(),
+        'x-lumen-delivery-attempt': String(attempt),
+      },
+      body,
+      timeoutMs: config.webhookTimeoutMs,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+      allowLoopback: config.allowLoopback,
+      maxRedirects: 0,
+      signal,
+    });
+    if (res.status >= 200 && res.status < 300) return { succeeded: true, statusCode: res.status, error: null, retryAfterMs: null, permanent: false };
+    return { succeeded: false, statusCode: res.status, error: describeFailure(res), retryAfterMs: parseRetryAfter(res.headers['retry-after']), permanent: false };
+  } catch (err) {
+    const kind = err instanceof OutboundError ? err.kind : 'network';
+    return { succeeded: false, statusCode: null, error: `${kind}: ${(err as Error).message}`, retryAfterMs: null, permanent: false };
+  }
+}
+
+/**
+ * Records attempts that came back together, in one statement (settleAttempts): their
+ * outcomes, and the next delivery of each order that ended, unblocked. Returns those
+ * next deliveries. A crash before this commits leaves the leases to run out: the
+ * attempts are then made again (at least once).
+ */
+export async function recordAttempts(deps: AppDeps, group: readonly Attempted[]): Promise<ReleasedDelivery[]> {
+  const released = await settleAttempts(deps.db, group.map((a) => a.settled));
+  // One line per attempt; not even built when info lines are off (thousands a second in a fan-out).
+  if (!deps.log.isLevelEnabled('info')) return released;
+  for (const { delivery, settled } of group) {
+    deps.log.info(
+      {
+        deliveryId: delivery.id,
+        eventId: delivery.event_id,
+        partner: delivery.partner_code,
+        attempt: settled.attempt,
+        status: settled.statusCode,
+        succeeded: settled.succeeded,
+        latencyMs: settled.latencyMs,
+        error: settled.error ?? undefined,
+      },
+      'webhook attempt',
+    );
+  }
+  return released;
+}

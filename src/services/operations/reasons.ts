@@ -1,0 +1,122 @@
+import { AppError, type FieldError } from '../../lib/errors.js';
+import type { Priority } from '../../db/tables/domain.js';
+import { findExternalSystemByCode } from '../../db/repositories/external-system.repository.js';
+import { findTenant } from '../../db/repositories/tenant.repository.js';
+import {
+  deleteReasonMapping,
+  findReason,
+  insertReason,
+  listReasonMappings,
+  listReasons as listReasonRows,
+  upsertReasonMapping,
+  type ReasonRow,
+} from '../../db/repositories/operations/reason.repository.js';
+import type { ServiceDeps } from '../deps.js';
+import { isUuid } from '../tenants/service.js';
+
+/** An internal reason of a tenant, as operators see it. */
+export interface ReasonView {
+  tenantId: string;
+  code: string;
+  namePt: string;
+  nameEn: string;
+  priority: Priority;
+  slaHours: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A partner reason code and the internal reason it maps to. */
+export interface ReasonMappingView {
+  partner: string;
+  partnerCode: string;
+  tenantId: string;
+  reasonCode: string;
+}
+
+const PRIORITIES: readonly Priority[] = ['Low', 'Medium', 'High', 'Critical'];
+const CODE_SHAPE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export function reasonView(row: ReasonRow): ReasonView {
+  return {
+    tenantId: row.tenant_id,
+    code: row.code,
+    namePt: row.name_pt,
+    nameEn: row.name_en,
+    priority: row.priority,
+    slaHours: row.sla_hours,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export interface CreateReasonInput {
+  tenantId: string;
+  code: string;
+  namePt: string;
+  nameEn: string;
+  priority: string;
+  slaHours: number | string;
+}
+
+async function requireTenant(deps: ServiceDeps, tenantId: string): Promise<void> {
+  if (!isUuid(tenantId) || !(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
+}
+
+/** Adds an internal reason to a tenant's catalogue (priority and SLA feed the orders created from it). */
+export async function createReason(deps: ServiceDeps, input: CreateReasonInput): Promise<ReasonView> {
+  const errors: FieldError[] = [];
+  const code = input.code?.trim() ?? '';
+  if (!CODE_SHAPE.test(code)) errors.push({ pointer: '/code', message: 'must be 1 to 64 letters, digits, "_", "." or "-"' });
+  const namePt = input.namePt?.trim() ?? '';
+  const nameEn = input.nameEn?.trim() ?? '';
+  if (namePt.length < 1 || namePt.length > 200) errors.push({ pointer: '/namePt', message: 'must be 1 to 200 characters' });
+  if (nameEn.length < 1 || nameEn.length > 200) errors.push({ pointer: '/nameEn', message: 'must be 1 to 200 characters' });
+  const priority = PRIORITIES.find((p) => p.toLowerCase() === String(input.priority ?? '').trim().toLowerCase());
+  if (!priority) errors.push({ pointer: '/priority', message: `must be one of ${PRIORITIES.join(', ')}` });
+  const slaHours = typeof input.slaHours === 'number' ? input.slaHours : /^\s*\d+\s*$/.test(String(input.slaHours)) ? Number(input.slaHours) : NaN;
+  if (!Number.isInteger(slaHours) || slaHours < 1 || slaHours > 8760) errors.push({ pointer: '/slaHours', message: 'must be a whole number of hours from 1 to 8760' });
+  if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
+  await requireTenant(deps, input.tenantId);
+  if (await findReason(deps.db, input.tenantId, code)) throw new AppError('conflict', { reason: `reason ${code} already exists in tenant ${input.tenantId}` });
+  try {
+    return reasonView(await insertReason(deps.db, { tenant_id: input.tenantId, code, name_pt: namePt, name_en: nameEn, priority: priority!, sla_hours: slaHours }));
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new AppError('conflict', { reason: `reason ${code} already exists in tenant ${input.tenantId}` });
+    throw err;
+  }
+}
+
+export async function listReasons(deps: ServiceDeps, tenantId: string): Promise<{ reasons: ReasonView[]; mappings: ReasonMappingView[] }> {
+  await requireTenant(deps, tenantId);
+  const [reasons, mappings] = await Promise.all([listReasonRows(deps.db, tenantId), listReasonMappings(deps.db, tenantId)]);
+  return {
+    reasons: reasons.map(reasonView),
+    mappings: mappings.map((m) => ({ partner: m.partner, partnerCode: m.partner_code, tenantId: m.tenant_id, reasonCode: m.reason_code })),
+  };
+}
+
+/**
+ * Maps a partner's reason code to one of its tenant's internal reasons (replacing an
+ * earlier mapping of that code). Applies to requests received from now on.
+ */
+export async function mapReason(deps: ServiceDeps, input: { partnerCode: string; from: string; to: string }): Promise<ReasonMappingView> {
+  const from = input.from ?? '';
+  if (from.trim().length < 1 || from.length > 100) {
+    throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/from', message: 'must be 1 to 100 characters' }]);
+  }
+  const partner = await findExternalSystemByCode(deps.db, input.partnerCode);
+  if (!partner) throw new AppError('not-found', { resource: `partner ${input.partnerCode}` });
+  const reason = await findReason(deps.db, partner.tenant_id, input.to);
+  if (!reason) throw new AppError('not-found', { resource: `reason ${input.to} of tenant ${partner.tenant_id}` });
+  const row = await upsertReasonMapping(deps.db, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code });
+  return { partner: partner.code, partnerCode: row.partner_code, tenantId: row.tenant_id, reasonCode: row.reason_code };
+}
+
+/** Removes a mapping: that partner code falls back to EXTERNAL_OTHER again. */
+export async function unmapReason(deps: ServiceDeps, input: { partnerCode: string; from: string }): Promise<{ partner: string; partnerCode: string; removed: boolean }> {
+  const partner = await findExternalSystemByCode(deps.db, input.partnerCode);
+  if (!partner) throw new AppError('not-found', { resource: `partner ${input.partnerCode}` });
+  const removed = await deleteReasonMapping(deps.db, partner.id, input.from);
+  return { partner: partner.code, partnerCode: input.from, removed };
+}
