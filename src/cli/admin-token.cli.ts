@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { cliActor } from '../services/audit/log.js';
-import { createAdminToken, listAllAdminTokens, revokeAdminTokenById, type AdminTokenView } from '../services/operators/tokens.js';
+import { cliActor } from '../services/audit/index.js';
+import { createAdminToken, listAllAdminTokens, revokeAdminTokenById, type AdminTokenView } from '../services/operators/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: AdminTokenView): string => `${t.id}  ${t.name}  ${t.keyPrefix}…  created=${t.createdAt}${t.revokedAt ? `  REVOKED ${t.revokedAt}` : ''}`;

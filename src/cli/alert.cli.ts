@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/log.js';
-import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/triage.js';
+import { cliActor } from '../services/audit/index.js';
+import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { describeOrder } from './order.cli.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { attachmentFailures, type AttachmentFailureView } from '../services/attachments/failures.js';
+import { attachmentFailures, type AttachmentFailureView } from '../services/attachments/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (f: AttachmentFailureView): string =>

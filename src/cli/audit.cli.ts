@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { listAuditEntries, type AuditEntryView } from '../services/audit/log.js';
+import { listAuditEntries, type AuditEntryView } from '../services/audit/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (e: AuditEntryView): string =>

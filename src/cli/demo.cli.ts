@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { seedDemo } from '../services/demo/seed.js';
+import { seedDemo } from '../services/demo/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 export function registerDemoCommands(program: Command, io: CliIo): void {

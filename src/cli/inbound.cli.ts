@@ -7,8 +7,8 @@ import {
   pollPartnerNow,
   type PartnerPollStatus,
   type RejectedInboundItemView,
-} from '../services/partner-poll/status.js';
-import { cliActor } from '../services/audit/log.js';
+} from '../services/partner-poll/index.js';
+import { cliActor } from '../services/audit/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const ago = (at: string | null, now = Date.now()): string => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/log.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/order-lifecycle.js';
+import { cliActor } from '../services/audit/index.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 export function describeOrder(o: ServiceOrder): string {

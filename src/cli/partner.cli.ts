@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/service.js';
-import { cliActor } from '../services/audit/log.js';
+import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
+import { cliActor } from '../services/audit/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (p: PartnerView): string =>

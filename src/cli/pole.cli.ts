@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import type { PoleImportSummary } from '../services/city-data/pole-import/service.js';
-import { importPoles, UnusableFileError } from '../services/city-data/pole-import/service.js';
-import type { Progress } from '../services/city-data/pole-import/parse.js';
+import type { PoleImportSummary } from '../services/city-data/index.js';
+import { importPoles, UnusableFileError } from '../services/city-data/index.js';
+import type { Progress } from '../services/city-data/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 /** A progress bar on stderr, drawn only on a terminal (at most ten times a second). */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from '../services/operations/reasons.js';
+import { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from '../services/operations/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describeReason = (r: ReasonView): string => `${r.code}  ${r.priority}  sla=${r.slaHours}h  pt="${r.namePt}"  en="${r.nameEn}"`;

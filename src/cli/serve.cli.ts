@@ -3,7 +3,7 @@ import { startApp } from '../app.js';
 import { createLogger } from '../lib/logger.js';
 import { loadConfig } from '../config.js';
 import { openRuntime } from '../runtime.js';
-import { isEmpty, seedDemo } from '../services/demo/seed.js';
+import { isEmpty, seedDemo } from '../services/demo/index.js';
 import { versionLine } from '../version.js';
 import type { CliIo } from './context.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AdminTeam } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/log.js';
-import { createTeam, listTeams } from '../services/operations/teams.js';
+import { cliActor } from '../services/audit/index.js';
+import { createTeam, listTeams } from '../services/operations/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: AdminTeam): string => `${t.id}  ${t.name}`;

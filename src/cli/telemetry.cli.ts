@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { ingestTelemetryFile } from '../services/city-data/telemetry-file.js';
-import { createTelemetryKey, listKeys, revokeKey, type TelemetryKeyView } from '../services/city-data/telemetry.js';
-import { getTenant } from '../services/tenants/service.js';
+import { ingestTelemetryFile } from '../services/city-data/index.js';
+import { createTelemetryKey, listKeys, revokeKey, type TelemetryKeyView } from '../services/city-data/index.js';
+import { getTenant } from '../services/tenants/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (k: TelemetryKeyView): string => `${k.keyPrefix}…  ${k.name}  tenant=${k.tenantId}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { createTenant, listAllTenants, type TenantView } from '../services/tenants/service.js';
-import { changeIntakePolicy } from '../services/tenants/policy.js';
-import { cliActor } from '../services/audit/log.js';
+import { createTenant, listAllTenants, type TenantView } from '../services/tenants/index.js';
+import { changeIntakePolicy } from '../services/tenants/index.js';
+import { cliActor } from '../services/audit/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: TenantView): string => `${t.id}  ${t.name}  ibge=${t.ibgeCode ?? '-'}  intake=${t.intakePolicy}`;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { cliActor } from '../services/audit/log.js';
-import { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from '../services/events/deliveries.js';
+import { cliActor } from '../services/audit/index.js';
+import { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from '../services/events/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const line = (d: WebhookDeliveryView): string =>

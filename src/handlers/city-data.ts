@@ -1,6 +1,6 @@
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler, HandlerRequest } from '../http/surface.js';
-import { DEFAULT_PAGE_SIZE, listPoles as readPoles, listServiceOrders as readServiceOrders, type ListRequest } from '../services/city-data/reads.js';
+import { DEFAULT_PAGE_SIZE, listPoles as readPoles, listServiceOrders as readServiceOrders, type ListRequest } from '../services/city-data/index.js';
 
 function single(query: HandlerRequest['query'], name: string): string | undefined {
   const v = query[name];

@@ -3,7 +3,7 @@ import type { EventsPage } from '../../generated/partner/types.gen.js';
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler } from '../http/surface.js';
 import { AppError } from '../lib/errors.js';
-import { pollEvents } from '../services/events/polling.js';
+import { pollEvents } from '../services/events/index.js';
 
 function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;

@@ -1,7 +1,7 @@
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler } from '../http/surface.js';
-import { submitIntake } from '../services/intake/service.js';
-import { parseIdempotencyKey } from '../services/intake/validate.js';
+import { submitIntake } from '../services/intake/index.js';
+import { parseIdempotencyKey } from '../services/intake/index.js';
 
 /** POST /api/external/service-orders: register a request (2.5/2.6, N1). */
 export const createServiceOrder: Handler<PartnerPrincipal> = async ({ deps, principal, request, lang, signal }) => {

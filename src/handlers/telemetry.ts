@@ -1,6 +1,6 @@
 import type { TelemetryBatch, TelemetryResult } from '../../generated/telemetry/types.gen.js';
 import type { Handler } from '../http/surface.js';
-import { ingestReports, type TelemetryPrincipal } from '../services/city-data/telemetry.js';
+import { ingestReports, type TelemetryPrincipal } from '../services/city-data/index.js';
 
 /** POST /api/telemetry/reports */
 export const ingestTelemetryReports: Handler<TelemetryPrincipal> = async ({ deps, principal, request }) => {

@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.js';
 import { keyMatches, parseKey } from '../lib/api-key.js';
 import type { Executor } from '../db/database.js';
 import { findActiveAdminToken } from '../db/repositories/admin-token.repository.js';
-import type { Actor } from '../services/audit/log.js';
+import type { Actor } from '../services/audit/index.js';
 
 /** Who is calling the admin API: resolved from `Authorization: Bearer lmn_adm_...` on every request. */
 export interface AdminPrincipal {

@@ -1,6 +1,6 @@
 import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
 import { TELEMETRY_OPERATIONS } from '../handlers/telemetry.js';
-import { authenticateTelemetry, type TelemetryPrincipal } from '../services/city-data/telemetry.js';
+import { authenticateTelemetry, type TelemetryPrincipal } from '../services/city-data/index.js';
 import { createOpenApi } from './openapi.js';
 import type { ApiSurface } from './surface.js';
 

@@ -1,5 +1,5 @@
 import { defineQueue } from './queue.js';
-import { deleteExpiredEvents } from '../services/events/maintenance.js';
+import { deleteExpiredEvents } from '../services/events/index.js';
 
 /** Hourly: events past the retention (at least 30 days) are removed with their delivery log. */
 export const eventsCleanupQueue = defineQueue<{ v: 1 }>({

@@ -1,7 +1,7 @@
 import type { SendOptions } from 'pg-boss';
 import type { Config } from '../config.js';
 import type { Executor } from '../db/database.js';
-import { geocodeAlertAgain } from '../services/geocoding/alert-geocoding.js';
+import { geocodeAlertAgain } from '../services/geocoding/index.js';
 import type { Jobs } from './index.js';
 import { defineQueue, drainingWork, eachJob } from './queue.js';
 

@@ -1,5 +1,5 @@
 import { defineQueue } from './queue.js';
-import { reconcilePartnerPolls } from '../services/partner-poll/service.js';
+import { reconcilePartnerPolls } from '../services/partner-poll/index.js';
 
 /**
  * Every minute: every polling-mode partner has a poll chain, due no later than its

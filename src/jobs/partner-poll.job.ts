@@ -1,6 +1,6 @@
 import { defineQueue, drainingWork, eachJob } from './queue.js';
-import { runPartnerPollJob } from '../services/partner-poll/service.js';
-import { PARTNER_POLL_QUEUE, type PartnerPollJobData } from '../services/partner-poll/schedule.js';
+import { runPartnerPollJob } from '../services/partner-poll/index.js';
+import { PARTNER_POLL_QUEUE, type PartnerPollJobData } from '../services/partner-poll/index.js';
 
 /**
  * One poll of one partner's endpoint (interface 4.5, N7); each run queues the next.

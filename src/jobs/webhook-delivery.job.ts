@@ -1,5 +1,5 @@
 import { defineQueue } from './queue.js';
-import { WEBHOOK_DELIVERY_QUEUE, type WebhookDeliveryJob } from '../services/events/dispatch.js';
+import { WEBHOOK_DELIVERY_QUEUE, type WebhookDeliveryJob } from '../services/events/index.js';
 
 /**
  * The per-attempt jobs of an earlier release. Deliveries are now claimed straight from

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../app-deps.js';
 import { claimDueDeliveries, recheckKeys, releaseLeases, unblockOrphans, type ClaimedDelivery, type OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
-import { attemptDelivery, LEASE_MS, recordAttempts, type Attempted, type SecretCache } from '../services/events/delivery.js';
-import { DELIVERY_CHANNEL, parseNotificationPayload } from '../services/events/dispatch.js';
+import { attemptDelivery, LEASE_MS, recordAttempts, type Attempted, type SecretCache } from '../services/events/index.js';
+import { DELIVERY_CHANNEL, parseNotificationPayload } from '../services/events/index.js';
 import { ChannelListener } from './channel-listener.js';
 
 export interface WebhookPumpOptions {

@@ -1,5 +1,5 @@
 import { defineQueue } from './queue.js';
-import { sweepStrandedDeliveries } from '../services/events/maintenance.js';
+import { sweepStrandedDeliveries } from '../services/events/index.js';
 
 /** Every minute: webhook deliveries that nothing would start otherwise are started again (see sweepStrandedDeliveries). */
 export const webhookSweepQueue = defineQueue<{ v: 1 }>({

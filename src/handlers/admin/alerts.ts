@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/triage.js';
+import { createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { listAuditEntries as list } from '../../services/audit/log.js';
+import { listAuditEntries as list } from '../../services/audit/index.js';
 import { queryOf } from './context.js';
 
 export const listAuditEntries: Handler<AdminPrincipal> = async (ctx) => ({

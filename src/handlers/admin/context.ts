@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { HandlerContext } from '../../http/surface.js';
-import type { Actor } from '../../services/audit/log.js';
+import type { Actor } from '../../services/audit/index.js';
 
 /** The actor of an admin request, tied to its request id for the audit log. */
 export function actorOf(ctx: HandlerContext<AdminPrincipal>): Actor {

@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import type { RejectedStatusFilter } from '../../db/repositories/partner-poll.repository.js';
-import { getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll } from '../../services/partner-poll/status.js';
+import { getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll } from '../../services/partner-poll/index.js';
 import { actorOf, queryOf } from './context.js';
 
 export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.request.params.code!) });

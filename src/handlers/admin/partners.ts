@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, updatePartner as update, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/service.js';
+import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, updatePartner as update, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listPartners: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await list(ctx.deps, queryOf(ctx, 'tenantId')) } });

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/order-lifecycle.js';
+import { assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
 import { actorOf, bodyOf } from './context.js';
 
 const orderId = (ctx: Parameters<Handler<AdminPrincipal>>[0]): string => ctx.request.params.serviceOrderId!;

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createTeam as createTeamService, listTeams as listTeamsService } from '../../services/operations/teams.js';
+import { createTeam as createTeamService, listTeams as listTeamsService } from '../../services/operations/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listTeams: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await listTeamsService(ctx.deps, queryOf(ctx, 'tenantId')!) } });

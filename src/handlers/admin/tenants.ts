@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { changeIntakePolicy } from '../../services/tenants/policy.js';
-import { getTenant as findTenantView, listAllTenants } from '../../services/tenants/service.js';
+import { changeIntakePolicy } from '../../services/tenants/index.js';
+import { getTenant as findTenantView, listAllTenants } from '../../services/tenants/index.js';
 import { actorOf, bodyOf } from './context.js';
 
 export const listTenants: Handler<AdminPrincipal> = async ({ deps }) => ({ status: 200, body: { items: await listAllTenants(deps) } });

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { getWebhookDelivery as getOne, listWebhookDeliveries as list, redeliver, redeliverSince } from '../../services/events/deliveries.js';
+import { getWebhookDelivery as getOne, listWebhookDeliveries as list, redeliver, redeliverSince } from '../../services/events/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listWebhookDeliveries: Handler<AdminPrincipal> = async (ctx) => {

@@ -2,7 +2,7 @@ import { listAttachmentFailures } from '../../db/repositories/intake/attachment.
 import { AppError } from '../../lib/errors.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 /** An attachment URL that could not be downloaded, kept for manual review. */
 export interface AttachmentFailureView {

@@ -3,7 +3,7 @@ import type { Insertable } from 'kysely';
 import type { BlobStore } from '../../lib/blob-store/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { AlertAttachmentTable, AttachmentContentType } from '../../db/tables/intake.js';
-import type { AttachmentInput } from '../intake/validate.js';
+import type { AttachmentInput } from '../intake/index.js';
 import { decodeStrictBase64, EXTENSIONS, MAX_ATTACHMENT_BYTES, sniffImageType } from './content.js';
 import { downloadAttachment, type DownloadLimits } from './download.js';
 import type { AttachmentErrorCode } from './messages.js';

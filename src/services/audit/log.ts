@@ -4,7 +4,7 @@ import type { Tx } from '../../db/database.js';
 import { insertAudit, listAudit, type AuditRow } from '../../db/repositories/audit.repository.js';
 import type { AuditEntityType } from '../../db/tables/operations.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 /** Who performs an operator action: an admin token (API) or a system user (CLI on the server). */
 export interface Actor {

@@ -7,7 +7,7 @@ import { applyDeviceStates, type DeviceState } from '../../db/repositories/city-
 import { findLiveTelemetryKey, insertTelemetryKey, listTelemetryKeys, revokeTelemetryKey, type TelemetryKeyRow } from '../../db/repositories/city-data/telemetry-key.repository.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 /** Reports dated further ahead than this are refused: one wrong clock would freeze a device's state. */
 export const MAX_CLOCK_SKEW_MS = 5 * 60_000;

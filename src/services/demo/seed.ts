@@ -1,7 +1,7 @@
 import { listTenants } from '../../db/repositories/tenant.repository.js';
-import { seedDemoCity, type DemoCity } from '../city-data/demo.js';
-import { createPartner, type IssuedPartnerKey, type PartnerView } from '../partners/service.js';
-import { createTenant, type TenantView } from '../tenants/service.js';
+import { seedDemoCity, type DemoCity } from '../city-data/index.js';
+import { createPartner, type IssuedPartnerKey, type PartnerView } from '../partners/index.js';
+import { createTenant, type TenantView } from '../tenants/index.js';
 import type { ServiceDeps } from '../deps.js';
 
 export interface DemoResult {

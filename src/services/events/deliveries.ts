@@ -6,10 +6,10 @@ import type { DeliveryStatus } from '../../db/tables/events.js';
 import type { Executor, Tx } from '../../db/database.js';
 import { findExternalSystemByCode, type ExternalSystemRow } from '../../db/repositories/external-system.repository.js';
 import { attemptsOf, findDelivery, hasOpenDelivery, insertDelivery, listDeliveries, type AttemptRow, type DeliveryRow, type OrderingKey } from '../../db/repositories/webhook-delivery.repository.js';
-import { actorLabel, recordAudit, type Actor } from '../audit/log.js';
+import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { wakeDeliveries } from './dispatch.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'failed', 'succeeded', 'dead'];
 

@@ -4,7 +4,7 @@ import type { Event, EventType } from '../../../generated/partner/types.gen.js';
 import type { Tx } from '../../db/database.js';
 import type { AlertStatus } from '../../db/tables/domain.js';
 import { insertDelivery } from '../../db/repositories/webhook-delivery.repository.js';
-import { loadServiceOrder, serviceOrderView } from '../operations/order-view.js';
+import { loadServiceOrder, serviceOrderView } from '../operations/index.js';
 import { wakeDeliveries } from './dispatch.js';
 
 export interface EventSubject {

@@ -65,3 +65,6 @@ export async function geocode(deps: GeocodeDeps, query: GeocodeQuery, opts: { de
   misses.push(`geocoder: ${answer.miss}`);
   return { hit: null, misses };
 }
+
+// This file is also the capability's only door (test/unit/boundaries.test.ts).
+export { geocodeAlertAgain } from './alert-geocoding.js';

@@ -8,7 +8,7 @@ import { insertAlertAttachment, insertAttachmentFailure, listAlertAttachments, u
 import { resolveReason, type ReasonRow } from '../../db/repositories/operations/reason.repository.js';
 import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
-import type { PreparedAttachment, PreparedAttachments } from '../attachments/prepare.js';
+import type { PreparedAttachment, PreparedAttachments } from '../attachments/index.js';
 import { attachmentResult, buildIntakeResponse } from './response.js';
 import type { IntakeInput } from './validate.js';
 

@@ -5,7 +5,7 @@ import { allocateNumbers } from '../../db/repositories/counter.repository.js';
 import { insertNewIntake, type NewIntake } from '../../db/repositories/intake/request.repository.js';
 import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
-import type { AttachmentRowInsert, PreparedAttachment } from '../attachments/prepare.js';
+import type { AttachmentRowInsert, PreparedAttachment } from '../attachments/index.js';
 import { orderAddress, writeAttachments, type IntakeContext, type IntakeResult, type Plan } from './apply.js';
 import { attachmentResult, intakeResponseOf, type AttachmentResultRow } from './response.js';
 import type { IntakeInput } from './validate.js';

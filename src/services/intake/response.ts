@@ -5,7 +5,7 @@ import type { ServiceOrderRow } from '../../db/repositories/operations/service-o
 import type { AlertAttachmentRow } from '../../db/repositories/intake/attachment.repository.js';
 import { findReason } from '../../db/repositories/operations/reason.repository.js';
 import type { Language } from '../../lib/i18n.js';
-import { attachmentErrorMessage } from '../attachments/messages.js';
+import { attachmentErrorMessage } from '../attachments/index.js';
 
 /** What an attachment result shows of its row. */
 export type AttachmentResultRow = Pick<AlertAttachmentRow, 'success' | 'blob_path' | 'filename' | 'content_type' | 'size_bytes' | 'error_code' | 'error_params'>;

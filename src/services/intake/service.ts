@@ -11,7 +11,7 @@ import { DEFAULT_REASON_CODE } from '../../db/repositories/operations/reason.rep
 import { blobStoreFor, type BlobStore } from '../../lib/blob-store/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
-import { prepareAttachments } from '../attachments/prepare.js';
+import { prepareAttachments } from '../attachments/index.js';
 import { geocode } from '../geocoding/index.js';
 import { applyResend, isClosed, type IntakeContext, type IntakeResult, type LocationPlan, type Plan } from './apply.js';
 import { createIntake } from './create.js';

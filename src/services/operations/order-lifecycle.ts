@@ -7,12 +7,12 @@ import type { Tx } from '../../db/database.js';
 import type { ServiceOrderStatus } from '../../db/tables/domain.js';
 import { findTeam } from '../../db/repositories/operations/team.repository.js';
 import { addAlertHistory, addOrderHistory, lockAlertsOfOrder, lockOrder, updateAlert, updateOrder, type AlertRow, type OrderRow } from '../../db/repositories/operations/triage.repository.js';
-import { actorLabel, recordAudit, type Actor } from '../audit/log.js';
+import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { operatorTransaction } from './transaction.js';
-import { emitEvent } from '../events/outbox.js';
+import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
 
 /**

@@ -12,7 +12,7 @@ import {
   type ReasonRow,
 } from '../../db/repositories/operations/reason.repository.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 /** An internal reason of a tenant, as operators see it. */
 export interface ReasonView {

@@ -2,9 +2,9 @@ import type { AdminTeam } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { insertTeam, listTeamsOfTenant, type TeamRow } from '../../db/repositories/operations/team.repository.js';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 export function teamView(row: TeamRow): AdminTeam {
   return { id: row.id, tenantId: row.tenant_id, name: row.name, createdAt: row.created_at.toISOString() };

@@ -21,12 +21,12 @@ import {
   type OrderRow,
   type ReasonRow,
 } from '../../db/repositories/operations/triage.repository.js';
-import { actorLabel, recordAudit, type Actor } from '../audit/log.js';
+import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { operatorTransaction } from './transaction.js';
-import { emitEvent } from '../events/outbox.js';
+import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, alertSnapshot, alertView, onOrder, orderSnapshot } from './triage-view.js';
 
 /**

@@ -1,9 +1,9 @@
 import { AppError } from '../../lib/errors.js';
 import { issueKey } from '../../lib/api-key.js';
 import { insertAdminToken, listAdminTokens, revokeAdminToken, type AdminTokenRow } from '../../db/repositories/admin-token.repository.js';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { isUuid } from '../tenants/service.js';
+import { isUuid } from '../tenants/index.js';
 
 /** What operators see of an admin token: never the token itself, only its readable prefix. */
 export interface AdminTokenView {

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { RejectionReason } from '../../db/tables/polling.js';
 import { AppError } from '../../lib/errors.js';
-import { submitIntake, type IntakeCaller } from '../intake/service.js';
+import { submitIntake, type IntakeCaller } from '../intake/index.js';
 
 export type PolledItemOutcome =
   | { readonly kind: 'accepted'; readonly status: 200 | 201 }

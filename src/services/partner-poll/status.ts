@@ -11,7 +11,7 @@ import {
 } from '../../db/repositories/partner-poll.repository.js';
 import type { PollErrorKind, RejectionReason } from '../../db/tables/polling.js';
 import { AppError } from '../../lib/errors.js';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { requestPollNow } from './schedule.js';
 import { notPolledBecause } from './service.js';

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { MAX_JSON_DEPTH } from '../../http/openapi.js';
 import { resolveRejectedItems, upsertRejectedItem } from '../../db/repositories/partner-poll.repository.js';
 import { PollAborted, PollError } from './fetch.js';
-import type { IntakeCaller } from '../intake/service.js';
+import type { IntakeCaller } from '../intake/index.js';
 import { submitPolledItem } from './intake.js';
 
 /** Strings longer than this (base64 photos, mostly) are shortened in the stored copy of a refused item. */

@@ -19,9 +19,9 @@ import { isIP } from 'node:net';
 import { addressRefusal } from '../../lib/outbound-http.js';
 import type { EventType, Partner } from '../../../generated/admin/types.gen.js';
 import type { AppDeps } from '../../app-deps.js';
-import { reconcilePartnerPoll } from '../partner-poll/schedule.js';
-import { isUuid } from '../tenants/service.js';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { reconcilePartnerPoll } from '../partner-poll/index.js';
+import { isUuid } from '../tenants/index.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 
 /** What operators see of a partner (the admin contract's Partner). Secrets are never shown, only whether they are set. */
 export type PartnerView = Partner;

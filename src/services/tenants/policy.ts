@@ -1,6 +1,6 @@
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { IntakePolicy } from '../../db/tables/foundation.js';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid, tenantView, type TenantView } from './service.js';
 

@@ -5,7 +5,7 @@ import { applyStaged, countStaged, createStage, dropStage, removeDuplicates, sta
 import { findTenant } from '../../../db/repositories/tenant.repository.js';
 import { detectFormat, isRowError, readPoleFile, UnusableFileError, type PoleFileFormat, type Progress, type RowError } from './parse.js';
 import type { ServiceDeps } from '../../deps.js';
-import { isUuid } from '../../tenants/service.js';
+import { isUuid } from '../../tenants/index.js';
 
 /** Rows per staging insert. */
 const STAGE_BATCH = 5000;

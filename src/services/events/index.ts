@@ -1,0 +1,12 @@
+/**
+ * Events: the outbox, webhook dispatch and delivery, redelivery, events polling and clean-up.
+ *
+ * This file is the capability's only door: code outside src/services/events/ imports
+ * from here, never from the files behind it (test/unit/boundaries.test.ts).
+ */
+export { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from './deliveries.js';
+export { LEASE_MS, attemptDelivery, recordAttempts, type Attempted, type SecretCache } from './delivery.js';
+export { DELIVERY_CHANNEL, WEBHOOK_DELIVERY_QUEUE, parseNotificationPayload, type WebhookDeliveryJob } from './dispatch.js';
+export { deleteExpiredEvents, sweepStrandedDeliveries } from './maintenance.js';
+export { emitEvent } from './outbox.js';
+export { pollEvents } from './polling.js';

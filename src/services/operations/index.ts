@@ -1,0 +1,11 @@
+/**
+ * Operations: triage of alerts, the service-order lifecycle, reasons and teams.
+ *
+ * This file is the capability's only door: code outside src/services/operations/ imports
+ * from here, never from the files behind it (test/unit/boundaries.test.ts).
+ */
+export { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './order-lifecycle.js';
+export { loadServiceOrder, serviceOrderView } from './order-view.js';
+export { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from './reasons.js';
+export { createTeam, listTeams } from './teams.js';
+export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './triage.js';

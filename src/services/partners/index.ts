@@ -1,0 +1,7 @@
+/**
+ * Partner systems: settings, scopes, keys and transports.
+ *
+ * This file is the capability's only door: code outside src/services/partners/ imports
+ * from here, never from the files behind it (test/unit/boundaries.test.ts).
+ */
+export { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type CreatePartnerInput, type IssuedPartnerKey, type PartnerView, type UpdatePartnerInput } from './service.js';

@@ -1,0 +1,8 @@
+/**
+ * Tenants (cities) and their intake policy.
+ *
+ * This file is the capability's only door: code outside src/services/tenants/ imports
+ * from here, never from the files behind it (test/unit/boundaries.test.ts).
+ */
+export { changeIntakePolicy } from './policy.js';
+export { createTenant, getTenant, isUuid, listAllTenants, type TenantView } from './service.js';
