@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
 import type { AnyQueueDefinition } from './queue.js';
-import { QUEUES } from './registry.js';
+import { QUEUES, RETIRED_QUEUES } from './registry.js';
 import { WebhookPump } from './webhook-pump.js';
 
 export interface JobsOptions {
@@ -41,6 +41,11 @@ export class Jobs {
     const queues = opts.queues ?? QUEUES;
     for (const q of queues) {
       await boss.createQueue(q.name, { notify: true, ...q.queue });
+    }
+    if (!opts.queues) {
+      for (const name of RETIRED_QUEUES) {
+        if (await boss.getQueue(name)) await boss.deleteQueue(name);
+      }
     }
     return new Jobs(boss, opts.log, queues, opts.url);
   }

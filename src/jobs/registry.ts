@@ -1,7 +1,6 @@
 import type { AnyQueueDefinition } from './queue.js';
 import { partnerPollQueue } from './partner-poll.job.js';
 import { partnerPollReconcileQueue } from './partner-poll-reconcile.job.js';
-import { webhookDeliveryQueue } from './webhook-delivery.job.js';
 import { webhookSweepQueue } from './webhook-sweep.job.js';
 import { eventsCleanupQueue } from './events-cleanup.job.js';
 import { geocodeQueue } from './geocode.job.js';
@@ -11,9 +10,16 @@ import { idempotencyCleanupQueue } from './idempotency-cleanup.job.js';
 export const QUEUES: readonly AnyQueueDefinition[] = [
   partnerPollQueue,
   partnerPollReconcileQueue,
-  webhookDeliveryQueue,
   webhookSweepQueue,
   eventsCleanupQueue,
   geocodeQueue,
   idempotencyCleanupQueue,
 ];
+
+/**
+ * Queues of earlier releases, deleted (with any jobs left in them) when the queues are
+ * created at start. `webhook-delivery` held one job per attempt before webhook_delivery
+ * became the queue itself (migration 0012); its jobs only woke the delivery worker,
+ * whose own poll finds every due delivery.
+ */
+export const RETIRED_QUEUES: readonly string[] = ['webhook-delivery'];

@@ -8,18 +8,6 @@ import type { OrderingKey } from '../../db/repositories/webhook-delivery.reposit
  */
 export const DELIVERY_CHANNEL = 'lumen_webhook_due';
 
-/**
- * The queue of an earlier release, which enqueued one job per delivery attempt. Jobs
- * it left behind only wake the delivery workers now (see webhook-delivery.job.ts).
- */
-export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
-
-/** Payload of a webhook-delivery job (versioned: a worker may see jobs of an older release). */
-export interface WebhookDeliveryJob {
-  readonly v: 1;
-  readonly deliveryId: string;
-}
-
 /** More keys than this to check again are announced as "check every blocked delivery". */
 const MAX_KEYS_IN_NOTIFICATION = 50;
 

@@ -6,7 +6,7 @@
  */
 export { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from './deliveries.js';
 export { LEASE_MS, attemptDelivery, recordAttempts, type Attempted, type SecretCache } from './delivery.js';
-export { DELIVERY_CHANNEL, WEBHOOK_DELIVERY_QUEUE, parseNotificationPayload, type WebhookDeliveryJob } from './dispatch.js';
+export { DELIVERY_CHANNEL, parseNotificationPayload } from './dispatch.js';
 export { deleteExpiredEvents, sweepStrandedDeliveries } from './maintenance.js';
 export { emitEvent } from './outbox.js';
 export { pollEvents } from './polling.js';
