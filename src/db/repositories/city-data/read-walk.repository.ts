@@ -64,7 +64,6 @@ export interface ReadStart {
 }
 
 const sinceValue = (since: string | null) => sql<Date>`${since ?? '-infinity'}::timestamptz`;
-const micros = (col: string) => sql<string>`to_char(${sql.ref(col)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 interface ReadStartRow {
   h: string;
@@ -100,7 +99,7 @@ export function readStartStatement(key: WalkKey, page: number, target: number) {
     page <= 1
       ? sql`LEFT JOIN ${none} c ON true`
       : sql`LEFT JOIN LATERAL (
-          SELECT c.page, ${micros('c.last_updated_at')} AS u, c.last_id AS id, c.rank, ${micros('c.rank_horizon')} AS h, c.rank_below AS below
+          SELECT c.page, ${microsIso('c.last_updated_at')} AS u, c.last_id AS id, c.rank, ${microsIso('c.rank_horizon')} AS h, c.rank_below AS below
             FROM city_read_walk w JOIN city_read_checkpoint c ON c.walk_id = w.id
            WHERE w.external_system_id = ${key.externalSystemId} AND w.resource = ${key.resource}
              AND w.updated_since = ${sinceValue(key.since)} AND w.page_size = ${key.pageSize} AND c.page < ${page}
@@ -109,7 +108,7 @@ export function readStartStatement(key: WalkKey, page: number, target: number) {
     page <= 1
       ? sql`LEFT JOIN ${none} r ON true`
       : sql`LEFT JOIN LATERAL (
-          SELECT b.rank, ${micros('b.last_updated_at')} AS u, b.last_id AS id, ${micros('b.rank_horizon')} AS h, b.rank_below AS below
+          SELECT b.rank, ${microsIso('b.last_updated_at')} AS u, b.last_id AS id, ${microsIso('b.rank_horizon')} AS h, b.rank_below AS below
             FROM city_read_walk w
            CROSS JOIN LATERAL (
              SELECT c.rank, c.last_updated_at, c.last_id, c.rank_horizon, c.rank_below FROM city_read_checkpoint c
@@ -118,7 +117,7 @@ export function readStartStatement(key: WalkKey, page: number, target: number) {
            WHERE w.tenant_id = ${key.tenantId} AND w.resource = ${key.resource} AND w.updated_since = ${sinceValue(key.since)}
            ORDER BY b.rank DESC, b.rank_horizon DESC LIMIT 1) r ON true`;
   return sql<ReadStartRow>`SELECT to_char(lumen_visibility_horizon() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS h,
-       t.matching_below AS t_matching, ${micros('t.horizon')} AS t_h, t.below AS t_below,
+       t.matching_below AS t_matching, ${microsIso('t.horizon')} AS t_h, t.below AS t_below,
        c.page AS c_page, c.u AS c_u, c.id AS c_id, c.rank AS c_rank, c.h AS c_h, c.below AS c_below,
        r.rank AS r_rank, r.u AS r_u, r.id AS r_id, r.h AS r_h, r.below AS r_below
   FROM (SELECT 1) one
