@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { msSince } from './stats.js';
 import { run, type RunResult } from './tools.js';
+import { freePort } from '../../test/support/free-port.js';
 
 /** What every Lumen process of the bench gets: its database, key and data directory. */
 export interface LumenSetup {
@@ -59,16 +59,6 @@ export async function hasCommand(setup: LumenSetup, words: readonly string[]): P
   return r.code === 0 && new RegExp(`Usage: lumen .*${words[words.length - 1]}`).test(r.stdout);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function getStatus(url: string, timeoutMs: number): Promise<number | null> {
   return new Promise((resolve) => {

@@ -5,10 +5,10 @@
  * purpose), and a log of every exchange with the violations Prism reported.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { operationsOf, violation, type Answer, type DocumentName } from '../reliability/hostile-support.js';
+import { freePort } from '../support/free-port.js';
 
 export const EXECUTABLE = path.resolve('dist/lumen');
 const PRISM = path.resolve('node_modules/.bin/prism');
@@ -20,16 +20,7 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Only what a shell would give, plus the test's settings. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

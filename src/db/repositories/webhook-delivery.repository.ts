@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../database.js';
 import type { DeliveryStatus, WebhookAttemptTable, WebhookDeliveryTable } from '../tables/events.js';
 
@@ -6,6 +6,24 @@ export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 export type AttemptRow = Selectable<WebhookAttemptTable>;
 
 const OPEN: DeliveryStatus[] = ['pending', 'failed'];
+
+/**
+ * The ordering rule, written once (migration 0012 explains it). A new delivery is written
+ * blocked when its ordering key (partner, order) has a delivery that failed and waits for
+ * a retry; a blocked delivery may go once no earlier delivery of its key is open.
+ */
+export function behindFailedDelivery(partner: RawBuilder<unknown>, orderingKey: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM webhook_delivery k
+    WHERE k.external_system_id = ${partner} AND k.ordering_key = ${orderingKey} AND k.status = 'failed')`;
+}
+
+/** True when no earlier delivery of the same ordering key as `alias` is open (pending or failed). */
+function firstOpenOfKey(alias: string): RawBuilder<boolean> {
+  const d = (col: string) => sql.ref(`${alias}.${col}`);
+  return sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_delivery p
+                        WHERE p.external_system_id = ${d('external_system_id')} AND p.ordering_key = ${d('ordering_key')}
+                          AND p.position < ${d('position')} AND p.status IN ('pending', 'failed'))`;
+}
 
 /** An ordering key: the partner, and the service order (or the alert when there is none). */
 export interface OrderingKey {
@@ -23,8 +41,7 @@ export async function insertDelivery(
   tx: Tx,
   values: { event_id: string; external_system_id: string; ordering_key: string; requested_by?: string; redelivery_of?: string | null },
 ): Promise<DeliveryRow> {
-  const blocked = sql<boolean>`EXISTS (SELECT 1 FROM webhook_delivery p
-    WHERE p.external_system_id = ${values.external_system_id} AND p.ordering_key = ${values.ordering_key} AND p.status = 'failed')`;
+  const blocked = behindFailedDelivery(sql`${values.external_system_id}::uuid`, sql`${values.ordering_key}::uuid`);
   return tx
     .insertInto('webhook_delivery')
     .values({ ...values, blocked })
@@ -93,9 +110,7 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
       SELECT c.id FROM webhook_delivery c
       WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
         AND (c.lease_until IS NULL OR c.lease_until < now())
-        AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
-                        WHERE p.external_system_id = c.external_system_id AND p.ordering_key = c.ordering_key
-                          AND p.position < c.position AND p.status IN ('pending', 'failed'))
+        AND ${firstOpenOfKey('c')}
       ORDER BY c.next_attempt_at
       LIMIT ${limit}
       FOR UPDATE OF c SKIP LOCKED)
@@ -247,9 +262,7 @@ export async function recheckKeys(db: Executor, keys: readonly OrderingKey[]): P
     WHERE d.external_system_id = k.p AND d.ordering_key = k.k AND d.blocked AND d.status IN ('pending', 'failed')
       AND d.external_system_id = ANY(${[...new Set(keys.map((k) => k.external_system_id))]}::uuid[])
       AND d.ordering_key = ANY(${keys.map((k) => k.ordering_key)}::uuid[])
-      AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
-                      WHERE p.external_system_id = d.external_system_id AND p.ordering_key = d.ordering_key
-                        AND p.position < d.position AND p.status IN ('pending', 'failed'))
+      AND ${firstOpenOfKey('d')}
     RETURNING d.id, d.next_attempt_at`.execute(db);
   return rows;
 }
@@ -265,18 +278,7 @@ export async function unblockOrphans(db: Executor): Promise<ReleasedDelivery[]> 
     .set({ blocked: false })
     .where('d.blocked', '=', true)
     .where('d.status', 'in', OPEN)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('webhook_delivery as p')
-            .select(sql`1`.as('one'))
-            .whereRef('p.external_system_id', '=', 'd.external_system_id')
-            .whereRef('p.ordering_key', '=', 'd.ordering_key')
-            .whereRef('p.position', '<', 'd.position')
-            .where('p.status', 'in', OPEN),
-        ),
-      ),
-    )
+    .where(firstOpenOfKey('d'))
     .returning(['d.id', 'd.next_attempt_at'])
     .execute();
 }

@@ -5,7 +5,7 @@ import { AppError } from '../../lib/errors.js';
 import type { DeliveryStatus } from '../../db/tables/events.js';
 import type { Executor, Tx } from '../../db/database.js';
 import { findExternalSystemByCode, type ExternalSystemRow } from '../../db/repositories/external-system.repository.js';
-import { attemptsOf, findDelivery, hasOpenDelivery, insertDelivery, listDeliveries, type AttemptRow, type DeliveryRow, type OrderingKey } from '../../db/repositories/webhook-delivery.repository.js';
+import { attemptsOf, behindFailedDelivery, findDelivery, hasOpenDelivery, insertDelivery, listDeliveries, type AttemptRow, type DeliveryRow, type OrderingKey } from '../../db/repositories/webhook-delivery.repository.js';
 import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { wakeDeliveries } from './dispatch.js';
@@ -143,9 +143,7 @@ export async function redeliverSince(deps: ServiceDeps, partnerCode: string, sin
       WITH n AS (
         SELECT e.id AS event_id, e.external_system_id, coalesce(e.service_order_id, e.alert_id) AS ordering_key, e.write_seq,
           row_number() OVER (PARTITION BY coalesce(e.service_order_id, e.alert_id) ORDER BY e.write_seq) AS nth,
-          EXISTS (SELECT 1 FROM webhook_delivery k
-                  WHERE k.external_system_id = e.external_system_id AND k.ordering_key = coalesce(e.service_order_id, e.alert_id)
-                    AND k.status = 'failed') AS behind_failed
+          ${behindFailedDelivery(sql.ref('e.external_system_id'), sql`coalesce(e.service_order_id, e.alert_id)`)} AS behind_failed
         FROM event e
         WHERE e.external_system_id = ${partner.id}
           AND e.created_at >= ${from}

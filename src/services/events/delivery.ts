@@ -88,10 +88,10 @@ function secretOf(deps: AppDeps, sealed: string, cache: SecretCache): string | E
  * any transaction, and returns what the delivery log records (the next attempt, or the
  * end). Never throws.
  */
-export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, secrets: SecretCache, signal?: AbortSignal): Promise<Attempted> {
+export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, secrets: SecretCache): Promise<Attempted> {
   const attempt = delivery.attempts + 1;
   const startedAt = new Date();
-  const outcome = await send(deps, delivery, attempt, startedAt, secrets, signal);
+  const outcome = await send(deps, delivery, attempt, startedAt, secrets);
   const latencyMs = Date.now() - startedAt.getTime();
   const schedule = deps.config.webhookRetryScheduleMs;
   const dead = !outcome.succeeded && (outcome.permanent || attempt >= maxAttempts(schedule));
@@ -112,7 +112,7 @@ export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, 
   };
 }
 
-async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache, signal?: AbortSignal): Promise<AttemptOutcome> {
+async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache): Promise<AttemptOutcome> {
   const { config } = deps;
   const notSent = (why: string): AttemptOutcome => ({ succeeded: false, statusCode: null, error: `not sent: ${why}`, retryAfterMs: null, permanent: true });
   if (!target.enabled) return notSent('the partner is disabled');
@@ -140,7 +140,6 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
       maxResponseBytes: MAX_RESPONSE_BYTES,
       allowLoopback: config.allowLoopback,
       maxRedirects: 0,
-      signal,
     });
     if (res.status >= 200 && res.status < 300) return { succeeded: true, statusCode: res.status, error: null, retryAfterMs: null, permanent: false };
     return { succeeded: false, statusCode: res.status, error: describeFailure(res), retryAfterMs: parseRetryAfter(res.headers['retry-after']), permanent: false };
