@@ -1,11 +1,10 @@
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler } from '../http/surface.js';
-import { submitIntake } from '../services/intake/index.js';
-import { parseIdempotencyKey } from '../services/intake/index.js';
+import { parseIdempotencyKey, submitIntake } from '../services/intake/index.js';
 
 /** POST /api/external/service-orders: register a request (2.5/2.6, N1). */
 export const createServiceOrder: Handler<PartnerPrincipal> = async ({ deps, principal, request, lang, signal }) => {
   const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-  const result = await submitIntake(deps, principal, request.body, { idempotencyKey, lang, signal });
+  const result = await submitIntake(deps, principal, request.body, { idempotencyKey, lang, signal, storableChecked: true });
   return { status: result.status, body: result.body };
 };

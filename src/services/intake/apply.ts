@@ -5,7 +5,7 @@ import type { LocationSource } from '../../db/tables/domain.js';
 import type { IntakeSetting } from '../../db/repositories/intake/request.repository.js';
 import { touchAlert, updateAlert, type AlertPatch, type AlertRow, type VersionedAlertRow } from '../../db/repositories/intake/alert.repository.js';
 import { insertAlertAttachment, insertAttachmentFailure, listAlertAttachments, updateAlertAttachment } from '../../db/repositories/intake/attachment.repository.js';
-import { resolveReason, type ReasonRow } from '../../db/repositories/operations/reason.repository.js';
+import type { ReasonRow } from '../../db/repositories/operations/reason.repository.js';
 import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
 import type { PreparedAttachment, PreparedAttachments } from '../attachments/index.js';
@@ -29,7 +29,7 @@ export interface IntakeContext {
   actor: string;
   /** A service order is created at once: automatic policy and the canCreateServiceOrders scope (N3). */
   automatic: boolean;
-  /** The internal reason the request's reasonCode maps to (for a new alert; a resend maps it again in its transaction). */
+  /** The internal reason the request's reasonCode maps to, read once with the rest of the context (a resend of a Pending alert uses it too). */
   reason: ReasonRow;
 }
 
@@ -75,7 +75,7 @@ export async function applyResend(tx: Tx, deps: AppDeps, ctx: IntakeContext, inp
     if (current.status === 'Pending') {
       if (input.reasonCode !== current.partner_reason_code) {
         patch.partner_reason_code = input.reasonCode;
-        const reason = await resolveReason(tx, ctx.caller.externalSystemId, ctx.tenant.id, input.reasonCode);
+        const reason = ctx.reason;
         if (reason.code !== current.reason_code) {
           patch.reason_code = reason.code;
           patch.priority = reason.priority;
@@ -98,7 +98,8 @@ export async function applyResend(tx: Tx, deps: AppDeps, ctx: IntakeContext, inp
     if (relocate) await enqueueGeocode(deps, tx, current.id);
   }
   const rows = await listAlertAttachments(tx, alert.id);
-  return { status: 200, body: await buildIntakeResponse(tx, alert, lang, rows.map((r) => attachmentResult(r, lang))) };
+  const known = alert.reason_code === ctx.reason.code ? ctx.reason : undefined;
+  return { status: 200, body: await buildIntakeResponse(tx, alert, lang, rows.map((r) => attachmentResult(r, lang)), known) };
 }
 
 /** Records the prepared attachments; true when anything was written. */

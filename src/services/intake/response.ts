@@ -3,7 +3,7 @@ import type { Executor } from '../../db/database.js';
 import type { AlertRow } from '../../db/repositories/intake/alert.repository.js';
 import type { ServiceOrderRow } from '../../db/repositories/operations/service-order.repository.js';
 import type { AlertAttachmentRow } from '../../db/repositories/intake/attachment.repository.js';
-import { findReason } from '../../db/repositories/operations/reason.repository.js';
+import { findReason, type ReasonRow } from '../../db/repositories/operations/reason.repository.js';
 import type { Language } from '../../lib/i18n.js';
 import { attachmentErrorMessage } from '../attachments/index.js';
 
@@ -27,8 +27,15 @@ export function attachmentResult(row: AttachmentResultRow, lang: Language, echo?
  * has a service order (automatic mode, or linked later) the root describes the order:
  * its id, number, priority and creation time, status OPEN; otherwise the alert, status RECEIVED.
  */
-export async function buildIntakeResponse(db: Executor, alert: AlertRow, lang: Language, attachments: AttachmentResult[]): Promise<IntakeResponse> {
-  const reason = await findReason(db, alert.tenant_id, alert.reason_code);
+export async function buildIntakeResponse(
+  db: Executor,
+  alert: AlertRow,
+  lang: Language,
+  attachments: AttachmentResult[],
+  /** The alert's reason when the caller already holds it (not read again). */
+  knownReason?: Pick<ReasonRow, 'code' | 'name_pt' | 'name_en'>,
+): Promise<IntakeResponse> {
+  const reason = knownReason?.code === alert.reason_code ? knownReason : await findReason(db, alert.tenant_id, alert.reason_code);
   const order = alert.service_order_id
     ? await db.selectFrom('service_order').select(['id', 'number', 'priority', 'created_at']).where('id', '=', alert.service_order_id).executeTakeFirstOrThrow()
     : null;

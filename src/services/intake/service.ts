@@ -27,6 +27,8 @@ export interface IntakeOptions {
   idempotencyKey?: string | null;
   lang: Language;
   signal?: AbortSignal;
+  /** The body already passed the HTTP layer's NUL and depth scan (unstorableParts). Default false (a polled item). */
+  storableChecked?: boolean;
 }
 
 /** The alert as it was when the slow work was planned; the transaction checks it did not move. */
@@ -62,7 +64,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   if (!caller.scopes.includes('canCreateServiceOrders') && !caller.scopes.includes('canCreateAlerts')) {
     throw new AppError('forbidden', { scopes: 'canCreateServiceOrders | canCreateAlerts' });
   }
-  const input = await validateIntakeBody(rawBody);
+  const input = await validateIntakeBody(rawBody, { storableChecked: opts.storableChecked });
   const hash = key ? requestHash(rawBody) : null;
   const blobs = blobStoreFor(deps.config.blobStore);
 

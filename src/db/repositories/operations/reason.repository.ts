@@ -29,22 +29,6 @@ export function mappedReasonCode(externalSystemId: string | RawBuilder<string>, 
   return sql<string>`coalesce((SELECT m.reason_code FROM reason_mapping m WHERE m.external_system_id = ${externalSystemId} AND m.partner_code = ${partnerCode} AND m.tenant_id = ${tenantId}), ${DEFAULT_REASON_CODE})`;
 }
 
-/**
- * The internal reason a partner code maps to for this partner; EXTERNAL_OTHER when
- * the code is null or has no mapping. One statement: the mapping and the default
- * are read in the same snapshot.
- */
-export async function resolveReason(db: Executor, externalSystemId: string, tenantId: string, partnerCode: string | null): Promise<ReasonRow> {
-  const reason = await db
-    .selectFrom('reason')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('code', '=', mappedReasonCode(externalSystemId, tenantId, partnerCode))
-    .executeTakeFirst();
-  if (!reason) throw new Error(`tenant ${tenantId} has no ${DEFAULT_REASON_CODE} reason`);
-  return reason;
-}
-
 /** Creates or replaces the mapping of one partner code. */
 export async function upsertReasonMapping(db: Executor, row: { external_system_id: string; partner_code: string; tenant_id: string; reason_code: string }): Promise<Selectable<ReasonMappingTable>> {
   return db
