@@ -40,6 +40,15 @@ beforeAll(async () => {
         return void res.writeHead(500).end('boom');
       case 'missing':
         return void res.writeHead(404).end('not here');
+      case 'gone':
+        return void res.writeHead(410).end('gone');
+      case 'signed': {
+        // A signed URL that answers 404 for a moment after it is issued.
+        const n = (flaky.get(url.pathname) ?? 0) + 1;
+        flaky.set(url.pathname, n);
+        if (n < 2) return void res.writeHead(404).end('not yet');
+        return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
+      }
       case 'slow':
         return; // never answers: every attempt times out
       case 'huge': {
@@ -196,27 +205,36 @@ describe('attachments by URL', () => {
     ]);
   });
 
-  it('does not retry a final answer (404), a stream over 5 MiB, or content that is not the declared image', async () => {
+  it('tries a 404 again (a signed URL can answer 404 for a moment) and gives up after 3 attempts', async () => {
+    const { p } = await setup();
+    const res = await postJson(t, p.apiKey, intakeBody('URL-404', { attachments: [byUrl('/signed/1.jpg', 's.jpg'), byUrl('/missing/a.jpg', 'a.jpg')] }), { 'accept-language': 'en' });
+    expect(res.status).toBe(201);
+    expect(res.body.alert.attachments[0]).toMatchObject({ success: true, sizeBytes: JPEG.length });
+    expect(res.body.alert.attachments[1]).toEqual(failed('The attachment could not be downloaded after 3 attempt(s): the server answered HTTP 404.', 'a.jpg'));
+    expect([hits('/signed/1.jpg'), hits('/missing/a.jpg')]).toEqual([2, 3]);
+  });
+
+  it('does not retry a final answer (410), a stream over 5 MiB, or content that is not the declared image', async () => {
     const { tenant, p } = await setup();
     const res = await postJson(
       t,
       p.apiKey,
-      intakeBody('URL-FINAL', { attachments: [byUrl('/missing/a.jpg', 'a.jpg'), byUrl('/huge/b.jpg', 'b.jpg'), byUrl('/html/c.jpg', 'c.jpg')] }),
+      intakeBody('URL-FINAL', { attachments: [byUrl('/gone/a.jpg', 'a.jpg'), byUrl('/huge/b.jpg', 'b.jpg'), byUrl('/html/c.jpg', 'c.jpg')] }),
       { 'accept-language': 'en' },
     );
     expect(res.status).toBe(201);
     expect(res.body.alert.attachments).toEqual([
-      failed('The attachment could not be downloaded after 1 attempt(s): the server answered HTTP 404.', 'a.jpg'),
+      failed('The attachment could not be downloaded after 1 attempt(s): the server answered HTTP 410.', 'a.jpg'),
       failed('The attachment exceeds the 5 MiB limit (5,242,880 bytes).', 'b.jpg'),
       failed('The attachment content is not image/jpeg (not a JPEG, PNG or WebP image).', 'c.jpg'),
     ]);
-    expect([hits('/missing/a.jpg'), hits('/huge/b.jpg'), hits('/html/c.jpg')]).toEqual([1, 1, 1]);
+    expect([hits('/gone/a.jpg'), hits('/huge/b.jpg'), hits('/html/c.jpg')]).toEqual([1, 1, 1]);
     const codes = await t.rt.db.selectFrom('attachment_failure').select(['error_code', 'attempts']).where('tenant_id', '=', tenant.id).orderBy('url').execute();
-    // Ordered by URL: /html, /huge, /missing.
+    // Ordered by URL: /gone, /html, /huge.
     expect(codes).toEqual([
+      { error_code: 'download-failed', attempts: 1 },
       { error_code: 'content-mismatch', attempts: 1 },
       { error_code: 'too-large', attempts: 1 },
-      { error_code: 'download-failed', attempts: 1 },
     ]);
   });
 
@@ -250,6 +268,40 @@ describe('attachments by URL', () => {
     expect(res.body.alert.attachments).toEqual([failed('A URL do anexo deve usar HTTPS.'), failed(blocked), failed(blocked)]);
     const codes = await t.rt.db.selectFrom('attachment_failure').select(['error_code', 'attempts']).where('tenant_id', '=', tenant.id).orderBy('url').execute();
     expect(codes.map((c) => c.error_code)).toEqual(['insecure-url', 'blocked-address', 'blocked-address']);
+  });
+});
+
+describe('the same bytes declared as another type', () => {
+  it('checks every attachment before any dedupe: PNG bytes sent again as image/jpeg are refused, not pointed at the PNG', async () => {
+    const { p } = await setup();
+    const res = await postJson(t, p.apiKey, intakeBody('SAME-BYTES', { attachments: [inline(PNG, 'a.png', 'image/png'), inline(PNG, 'b.jpg', 'image/jpeg')] }), { 'accept-language': 'en' });
+    expect(res.status).toBe(201);
+    const [first, second] = res.body.alert.attachments;
+    expect(first).toMatchObject({ success: true, contentType: 'image/png', blobPath: expect.stringMatching(/\.png$/) });
+    expect(second).toEqual(failed('The attachment content is not image/jpeg (it is image/png).', 'b.jpg'));
+  });
+
+  it('does the same for one URL declared twice with different types', async () => {
+    const { p } = await setup();
+    const res = await postJson(t, p.apiKey, intakeBody('SAME-URL', { attachments: [byUrl('/png/same.png', 'a.png', 'image/png'), byUrl('/png/same.png', 'b.jpg', 'image/jpeg')] }), { 'accept-language': 'en' });
+    expect(res.status).toBe(201);
+    expect(res.body.alert.attachments[0]).toMatchObject({ success: true, contentType: 'image/png' });
+    expect(res.body.alert.attachments[1]).toEqual(failed('The attachment content is not image/jpeg (it is image/png).', 'b.jpg'));
+  });
+
+  it('still recognises on a resend an attachment stored before the declared type was part of its identity', async () => {
+    const { p } = await setup();
+    const body = intakeBody('LEGACY-HASH', { attachments: [byUrl('/jpeg/legacy.jpg', 'l.jpg')] });
+    const first = await postJson(t, p.apiKey, body);
+    expect(first.body.alert.attachments[0].success).toBe(true);
+    // What an earlier release wrote: the hash of the URL alone.
+    const { createHash } = await import('node:crypto');
+    const legacy = createHash('sha256').update('url\0').update(`${host.url}/jpeg/legacy.jpg`).digest();
+    await sql`UPDATE alert_attachment SET source_hash = ${legacy} WHERE alert_id = ${first.body.alert.id}`.execute(t.rt.db);
+    const again = await postJson(t, p.apiKey, body);
+    expect(again.status).toBe(200);
+    expect(again.body.alert.attachments).toEqual(first.body.alert.attachments);
+    expect(hits('/jpeg/legacy.jpg')).toBe(1);
   });
 });
 

@@ -6,6 +6,9 @@ import type { AttachmentErrorCode, DownloadCause } from './messages.js';
 /** Downloads are tried this many times at most (interface 2.7). */
 export const DOWNLOAD_ATTEMPTS = 3;
 
+/** HTTP statuses below 500 that are tried again (every 5xx is). */
+const RETRIED_STATUSES = new Set([404, 408, 429]);
+
 export interface DownloadLimits {
   attemptTimeoutMs: number;
   totalTimeoutMs: number;
@@ -20,8 +23,10 @@ export type DownloadResult =
 /**
  * GET of an attachment URL through the outbound guard (HTTPS, public addresses only,
  * 5 MiB cut while streaming). Transient failures (timeouts, connection and TLS errors,
- * 408, 429, 5xx) are tried again after retryDelayMs, then twice that; a refusal
- * (non-HTTPS, private address, too large) or another HTTP status is final at once.
+ * 404 (a signed URL can answer 404 for a moment after it is issued), 408, 429, 5xx) are
+ * tried again after retryDelayMs, then twice that, three attempts in all (interface 2.7);
+ * a refusal (non-HTTPS, an address that is not public, too large) or another HTTP status
+ * is final at once.
  * Every attempt, and the whole download with its pauses, is time-bounded.
  */
 export async function downloadAttachment(url: string, limits: DownloadLimits, signal?: AbortSignal): Promise<DownloadResult> {
@@ -44,7 +49,7 @@ export async function downloadAttachment(url: string, limits: DownloadLimits, si
       });
       if (res.status >= 200 && res.status < 300) return { ok: true, bytes: res.body, attempts };
       last = { cause: 'http', status: res.status, detail: `HTTP ${res.status}` };
-      if (!(res.status === 408 || res.status === 429 || res.status >= 500)) break;
+      if (!RETRIED_STATUSES.has(res.status) && res.status < 500) break;
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       switch (err.kind) {

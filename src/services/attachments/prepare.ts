@@ -12,6 +12,7 @@ import type { AttachmentErrorCode } from './messages.js';
 export interface ExistingAttachment {
   id: string;
   source_hash: Buffer;
+  content_type: AttachmentContentType;
   success: boolean;
   content_sha256: Buffer | null;
 }
@@ -52,8 +53,20 @@ type Fetched =
   | { ok: true; bytes: Buffer; sha256: Buffer }
   | { ok: false; code: AttachmentErrorCode; params: Record<string, string | number>; detail: string; attempts: number };
 
-/** "The same attachment" on a resend: the same URL, or the same base64 text. */
+/**
+ * "The same attachment", in one request or on a resend: the same URL or the same base64
+ * text, declared with the same content type. The same bytes declared as another type
+ * are another attachment, checked on their own (and refused when the type is wrong).
+ */
 export function sourceHash(input: AttachmentInput): Buffer {
+  const h = createHash('sha256');
+  if (input.kind === 'url') h.update('url\0').update(input.contentType).update('\0').update(input.url);
+  else h.update('inline\0').update(input.contentType).update('\0').update(input.contentBase64);
+  return h.digest();
+}
+
+/** The source hash rows written before the content type was part of it carry (the URL or base64 text alone). */
+function legacySourceHash(input: AttachmentInput): Buffer {
   const h = createHash('sha256');
   if (input.kind === 'url') h.update('url\0').update(input.url);
   else h.update('inline\0').update(input.contentBase64);
@@ -106,6 +119,13 @@ export async function prepareAttachments(
     if (!firstIndex.has(h.toString('hex'))) firstIndex.set(h.toString('hex'), i);
   });
   const existingBySource = new Map(args.existing.map((e) => [e.source_hash.toString('hex'), e]));
+  // A row of an earlier release is found by its legacy hash when its declared type is the same.
+  args.inputs.forEach((input, i) => {
+    const key = hashes[i]!.toString('hex');
+    if (existingBySource.has(key)) return;
+    const legacy = existingBySource.get(legacySourceHash(input).toString('hex'));
+    if (legacy && legacy.content_type === input.contentType) existingBySource.set(key, legacy);
+  });
 
   // Fetch every first occurrence whose source is not already stored, in parallel.
   const fetched = await Promise.all(
