@@ -2,6 +2,7 @@
  * Regenerates everything in generated/ from its sources:
  *   - generated/openapi/<name>.json   bundled contracts (served and embedded)
  *   - generated/<name>/               @hey-api/openapi-ts types and JSON schemas
+ *   - generated/partner-client/       the partner kit's typed fetch client (src/partner-kit/)
  *   - generated/migrations.ts         SQL migrations compiled into a module
  * `--check` generates into a temporary folder and fails when generated/ differs.
  */
@@ -50,6 +51,21 @@ async function types(name: string, bundled: string, outDir: string): Promise<voi
   }
 }
 
+/** The typed client of the partner API that the partner kit (src/partner-kit/) wraps. */
+async function partnerClient(bundled: string, outDir: string): Promise<void> {
+  const dir = path.join(outDir, 'partner-client');
+  await createClient({
+    input: bundled,
+    output: { path: dir },
+    plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+    logs: { level: 'silent' },
+  });
+  for (const file of listFiles(dir)) {
+    const full = path.join(dir, file);
+    writeFileSync(full, HEADER + readFileSync(full, 'utf8'));
+  }
+}
+
 function migrations(outDir: string): void {
   const dir = path.join(ROOT, 'src/db/migrations');
   const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
@@ -80,6 +96,10 @@ async function generateInto(outDir: string): Promise<void> {
     const bundled = bundle(name, outDir);
     process.stdout.write(`  generating types for ${name}\n`);
     await types(name, bundled, outDir);
+    if (name === 'partner') {
+      process.stdout.write('  generating the partner kit client\n');
+      await partnerClient(bundled, outDir);
+    }
   }
   process.stdout.write('  compiling migrations\n');
   migrations(outDir);
