@@ -3,6 +3,7 @@ import { createHttpServer, type HttpServer } from './http/server.js';
 import { createPartnerSurface } from './http/partner-surface.js';
 import { createAdminSurface } from './http/admin-surface.js';
 import { createTelemetrySurface } from './http/telemetry-surface.js';
+import { createSandboxSurface } from './http/sandbox-surface.js';
 import type { ApiSurface } from './http/surface.js';
 import type { Runtime } from './runtime.js';
 
@@ -15,7 +16,8 @@ export interface RunningApp {
 
 /** Everything served over HTTP, one surface per OpenAPI document. */
 export async function createSurfaces(): Promise<ApiSurface<unknown>[]> {
-  return [(await createPartnerSurface()) as ApiSurface<unknown>, (await createAdminSurface()) as ApiSurface<unknown>, (await createTelemetrySurface()) as ApiSurface<unknown>];
+  // The sandbox first: its base path lies inside the partner API's.
+  return [(await createSandboxSurface()) as ApiSurface<unknown>, (await createPartnerSurface()) as ApiSurface<unknown>, (await createAdminSurface()) as ApiSurface<unknown>, (await createTelemetrySurface()) as ApiSurface<unknown>];
 }
 
 /** HTTP and job workers on an open runtime. */

@@ -20,6 +20,7 @@ export const TenantSchema = {
         'name',
         'ibgeCode',
         'intakePolicy',
+        'sandbox',
         'createdAt',
         'updatedAt'
     ],
@@ -50,6 +51,13 @@ export const TenantSchema = {
         },
         intakePolicy: {
             $ref: '#/components/schemas/IntakePolicy'
+        },
+        sandbox: {
+            type: 'boolean',
+            description: 'A partner\'s sandbox (`lumen partner create --sandbox`): a demo city whose partners\nhold `lmn_test_` keys and may trigger events on their own requests\n(`POST /api/external/sandbox/events`). Never true for a city\'s real tenant.\n',
+            examples: [
+                false
+            ]
         },
         createdAt: {
             type: 'string',

@@ -28,6 +28,13 @@ export type Tenant = {
      */
     ibgeCode: string | null;
     intakePolicy: IntakePolicy;
+    /**
+     * A partner's sandbox (`lumen partner create --sandbox`): a demo city whose partners
+     * hold `lmn_test_` keys and may trigger events on their own requests
+     * (`POST /api/external/sandbox/events`). Never true for a city's real tenant.
+     *
+     */
+    sandbox: boolean;
     createdAt: string;
     updatedAt: string;
 };

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
 import { cliActor } from '../services/audit/index.js';
-import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { createSandboxPartner } from '../services/sandbox/index.js';
 
 const describe = (p: PartnerView): string =>
   `${p.code}  tenant=${p.tenantId}  scopes=${p.scopes.join(',') || '-'}  transport=${p.transport}  ${p.enabled ? 'enabled' : 'DISABLED'}  key=${p.keyPrefix ?? '-'}…`;
@@ -28,8 +29,9 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
   jsonOption(
     partner
       .command('create')
-      .description('register an external system and issue its API key')
-      .requiredOption('--tenant <id>', 'tenant id')
+      .description('register an external system and issue its API key (--sandbox: in a demo city of its own, to try the integration)')
+      .option('--tenant <id>', 'tenant id (required unless --sandbox)')
+      .option('--sandbox', 'create a sandbox city (demo data, manual triage) for the partner; its key is lmn_test_ and it may cause events (POST /api/external/sandbox/events)')
       .requiredOption('--code <code>', 'unique partner code')
       .requiredOption('--scopes <list>', 'comma list: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
       .option('--transport <mode>', 'event transport: webhook or polling', 'webhook')
@@ -38,7 +40,26 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .option('--polling-url <url>', "the partner's endpoint Lumen polls for new requests")
       .option('--polling-key <key>', 'key the partner issued to Lumen for its polling endpoint')
       .option('--polling-interval <seconds>', 'polling interval, 1..180 seconds', '180'),
-  ).action(async (opts: JsonOption & Record<string, string | undefined>) => {
+  ).action(async (opts: JsonOption & Record<string, string | undefined> & { sandbox?: boolean }) => {
+    if (opts.sandbox && opts.tenant) throw new CliError('--sandbox creates its own tenant: leave out --tenant', 2);
+    if (!opts.sandbox && !opts.tenant) throw new CliError("required option '--tenant <id>' not specified (or use --sandbox)", 2);
+    const settings = {
+      code: opts.code!,
+      scopes: opts.scopes!,
+      transport: opts.transport,
+      webhookUrl: opts.webhookUrl ?? null,
+      webhookSecret: opts.webhookSecret ?? null,
+      pollingUrl: opts.pollingUrl ?? null,
+      pollingKey: opts.pollingKey ?? null,
+      pollingIntervalSeconds: opts.pollingInterval,
+    };
+    if (opts.sandbox) {
+      const s = await withRuntime(io, (rt) => createSandboxPartner(rt, settings, cliActor()));
+      printResult(io, opts, s, () =>
+        [`Created the sandbox city "${s.tenant.name}" (${s.tenant.id}: ${s.city.poles} poles, manual triage) and partner ${describe(s.partner)}`, keyNotice(s.partner.apiKey), 'Cause events on your requests: POST /api/external/sandbox/events (docs at /docs/sandbox).'].join('\n'),
+      );
+      return;
+    }
     const p = await withRuntime(io, (rt) =>
       createPartner(rt, {
         tenantId: opts.tenant!,

@@ -211,6 +211,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (doc) return { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } };
       if (p === '/docs' || p === '/docs/') return docsPage('/api/external/openapi.json', 'Lumen partner API');
       if (p === '/docs/admin') return docsPage('/api/admin/openapi.json', 'Lumen admin API');
+      if (p === '/docs/sandbox') return docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox');
       const asset = await docsAsset(p);
       if (asset) return asset;
     }

@@ -10,6 +10,8 @@ export interface TenantTable {
   name: string;
   ibge_code: string | null;
   intake_policy: ColumnType<IntakePolicy, IntakePolicy | undefined, IntakePolicy>;
+  /** A partner's sandbox (migration 0014): demo data, lmn_test_ keys, sandbox events. */
+  sandbox: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

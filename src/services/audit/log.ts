@@ -8,7 +8,7 @@ import { isUuid } from '../tenants/index.js';
 
 /** Who performs an operator action: an admin token (API) or a system user (CLI on the server). */
 export interface Actor {
-  readonly kind: 'admin-token' | 'cli';
+  readonly kind: 'admin-token' | 'cli' | 'sandbox';
   readonly name: string;
   /** The admin token's id, for kind admin-token. */
   readonly tokenId?: string;
@@ -16,7 +16,7 @@ export interface Actor {
   readonly requestId?: string;
 }
 
-/** How an actor is written in status history and the audit log: admin-token:<name> or cli:<user>. */
+/** How an actor is written in status history and the audit log: admin-token:<name>, cli:<user> or sandbox:<partner code>. */
 export function actorLabel(actor: Actor): string {
   return `${actor.kind}:${actor.name}`.slice(0, 200);
 }

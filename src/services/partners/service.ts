@@ -86,7 +86,14 @@ export function checkOutboundUrl(raw: string, allowLoopback: boolean): string | 
 }
 
 async function issuePartnerKey(tx: Tx, deps: ServiceDeps, externalSystemId: string): Promise<IssuedPartnerKey> {
-  const issued = issueKey('partner', deps.config.isProduction);
+  // A sandbox partner's key says so (lmn_test_), also in production.
+  const sandbox = await tx
+    .selectFrom('external_system as e')
+    .innerJoin('tenant as t', 't.id', 'e.tenant_id')
+    .select('t.sandbox')
+    .where('e.id', '=', externalSystemId)
+    .executeTakeFirst();
+  const issued = issueKey('partner', deps.config.isProduction && !sandbox?.sandbox);
   await insertApiKey(tx, { external_system_id: externalSystemId, key_id: issued.keyId, key_prefix: issued.keyPrefix, key_hash: issued.hash });
   return { apiKey: issued.key, keyPrefix: issued.keyPrefix };
 }

@@ -13,6 +13,7 @@ export function tenantView(row: TenantRow): TenantView {
     name: row.name,
     ibgeCode: row.ibge_code,
     intakePolicy: row.intake_policy,
+    sandbox: row.sandbox,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -22,6 +23,8 @@ export interface CreateTenantInput {
   name: string;
   ibgeCode?: string | null;
   intakePolicy?: string;
+  /** A partner's sandbox tenant (default false). */
+  sandbox?: boolean;
 }
 
 function checkIntakePolicy(value: string, pointer: string, errors: FieldError[]): IntakePolicy | undefined {
@@ -38,7 +41,7 @@ export async function createTenant(deps: ServiceDeps, input: CreateTenantInput):
   if (ibge !== null && !/^[0-9]{7}$/.test(ibge)) errors.push({ pointer: '/ibgeCode', message: 'must be 7 digits' });
   const policy = input.intakePolicy === undefined ? 'automatic' : checkIntakePolicy(input.intakePolicy, '/intakePolicy', errors);
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
-  const row = await insertTenant(deps.db, { name, ibge_code: ibge, intake_policy: policy });
+  const row = await insertTenant(deps.db, { name, ibge_code: ibge, intake_policy: policy, sandbox: input.sandbox ?? false });
   return tenantView(row);
 }
 
