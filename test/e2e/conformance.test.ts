@@ -12,7 +12,7 @@
  * are the webhooks Lumen sends (Prism only sees traffic into Lumen). Lumen's calls to a
  * partner's polling endpoint go through a Prism proxy of `partner-polling.yaml`.
  *
- * Every scenario of every operation of partner.yaml, admin.yaml and telemetry.yaml;
+ * Every scenario of every operation of partner.yaml, admin.yaml, telemetry.yaml and sandbox.yaml;
  * zero violations on every exchange.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
@@ -139,7 +139,7 @@ beforeAll(async () => {
   adminToken = (await lumenJson(['admin-token', 'create', '--name', 'conformance'], cwd, env)).token as string;
   lumen = await startLumen(cwd, env);
   children.push(lumen);
-  const [partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy] = await Promise.all([
+  const [partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax] = await Promise.all([
     startPrism('partner.yaml', lumen.base, true),
     startPrism('partner.yaml', lumen.base, false),
     startPrism('admin.yaml', lumen.base, true),
@@ -147,13 +147,16 @@ beforeAll(async () => {
     startPrism('telemetry.yaml', lumen.base, true),
     startPrism('telemetry.yaml', lumen.base, false),
     startPrism('partner-polling.yaml', partnerBase, true),
+    startPrism('sandbox.yaml', lumen.base, true),
+    startPrism('sandbox.yaml', lumen.base, false),
   ]);
-  children.push(partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy);
+  children.push(partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax);
   pollingUrl = `${pollingProxy.base}/lumen/requests`;
   ex = new Exchanges({
     partner: { strict: partnerStrict.base, lax: partnerLax.base, lumen: lumen.base },
     admin: { strict: adminStrict.base, lax: adminLax.base, lumen: lumen.base },
     telemetry: { strict: telemetryStrict.base, lax: telemetryLax.base, lumen: lumen.base },
+    sandbox: { strict: sandboxStrict.base, lax: sandboxLax.base, lumen: lumen.base },
   });
 }, 120_000);
 
@@ -539,6 +542,26 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     expect(poles.body.items.find((p: { code: string }) => p.code === 'P-1').device).toMatchObject({ identifier: 'TG-1', online: true, relayOn: true });
   });
 
+  it('sandbox: every event type caused on a sandbox partner\'s request, with 401, 404, 409 and 422', async () => {
+    const sandbox = await lumenJson(['partner', 'create', '--code', 'conf-sandbox', '--scopes', 'canCreateServiceOrders', '--transport', 'polling', '--sandbox'], cwd, env);
+    const key = { 'x-api-key': sandbox.partner.apiKey as string };
+    for (const protocolNumber of ['SBX-1', 'SBX-2']) {
+      await ex.strict('partner', { operationId: 'createServiceOrder', method: 'POST', path: '/api/external/service-orders', headers: key, body: intake(protocolNumber), expect: 201 });
+    }
+    const cause = (protocolNumber: string, eventType: string, expect: number, problem?: string) =>
+      ex.strict('sandbox', { operationId: 'triggerSandboxEvent', method: 'POST', path: '/api/external/sandbox/events', headers: key, body: { protocolNumber, eventType, note: 'conformance' }, expect, ...(problem ? { problem } : {}) });
+    await cause('SBX-1', 'ServiceOrder.Created', 200);
+    await cause('SBX-1', 'ServiceOrder.StatusChanged', 200);
+    await cause('SBX-1', 'ServiceOrder.Completed', 200);
+    await cause('SBX-1', 'ServiceOrder.Completed', 409, 'invalid-transition');
+    await cause('SBX-2', 'Alert.Cancelled', 200);
+    await cause('SBX-404', 'Alert.Cancelled', 404, 'not-found');
+    // A real city's key: the operation does not exist for it.
+    await ex.strict('sandbox', { operationId: 'triggerSandboxEvent', method: 'POST', path: '/api/external/sandbox/events', headers: { 'x-api-key': s.hook.apiKey }, body: { protocolNumber: 'SBX-1', eventType: 'Alert.Cancelled' }, expect: 404, problem: 'not-found' });
+    await ex.lax('sandbox', { operationId: 'triggerSandboxEvent', method: 'POST', path: '/api/external/sandbox/events', body: { protocolNumber: 'SBX-1', eventType: 'Alert.Cancelled' }, expect: 401 });
+    await ex.lax('sandbox', { operationId: 'triggerSandboxEvent', method: 'POST', path: '/api/external/sandbox/events', headers: key, body: { protocolNumber: 'SBX-1', eventType: 'ServiceOrder.Exploded' }, expect: 422, problem: 'validation-failed' });
+  });
+
   it('covers every operation of every document with zero violations, and records the figures', () => {
     const all = ex.records;
     const violations = all.flatMap((r) => r.responseViolations.map((v) => `${r.document} ${r.operationId} ${r.method} ${r.path} -> ${r.status}: ${v}`));
@@ -548,6 +571,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
       { document: 'partner', operations: [...operationsOf('partner').keys()] },
       { document: 'admin', operations: [...operationsOf('admin').keys()] },
       { document: 'telemetry', operations: [...operationsOf('telemetry').keys()] },
+      { document: 'sandbox', operations: [...operationsOf('sandbox').keys()] },
     ];
     for (const { document, operations } of rows) {
       const covered = ex.covered(document);

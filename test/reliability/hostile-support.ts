@@ -14,6 +14,7 @@ import type pg from 'pg';
 import adminDocument from '../../generated/openapi/admin.json' with { type: 'json' };
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
+import sandboxDocument from '../../generated/openapi/sandbox.json' with { type: 'json' };
 
 // The same cases on every run, so CI is deterministic; LUMEN_FUZZ_SEED=random explores
 // new ones, and any other number replays a seed fast-check printed for a failure.
@@ -25,9 +26,9 @@ const addFormats = addFormatsModule.default.default ?? addFormatsModule.default;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type Schema = Record<string, any>;
-export type DocumentName = 'partner' | 'admin' | 'telemetry';
+export type DocumentName = 'partner' | 'admin' | 'telemetry' | 'sandbox';
 
-const DOCUMENTS: Record<DocumentName, Schema> = { partner: partnerDocument, admin: adminDocument, telemetry: telemetryDocument };
+const DOCUMENTS: Record<DocumentName, Schema> = { partner: partnerDocument, admin: adminDocument, telemetry: telemetryDocument, sandbox: sandboxDocument };
 
 // ---------------------------------------------------------------------------
 // The documents as the oracle
