@@ -1232,6 +1232,14 @@ export const EventSchema = {
         alert: {
             $ref: '#/components/schemas/EventAlert'
         },
+        note: {
+            type: 'string',
+            maxLength: 500,
+            description: 'The city operator\'s note of the change, when one was written: the completion note\n(`ServiceOrder.Completed`), the cancel reason (`ServiceOrder.Cancelled`), the\ndiscard reason (`Alert.Cancelled`), or a note on an assignment or start\n(`ServiceOrder.StatusChanged`). Absent when the operator wrote none. Free text in\nthe operator\'s language, meant to be shown to the citizen.\n',
+            examples: [
+                'Lâmpada trocada por LED 100 W.'
+            ]
+        },
         sequence: {
             type: 'integer',
             minimum: 1,

@@ -755,6 +755,15 @@ export type Event = {
     serviceOrder: ServiceOrder | null;
     alert: EventAlert;
     /**
+     * The city operator's note of the change, when one was written: the completion note
+     * (`ServiceOrder.Completed`), the cancel reason (`ServiceOrder.Cancelled`), the
+     * discard reason (`Alert.Cancelled`), or a note on an assignment or start
+     * (`ServiceOrder.StatusChanged`). Absent when the operator wrote none. Free text in
+     * the operator's language, meant to be shown to the citizen.
+     *
+     */
+    note?: string;
+    /**
      * Increases with every event of the same service order (of the same alert when
      * there is no order). Not necessarily contiguous (a partner may be subscribed to a
      * subset of types); use it only to drop stale events.

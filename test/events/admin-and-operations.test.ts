@@ -93,4 +93,31 @@ describe('operator actions end to end', () => {
     const polled = ((await res.json()) as EventsPage).events.filter((e) => e.alert.id === pending.alert.id);
     expect(polled).toEqual(pushed.map((r) => parsed(r.raw)));
   });
+  it("the operator's note travels in the event: a completion note, a cancel reason, a discard reason; none when none was written", async () => {
+    down = false;
+    const p = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const team = await makeCityTeam(t.rt, { tenantId: p.tenantId });
+    const [completed, cancelled, discarded] = [await subjectFor(t.rt, p, false), await subjectFor(t.rt, p, false), await subjectFor(t.rt, p, false)];
+    const start = rx.received.length;
+    const orderOf = async (alertId: string) => ((await (await admin(`/alerts/${alertId}/create-order`, { json: {} })).json()) as { id: string }).id;
+
+    const a = await orderOf(completed.alert.id);
+    expect((await admin(`/service-orders/${a}/assign`, { json: { teamId: team.id } })).status).toBe(200);
+    expect((await admin(`/service-orders/${a}/complete`, { json: { note: 'Lâmpada trocada por LED 100 W.' } })).status).toBe(200);
+    const b = await orderOf(cancelled.alert.id);
+    expect((await admin(`/service-orders/${b}/cancel`, { json: { reason: 'Poste da concessionária de energia.' } })).status).toBe(200);
+    expect((await admin(`/alerts/${discarded.alert.id}/discard`, { json: { reason: 'Duplicada.' } })).status).toBe(200);
+
+    const ids = new Set([completed.alert.id, cancelled.alert.id, discarded.alert.id]);
+    const mine = () => rx.received.slice(start).map((r) => parsed(r.raw)).filter((e) => ids.has(e.alert.id));
+    await waitFor(() => mine().length >= 6, 10_000, 'six webhooks');
+    expect(mine().map((e) => [e.eventType, e.note])).toEqual([
+      ['ServiceOrder.Created', undefined],
+      ['ServiceOrder.StatusChanged', undefined],
+      ['ServiceOrder.Completed', 'Lâmpada trocada por LED 100 W.'],
+      ['ServiceOrder.Created', undefined],
+      ['ServiceOrder.Cancelled', 'Poste da concessionária de energia.'],
+      ['Alert.Cancelled', 'Duplicada.'],
+    ]);
+  });
 });

@@ -11,6 +11,8 @@ export interface EventSubject {
   alert: { id: string; tenant_id: string; external_system_id: string; protocol_number: string; alert_number: number; status: AlertStatus };
   /** The order the event is about; null for Alert.Cancelled. */
   serviceOrderId: string | null;
+  /** The operator's note of the change (completion note, cancel or discard reason), when one was written. */
+  note?: string | null;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject):
     serviceOrder,
     alert: { id: alert.id, alertNumber: alert.alert_number, status: alert.status },
     sequence,
+    ...(subject.note ? { note: subject.note } : {}),
   };
   const body = JSON.stringify(envelope);
   await tx

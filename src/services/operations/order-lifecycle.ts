@@ -110,7 +110,7 @@ async function move(
     });
     // Alerts are updated first, so each envelope carries the alert's new status.
     for (const alert of changedAlerts) {
-      await emitEvent(tx, rule.event, { alert, serviceOrderId: order.id });
+      await emitEvent(tx, rule.event, { alert, serviceOrderId: order.id, note });
     }
     return serviceOrderView((await loadServiceOrder(tx, order.id))!);
   });

@@ -258,7 +258,7 @@ export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: str
     const cancelled = await updateAlert(tx, alert.id, { status: 'Cancelled', cancel_reason: note });
     await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Cancelled', actor: actorLabel(actor), note });
     await recordAudit(tx, actor, { tenantId: alert.tenant_id, action: 'alert.discard', entityType: 'alert', entityId: alert.id, before: alertSnapshot(alert), after: alertSnapshot(cancelled), note });
-    await emitEvent(tx, 'Alert.Cancelled', { alert: cancelled, serviceOrderId: null });
+    await emitEvent(tx, 'Alert.Cancelled', { alert: cancelled, serviceOrderId: null, note });
     return viewInTx(tx, alert.id, lang);
   });
 }
