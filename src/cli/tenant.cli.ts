@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { setLampOutPolicy, type LampOutPolicyInput } from '../services/telemetry-alerts/index.js';
 import { createTenant, listAllTenants, type TenantView } from '../services/tenants/index.js';
 import { changeIntakePolicy } from '../services/tenants/index.js';
 import { cliActor } from '../services/audit/index.js';
@@ -35,5 +36,30 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
   ).action(async (id: string, policy: string, opts: JsonOption) => {
     const t = await withRuntime(io, (rt) => changeIntakePolicy(rt, cliActor(), id, policy));
     printResult(io, opts, t, () => `Tenant ${t.id} intake is now ${t.intakePolicy}`);
+  });
+
+  jsonOption(
+    tenant
+      .command('lamp-out')
+      .description('telemetry alerts: a lamp reported out (relay off at night, or the device offline) longer than --after minutes becomes a TELEMETRY_LAMP_OUT alert')
+      .argument('<id>', 'tenant id')
+      .option('--after <minutes|off>', 'minutes a lamp may be out before an alert (1..10080), or off (the default of a new tenant)')
+      .option('--night <HH:MM-HH:MM>', 'local night window in which a relay reported off means a dark street (default 18:00-06:00)')
+      .option('--timezone <zone>', 'IANA time zone of the night window (default America/Sao_Paulo)'),
+  ).action(async (id: string, opts: JsonOption & { after?: string; night?: string; timezone?: string }) => {
+    const input: LampOutPolicyInput = {};
+    if (opts.after !== undefined) input.afterMinutes = opts.after === 'off' ? null : /^\d+$/.test(opts.after) ? Number(opts.after) : Number.NaN;
+    if (opts.night !== undefined) {
+      const [starts, ends] = opts.night.split('-');
+      input.nightStarts = starts ?? '';
+      input.nightEnds = ends ?? '';
+    }
+    if (opts.timezone !== undefined) input.timezone = opts.timezone;
+    const p = await withRuntime(io, (rt) => setLampOutPolicy(rt, cliActor(), id, input));
+    printResult(io, opts, p, () =>
+      p.afterMinutes === null
+        ? `Tenant ${p.tenantId}: telemetry raises no lamp-out alerts (night ${p.nightStarts}-${p.nightEnds}, ${p.timezone})`
+        : `Tenant ${p.tenantId}: a lamp out for more than ${p.afterMinutes} min becomes an alert (night ${p.nightStarts}-${p.nightEnds}, ${p.timezone})`,
+    );
   });
 }

@@ -5,6 +5,7 @@ import type { FoundationTables } from './tables/foundation.js';
 import type { IntakeTables } from './tables/intake.js';
 import type { OperationsTables } from './tables/operations.js';
 import type { PollingTables } from './tables/polling.js';
+import type { TelemetryAlertsTables } from './tables/telemetry-alerts.js';
 
 /** Every table Lumen owns. Each domain keeps its table types in tables/<domain>.ts. */
-export interface DB extends FoundationTables, DomainTables, OperationsTables, IntakeTables, PollingTables, CityDataTables, EventsTables {}
+export interface DB extends FoundationTables, DomainTables, OperationsTables, IntakeTables, PollingTables, CityDataTables, EventsTables, TelemetryAlertsTables {}

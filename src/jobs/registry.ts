@@ -5,6 +5,7 @@ import { webhookSweepQueue } from './webhook-sweep.job.js';
 import { eventsCleanupQueue } from './events-cleanup.job.js';
 import { geocodeQueue } from './geocode.job.js';
 import { idempotencyCleanupQueue } from './idempotency-cleanup.job.js';
+import { telemetryLampOutQueue } from './telemetry-lamp-out.job.js';
 
 /** Every queue Lumen runs. Each queue lives in its own <name>.job.ts file. */
 export const QUEUES: readonly AnyQueueDefinition[] = [
@@ -14,6 +15,7 @@ export const QUEUES: readonly AnyQueueDefinition[] = [
   eventsCleanupQueue,
   geocodeQueue,
   idempotencyCleanupQueue,
+  telemetryLampOutQueue,
 ];
 
 /**

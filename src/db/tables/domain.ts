@@ -58,6 +58,10 @@ export interface TelegestorTable {
   online: boolean | null;
   relay_on: boolean | null;
   last_communication_at: Date | null;
+  /** Since when (report time) the device reports itself offline; null while online (0015). */
+  offline_since: ColumnType<Date | null, never, never>;
+  /** Since when (report time) the device reports its relay off; null while on or unknown (0015). */
+  relay_off_since: ColumnType<Date | null, never, never>;
   created_at: Created;
   updated_at: DbStamp;
 }

@@ -12,6 +12,13 @@ export interface TenantTable {
   intake_policy: ColumnType<IntakePolicy, IntakePolicy | undefined, IntakePolicy>;
   /** A partner's sandbox (migration 0014): demo data, lmn_test_ keys, sandbox events. */
   sandbox: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Minutes a lamp may be reported out before a TELEMETRY_LAMP_OUT alert; null = never (0015). */
+  lamp_out_after_minutes: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Local night window (HH:MM:SS) in which a relay reported off means a dark street. */
+  night_starts: ColumnType<string, string | undefined, string>;
+  night_ends: ColumnType<string, string | undefined, string>;
+  /** IANA time zone of the night window. */
+  timezone: ColumnType<string, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -29,6 +29,8 @@ export interface IntakeOptions {
   signal?: AbortSignal;
   /** The body already passed the HTTP layer's NUL and depth scan (unstorableParts). Default false (a polled item). */
   storableChecked?: boolean;
+  /** Who the status history names; default `partner:<code>` (Lumen's own telemetry alerts say `telemetry`). */
+  actor?: string;
 }
 
 /** The alert as it was when the slow work was planned; the transaction checks it did not move. */
@@ -72,7 +74,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   for (let round = 1; ; round++) {
     // The context is read once, beside the first round's state.
     const [ctx, state]: [IntakeContext, IntakeState] = await Promise.all([
-      known ?? loadContext(deps, caller, input),
+      known ?? loadContext(deps, caller, input, opts.actor),
       findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber),
     ]);
     known = ctx;
@@ -108,13 +110,13 @@ function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'
 }
 
 /** Who sends the request, for which tenant, and the reason its code maps to: one statement. */
-async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput): Promise<IntakeContext> {
+async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput, actor?: string): Promise<IntakeContext> {
   const setting = await findIntakeSetting(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode);
   if (!setting) throw new Error(`intake caller ${caller.externalSystemId} does not belong to tenant ${caller.tenantId}, or the tenant has no ${DEFAULT_REASON_CODE} reason`);
   return {
     caller,
     tenant: setting.tenant,
-    actor: `partner:${setting.partnerCode}`,
+    actor: actor ?? `partner:${setting.partnerCode}`,
     automatic: setting.tenant.intake_policy === 'automatic' && caller.scopes.includes('canCreateServiceOrders'),
     reason: setting.reason,
   };

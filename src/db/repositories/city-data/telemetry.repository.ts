@@ -30,7 +30,10 @@ export async function applyDeviceStates(tx: Tx, tenantId: string, states: readon
   const known = new Set(locked.map((r) => r.identifier));
   const { rows } = await sql<{ identifier: string }>`
     UPDATE telegestor t
-       SET online = r.online, relay_on = r.relay_on, last_communication_at = r.reported_at
+       SET online = r.online, relay_on = r.relay_on, last_communication_at = r.reported_at,
+           offline_since = CASE WHEN r.online THEN NULL ELSE coalesce(t.offline_since, r.reported_at) END,
+           relay_off_since = CASE WHEN r.relay_on IS FALSE THEN coalesce(t.relay_off_since, r.reported_at)
+                                  WHEN r.relay_on IS TRUE THEN NULL ELSE t.relay_off_since END
       FROM unnest(${identifiers}::text[], ${states.map((s) => s.online)}::boolean[], ${states.map((s) => s.relayOn)}::boolean[], ${states.map((s) => s.reportedAt)}::timestamptz[])
            AS r(identifier, online, relay_on, reported_at)
      WHERE t.tenant_id = ${tenantId}
