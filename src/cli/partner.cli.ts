@@ -60,19 +60,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       );
       return;
     }
-    const p = await withRuntime(io, (rt) =>
-      createPartner(rt, {
-        tenantId: opts.tenant!,
-        code: opts.code!,
-        scopes: opts.scopes!,
-        transport: opts.transport,
-        webhookUrl: opts.webhookUrl ?? null,
-        webhookSecret: opts.webhookSecret ?? null,
-        pollingUrl: opts.pollingUrl ?? null,
-        pollingKey: opts.pollingKey ?? null,
-        pollingIntervalSeconds: opts.pollingInterval,
-      }, cliActor()),
-    );
+    const p = await withRuntime(io, (rt) => createPartner(rt, { tenantId: opts.tenant!, ...settings }, cliActor()));
     printResult(io, opts, p, () => `Created partner ${describe(p)}\n${keyNotice(p.apiKey)}`);
   });
 
