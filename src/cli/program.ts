@@ -6,6 +6,7 @@ import { registerAdminTokenCommands } from './admin-token.cli.js';
 import { registerAlertCommands } from './alert.cli.js';
 import { registerAuditCommands } from './audit.cli.js';
 import { registerAttachmentCommands } from './attachment.cli.js';
+import { registerBackupCommands } from './backup.cli.js';
 import { registerInboundCommands } from './inbound.cli.js';
 import { registerMigrateCommand } from './migrate.cli.js';
 import { registerOrderCommands } from './order.cli.js';
@@ -20,7 +21,7 @@ import { registerTenantCommands } from './tenant.cli.js';
 import { registerWebhookCommands } from './webhook.cli.js';
 
 /** Every command group, one file each. */
-const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands];
+const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands, registerBackupCommands];
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('lumen')
