@@ -30,7 +30,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { postgresRuntime, type PostgresRuntime } from '../lib/assets.js';
+import { postgresRuntime, type PostgresRuntime } from '../../lib/assets.js';
 
 export interface EmbeddedDatabase {
   /** postgres:// URL of the database `lumen` on the embedded server. */
