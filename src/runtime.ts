@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Config } from './config.js';
 import { createDatabase, createPool, type Database } from './db/database.js';
-import type { EmbeddedDatabase } from './db/embedded/process.js';
+import type { EmbeddedDatabase } from './db/embedded/index.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
@@ -34,7 +34,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     url = config.databaseUrl;
   } else {
     // Loaded only when needed: the embedded PostgreSQL runtime is large.
-    const { openEmbeddedDatabase } = await import('./db/embedded/process.js');
+    const { openEmbeddedDatabase } = await import('./db/embedded/index.js');
     embedded = await openEmbeddedDatabase({ dataDir: config.dataDir, log: (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg) });
     url = embedded.url;
   }

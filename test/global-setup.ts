@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import type { EmbeddedDatabase } from '../src/db/embedded/process.js';
+import type { EmbeddedDatabase } from '../src/db/embedded/index.js';
 import { migrate } from '../src/db/migrator.js';
 import { Jobs } from '../src/jobs/index.js';
 import { createLogger } from '../src/lib/logger.js';
@@ -51,7 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (forceEmbedded || !(await reachable(serverUrl))) {
     if (process.env.DATABASE_URL) throw new Error(`DATABASE_URL is set but its server does not answer: ${serverUrl}`);
     process.stderr.write(forceEmbedded ? 'LUMEN_TEST_EMBEDDED=1: starting an embedded PostgreSQL for the tests\n' : 'No Postgres at 127.0.0.1:5432: starting an embedded one for the tests\n');
-    const { openEmbeddedDatabase } = await import('../src/db/embedded/process.js');
+    const { openEmbeddedDatabase } = await import('../src/db/embedded/index.js');
     embedded = await openEmbeddedDatabase({ dataDir: path.resolve('.tmp/test-postgres'), log: (m: string) => process.stderr.write(`  ${m}\n`) });
     serverUrl = withDatabase(embedded.url, 'postgres');
   }

@@ -21,7 +21,7 @@ export function registerBackupCommands(program: Command, io: CliIo): void {
       .option('--to <dir>', 'folder that receives lumen-backup-<time>/ (default: <LUMEN_DATA_DIR>/backups)'),
   ).action(async (opts: JsonOption & { to?: string }) => {
     const { dataDir } = requireEmbedded(io, 'backup');
-    const { openEmbeddedDatabase } = await import('../db/embedded/process.js');
+    const { openEmbeddedDatabase } = await import('../db/embedded/index.js');
     const db = await openEmbeddedDatabase({ dataDir, log: (msg) => progress(msg) });
     try {
       const { dir, manifest } = await backupEmbedded({ dataDir, url: db.url, to: opts.to ?? path.join(dataDir, 'backups'), progress });
@@ -39,7 +39,7 @@ export function registerBackupCommands(program: Command, io: CliIo): void {
       .option('--force', 'move the current data directory aside (to <dir>.before-restore-<time>) instead of refusing'),
   ).action(async (opts: JsonOption & { from: string; force?: boolean }) => {
     const { dataDir } = requireEmbedded(io, 'restore');
-    const { processesIn } = await import('../db/embedded/process.js');
+    const { processesIn } = await import('../db/embedded/index.js');
     if ((await processesIn(path.join(dataDir, 'postgres'))).length > 0) {
       throw new CliError(`the embedded database in ${dataDir} is running: stop lumen serve (and every other lumen command) first`, 2);
     }

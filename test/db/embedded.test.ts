@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEmbeddedDatabase, processesIn, type EmbeddedDatabase } from '../../src/db/embedded/process.js';
+import { openEmbeddedDatabase, processesIn, type EmbeddedDatabase } from '../../src/db/embedded/index.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'lumen-embedded-'));
 const clusterDir = path.join(dataDir, 'postgres');

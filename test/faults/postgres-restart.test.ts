@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { openEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded/process.js';
+import { openEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { LogSink, testEnv } from '../support/app.js';
