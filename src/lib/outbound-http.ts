@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The one HTTP client for every URL Lumen is given: attachment downloads, the
@@ -37,48 +38,52 @@ export interface OutboundResponse {
 export type OutboundErrorKind = 'invalid-url' | 'insecure-scheme' | 'blocked-address' | 'timeout' | 'too-large' | 'network' | 'tls' | 'too-many-redirects' | 'aborted';
 
 export class OutboundError extends Error {
-  constructor(readonly kind: OutboundErrorKind, message: string) {
+  constructor(
+    readonly kind: OutboundErrorKind,
+    message: string,
+    /** For blocked-address: the URL named a host whose DNS answer was refused (not an address literal). */
+    readonly viaName = false,
+  ) {
     super(message);
     this.name = 'OutboundError';
   }
 }
 
-/** Addresses no outbound call may reach: private, shared, link-local (cloud metadata), multicast, reserved. */
-const BLOCKED = new net.BlockList();
-for (const [net4, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net4, prefix, 'ipv4');
-for (const [net6, prefix] of [
-  ['::', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16],
-] as const) BLOCKED.addSubnet(net6, prefix, 'ipv6');
+/** The deprecated IPv4-compatible IPv6 addresses (::a.b.c.d), bar :: and ::1. */
+const IPV4_COMPATIBLE = new net.BlockList();
+IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
+const UNSPECIFIED_OR_LOOPBACK6 = new net.BlockList();
+UNSPECIFIED_OR_LOOPBACK6.addAddress('::', 'ipv6');
+UNSPECIFIED_OR_LOOPBACK6.addAddress('::1', 'ipv6');
 
-const LOOPBACK = new net.BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** The IPv4 inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d), if any. */
-function mappedV4(address: string): string | null {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return m[1]!;
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return null;
-}
-
-/** Why an address may not be reached, or null when it may. */
+/**
+ * Why an address may not be reached, or null when it may. Only global unicast is
+ * allowed (and loopback where LUMEN_ALLOW_LOOPBACK says so): every special-purpose
+ * range of the IANA IPv4 and IPv6 registries is refused, by the range names of
+ * ipaddr.js, a maintained list of them (private, shared, link-local with the cloud
+ * metadata address, multicast, reserved, documentation, benchmarking, Teredo, 6to4,
+ * NAT64, ORCHID, deprecated site-local, ...). An IPv4-mapped IPv6 address
+ * (::ffff:a.b.c.d, in any spelling) is judged as the IPv4 address it carries; the
+ * deprecated IPv4-compatible form (::a.b.c.d, ::/96) is refused whatever it carries.
+ */
 export function addressRefusal(address: string, allowLoopback: boolean): string | null {
-  const v4 = net.isIPv4(address) ? address : mappedV4(address);
-  const family = v4 ? 'ipv4' : 'ipv6';
-  const ip = v4 ?? address;
-  if (LOOPBACK.check(ip, family)) return allowLoopback ? null : `loopback address ${address}`;
-  if (BLOCKED.check(ip, family)) return `non-public address ${address}`;
-  return null;
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address.replace(/%.*$/, ''));
+  } catch {
+    return `unparseable address ${address}`;
+  }
+  if (ip.kind() === 'ipv6') {
+    // Checked on the address's own bytes (Node's parser): ipaddr.js reads ::a.b.c.d as mapped.
+    const bare = address.replace(/%.*$/, '');
+    if (IPV4_COMPATIBLE.check(bare, 'ipv6') && !UNSPECIFIED_OR_LOOPBACK6.check(bare, 'ipv6')) return `non-public address ${address} (IPv4-compatible)`;
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
+  }
+  const range = ip.range();
+  if (range === 'unicast') return null;
+  if (range === 'loopback') return allowLoopback ? null : `loopback address ${address}`;
+  return `non-public address ${address} (${range})`;
 }
 
 /** Turns a host name into every address it has (the operating system's resolver by default). */
@@ -139,7 +144,7 @@ function agentFor(protocol: 'http:' | 'https:', allowLoopback: boolean): http.Ag
 
 function classify(err: NodeJS.ErrnoException): OutboundError {
   if (err instanceof OutboundError) return err;
-  if (err.code === 'LUMEN_BLOCKED') return new OutboundError('blocked-address', err.message);
+  if (err.code === 'LUMEN_BLOCKED') return new OutboundError('blocked-address', err.message, true);
   if (err.code?.startsWith('ERR_TLS') || err.code?.startsWith('ERR_SSL') || /SSL|TLS|certificate|self[- ]signed|CERT_/i.test(`${err.code} ${err.message}`)) return new OutboundError('tls', err.message);
   return new OutboundError('network', `${err.code ?? 'error'}: ${err.message}`);
 }

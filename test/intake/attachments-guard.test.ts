@@ -32,12 +32,13 @@ describe('attachment URLs without LUMEN_ALLOW_LOOPBACK', () => {
     expect(res.body.alert.attachments.map((a: { success: boolean; error: string; filename: string }) => [a.filename, a.success, a.error])).toEqual([
       ['http-loopback.jpg', false, https],
       ['https-loopback.jpg', false, blocked],
-      ['name-to-loopback.jpg', false, blocked],
+      // A name that resolves to loopback fails like a name that does not resolve.
+      ['name-to-loopback.jpg', false, 'The attachment could not be downloaded after 3 attempt(s): connection failed.'],
       ['ipv6-loopback.jpg', false, blocked],
       ['http.jpg', false, https],
     ]);
     expect(host.requests).toEqual([]);
     const review = await t.rt.db.selectFrom('attachment_failure').select(['url', 'error_code']).where('tenant_id', '=', tenant.id).orderBy('url').execute();
-    expect(review.map((r) => r.error_code).sort()).toEqual(['blocked-address', 'blocked-address', 'blocked-address', 'insecure-url', 'insecure-url']);
+    expect(review.map((r) => r.error_code).sort()).toEqual(['blocked-address', 'blocked-address', 'download-failed', 'insecure-url', 'insecure-url']);
   });
 });

@@ -122,14 +122,20 @@ describe('with LUMEN_ALLOW_LOOPBACK off (production)', () => {
       results.push(...(res.body.alert.attachments as AttachmentResult[]));
     }
     const allowedHere = 'The attachment URL leads to an address that is not allowed (private network, loopback, link-local or cloud metadata).';
+    // A name that resolves to a non-public address fails like a name that does not
+    // resolve: the answer tells the partner nothing about which internal names exist.
+    const notReachable = 'The attachment could not be downloaded after 3 attempt(s): connection failed.';
+    const byName = (u: string) => !/^https:\/\/(\[|[0-9])/.test(u);
     expect(results.map((r) => [r.filename, r.success, r.error])).toEqual([
-      ...blocked.map((_, i) => [`f${i}.jpg`, false, allowedHere]),
+      ...blocked.map((u, i) => [`f${i}.jpg`, false, byName(u) ? notReachable : allowedHere]),
       ...insecure.map((_, i) => [`f${blocked.length + i}.jpg`, false, 'The attachment URL must use HTTPS.']),
     ]);
-    const review = await t.rt.db.selectFrom('attachment_failure').select(['url', 'error_code', 'attempts']).where('tenant_id', '=', tenant.id).execute();
+    const review = await t.rt.db.selectFrom('attachment_failure').select(['url', 'error_code', 'attempts', 'detail']).where('tenant_id', '=', tenant.id).execute();
     expect(review).toHaveLength(urls.length);
-    // Refused before any attempt to connect: no retries of a refusal.
-    expect(review.every((r) => r.attempts <= 1)).toBe(true);
+    // An address literal is refused before any attempt to connect, and not retried.
+    expect(review.filter((r) => !byName(r.url)).every((r) => r.attempts <= 1)).toBe(true);
+    // Operators still see why a name failed.
+    expect(review.find((r) => r.url.includes('internal.lumen.test'))!.detail).toMatch(/resolves to a non-public address/);
     expect(trap.connections).toBe(0);
     refusals += urls.length;
   });
@@ -266,7 +272,9 @@ describe('with LUMEN_ALLOW_LOOPBACK on (127.0.0.1 plays the public internet)', (
     expect(res.status).toBe(201);
     const [ok, ...refused] = res.body.alert.attachments as AttachmentResult[];
     expect(ok).toMatchObject({ success: true, filename: 'ok.jpg' });
-    for (const r of refused) expect(r, r.filename).toMatchObject({ success: false, error: expect.stringMatching(/not allowed \(private network, loopback, link-local or cloud metadata\)/) });
+    // A hop to an address is refused as such; a hop to a name that resolves to a non-public address fails like an unreachable one.
+    for (const r of refused) expect(r, r.filename).toMatchObject({ success: false, error: expect.stringMatching(/not allowed \(private network, loopback, link-local or cloud metadata\)|connection failed/) });
+    expect(refused[paths.indexOf('/to-internal-name')]!.error).toMatch(/connection failed/);
     expect(trap.connections).toBe(0);
     refusals += refused.length;
   });
@@ -284,8 +292,9 @@ describe('with LUMEN_ALLOW_LOOPBACK on (127.0.0.1 plays the public internet)', (
     const second = await postJson(t, p.apiKey, intakeBody('SSRF-REBIND-2', { attachments: [photo(url, 'second.jpg'), photo(`http://mixed-public.lumen.test:${hostPort}/photo.jpg`, 'mixed.jpg')] }));
     expect(second.status).toBe(201);
     expect(second.body.alert.attachments.map((a: AttachmentResult) => a.success)).toEqual([false, false]);
-    // One resolution per connection, and the host saw only the first download.
-    expect(dns.count('rebind.lumen.test')).toBe(2);
+    // One resolution per attempt (the first download, then the refused name tried 3
+    // times like an unreachable one), and the host saw only the first download.
+    expect(dns.count('rebind.lumen.test')).toBe(4);
     expect(hits.filter((h) => h === '/photo.jpg').length).toBe(before + 1);
     refusals += 2;
   });

@@ -78,6 +78,36 @@ describe('outbound HTTP', () => {
     for (const a of ['8.8.8.8', '200.160.2.3', '2001:4860:4860::8888']) expect(addressRefusal(a, false), a).toBeNull();
   });
 
+  // One row per form: every special-purpose range of the IANA registries, the spellings
+  // of IPv4 inside IPv6, and the public addresses that must pass.
+  it.each([
+    // IPv4 special-purpose
+    ['0.0.0.0', 'unspecified'], ['10.0.0.1', 'private'], ['100.64.0.1', 'shared (CGN)'], ['127.0.0.1', 'loopback'],
+    ['169.254.169.254', 'link-local / cloud metadata'], ['172.16.0.1', 'private'], ['192.0.0.1', 'IETF protocol assignments'],
+    ['192.0.2.1', 'TEST-NET-1'], ['192.31.196.1', 'AS112'], ['192.52.193.1', 'AMT'], ['192.88.99.1', '6to4 relay anycast'],
+    ['192.168.1.1', 'private'], ['192.175.48.1', 'direct delegation AS112'], ['198.18.0.1', 'benchmarking'],
+    ['198.51.100.1', 'TEST-NET-2'], ['203.0.113.1', 'TEST-NET-3'], ['224.0.0.1', 'multicast'], ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'broadcast'],
+    // IPv4 inside IPv6: mapped in every spelling, the deprecated compatible form, translation prefixes
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'], ['::ffff:7f00:1', 'IPv4-mapped loopback (hex)'], ['::ffff:0:0', 'IPv4-mapped unspecified'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'], ['::ffff:a9fe:a9fe', 'IPv4-mapped metadata (hex)'],
+    ['::127.0.0.1', 'IPv4-compatible loopback'], ['::7f00:1', 'IPv4-compatible loopback (hex)'], ['::a9fe:a9fe', 'IPv4-compatible metadata'],
+    ['::8.8.8.8', 'IPv4-compatible public (deprecated form)'], ['64:ff9b::a9fe:a9fe', 'NAT64 well-known prefix'], ['64:ff9b:1::1', 'local-use NAT64'],
+    ['2002:a9fe:a9fe::1', '6to4'], ['2001::1', 'Teredo'], ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    // IPv6 special-purpose
+    ['::', 'unspecified'], ['::1', 'loopback'], ['100::1', 'discard-only'], ['2001:2::1', 'benchmarking'], ['2001:10::1', 'ORCHID'],
+    ['2001:20::1', 'ORCHIDv2'], ['2001:db8::1', 'documentation'], ['3fff::1', 'documentation (2024)'], ['5f00::1', 'segment routing'],
+    ['fc00::1', 'unique local'], ['fd00:ec2::254', 'unique local (cloud metadata)'], ['fe80::1', 'link-local'], ['fe80::1%eth0', 'link-local with zone'],
+    ['fec0::1', 'deprecated site-local'], ['ff02::1', 'multicast'],
+  ])('refuses %s (%s)', (address) => {
+    expect(addressRefusal(address, false)).not.toBeNull();
+    if (!/^(127\.|::1$|::ffff:127|::ffff:7f00)/.test(address)) expect(addressRefusal(address, true)).not.toBeNull();
+  });
+
+  it.each(['8.8.8.8', '200.160.2.3', '::ffff:8.8.8.8', '::ffff:808:808', '2001:4860:4860::8888', '2804:14c:65d3::1'])('passes the public address %s', (address) => {
+    expect(addressRefusal(address, false)).toBeNull();
+  });
+
   it('enforces the time and size bounds', async () => {
     expect(await kind(outboundRequest({ ...opts, url: `${base}/big` }))).toBe('too-large');
     expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/hang` }))).toBe('timeout');

@@ -25,8 +25,9 @@ export type DownloadResult =
  * 5 MiB cut while streaming). Transient failures (timeouts, connection and TLS errors,
  * 404 (a signed URL can answer 404 for a moment after it is issued), 408, 429, 5xx) are
  * tried again after retryDelayMs, then twice that, three attempts in all (interface 2.7);
- * a refusal (non-HTTPS, an address that is not public, too large) or another HTTP status
- * is final at once.
+ * a refusal (non-HTTPS, a non-public address written in the URL, too large) or another
+ * HTTP status is final at once. A name that resolves to a non-public address counts as
+ * a connection failure, like a name that does not resolve.
  * Every attempt, and the whole download with its pauses, is time-bounded.
  */
 export async function downloadAttachment(url: string, limits: DownloadLimits, signal?: AbortSignal): Promise<DownloadResult> {
@@ -58,7 +59,13 @@ export async function downloadAttachment(url: string, limits: DownloadLimits, si
         case 'insecure-scheme':
           return { ok: false, code: 'insecure-url', params: {}, detail: err.message, attempts };
         case 'blocked-address':
-          return { ok: false, code: 'blocked-address', params: {}, detail: err.message, attempts };
+          // An address written in the URL is refused as such. A name that resolves to a
+          // non-public address fails exactly like a name that does not resolve (retried,
+          // "connection failed"): the answer must not tell a partner which internal names
+          // exist. Operators still see why in the failure's detail.
+          if (!err.viaName) return { ok: false, code: 'blocked-address', params: {}, detail: err.message, attempts };
+          last = { cause: 'network', detail: err.message };
+          break;
         case 'too-large':
           return { ok: false, code: 'too-large', params: {}, detail: err.message, attempts };
         case 'aborted':
