@@ -259,10 +259,12 @@ export const listPoles = <ThrowOnError extends boolean = false>(options?: Option
  * returned, `nextSince` is your confirmed position (`1970-01-01T00:00:00.000Z` before
  * anything was confirmed).
  *
- * **429.** Only when the ExternalSystem has a minimum polling interval configured, the
- * previous call returned `hasMore: false`, and this call comes before the interval
- * has passed; wait `Retry-After` seconds. Calls made while `hasMore` was true are never
- * throttled, and the per-key request quota does not apply to this endpoint.
+ * **429.** Calls count toward the key's per-minute request quota like every other
+ * endpoint (a drain of 200 events per call fits it easily). On top, when the
+ * ExternalSystem has a minimum polling interval configured, a call that comes before
+ * the interval has passed after a response with `hasMore: false` is refused; calls
+ * made while `hasMore` was true are not held to the interval. Either way, wait
+ * `Retry-After` seconds. A call that returns nothing new changes nothing on the server.
  *
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({

@@ -20,9 +20,8 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     document,
     authenticate: (deps, headers) => authenticatePartner(deps.db, headers),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
-    rateLimit: async (deps, principal, operationId) => {
-      // /events has its own minimum interval; a partner draining a backlog must not be cut off.
-      if (operationId === 'listEvents') return;
+    rateLimit: async (deps, principal) => {
+      // Every operation, /events included: its own minimum interval applies on top.
       await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
     },
     handlers,

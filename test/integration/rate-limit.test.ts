@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner } from '../support/factories.js';
@@ -51,6 +52,25 @@ describe('rate limits (N10)', () => {
     expect(codes.filter((c) => c === 200).length).toBeGreaterThanOrEqual(5);
     expect(codes).toContain(429);
     expect((await t.fetch('/api/external/health', { apiKey: b.apiKey })).status).toBe(200);
+  });
+
+  it('counts GET /api/external/events like every endpoint, and an idle poll writes nothing', async () => {
+    const p = await makePartner(t.rt, { transport: 'polling' });
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) codes.push((await t.fetch('/api/external/events', { apiKey: p.apiKey })).status);
+    // Two windows at most in 12 quick calls: at least 2 refused whatever the minute does.
+    expect(codes.filter((c) => c === 429).length).toBeGreaterThanOrEqual(2);
+
+    const idle = await makePartner(t.rt, { transport: 'polling' });
+    expect((await t.fetch('/api/external/events', { apiKey: idle.apiKey })).status).toBe(200);
+    const version = () => t.rt.db.selectFrom('event_cursor').select(sql<string>`xmin::text`.as('v')).where('external_system_id', '=', idle.id).executeTakeFirstOrThrow();
+    const before = await version();
+    for (let i = 0; i < 3; i++) {
+      const res = await t.fetch(`/api/external/events?since=${encodeURIComponent('1970-01-01T00:00:00.000Z')}`, { apiKey: idle.apiKey });
+      if (res.status === 429) break;
+      expect(((await res.json()) as { events: unknown[] }).events).toEqual([]);
+    }
+    expect(await version()).toEqual(before);
   });
 
   it('does not count unauthenticated requests against a partner', async () => {

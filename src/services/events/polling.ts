@@ -83,22 +83,37 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
     const lastReturned = page.length > 0 ? page[page.length - 1]!.published_at : null;
     const nextSince = lastReturned ?? confirmed ?? ORIGIN;
 
-    await tx
-      .updateTable('event_cursor')
-      .set({
-        confirmed_at: confirmed,
-        last_published_at: lastPublished,
-        last_returned_at: later(cursor.last_returned_at, lastReturned),
-        positioned_seq: mark.seq,
-        positioned_snapshot: mark.snapshot,
-        last_poll_at: cursor.now,
-        last_has_more: hasMore,
-        updated_at: cursor.now,
-      })
-      .where('external_system_id', '=', req.externalSystemId)
-      .execute();
+    const next = {
+      confirmed_at: confirmed,
+      last_published_at: lastPublished,
+      last_returned_at: later(cursor.last_returned_at, lastReturned),
+      positioned_seq: mark.seq,
+      positioned_snapshot: mark.snapshot,
+      last_has_more: hasMore,
+    };
+    // Written only when the cursor moves, or, for a partner with a minimum interval, to
+    // time the next call (at most once per interval: faster calls were refused above).
+    // An idle partner polling in a loop writes nothing.
+    const moved =
+      !sameTime(next.confirmed_at, cursor.confirmed_at) ||
+      !sameTime(next.last_published_at, cursor.last_published_at) ||
+      !sameTime(next.last_returned_at, cursor.last_returned_at) ||
+      next.positioned_seq !== cursor.positioned_seq ||
+      next.positioned_snapshot !== cursor.positioned_snapshot ||
+      next.last_has_more !== cursor.last_has_more;
+    if (moved || cursor.min_interval_seconds) {
+      await tx
+        .updateTable('event_cursor')
+        .set({ ...next, last_poll_at: cursor.now, updated_at: cursor.now })
+        .where('external_system_id', '=', req.externalSystemId)
+        .execute();
+    }
     return { events, nextSince: nextSince.toISOString(), hasMore };
   });
+}
+
+function sameTime(a: Date | null, b: Date | null): boolean {
+  return a === null || b === null ? a === b : a.getTime() === b.getTime();
 }
 
 function later(a: Date | null, b: Date | null): Date | null {
