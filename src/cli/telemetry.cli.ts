@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { ingestTelemetryFile } from '../services/city-data/index.js';
+import { ingestTelemetryFile, type TelemetryFileSummary } from '../services/city-data/index.js';
 import { createTelemetryKey, listKeys, revokeKey, type TelemetryKeyView } from '../services/city-data/index.js';
 import { getTenant } from '../services/tenants/index.js';
-import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (k: TelemetryKeyView): string => `${k.keyPrefix}…  ${k.name}  tenant=${k.tenantId}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`;
 
@@ -42,14 +42,33 @@ export function registerTelemetryCommands(program: Command, io: CliIo): void {
   jsonOption(
     telemetry
       .command('ingest')
-      .description('apply device reports from an NDJSON file (one {deviceIdentifier, online, relayOn, reportedAt} per line; "-" reads stdin)')
+      .description('apply device reports from an NDJSON file (one {deviceIdentifier, online, relayOn, reportedAt} per line; "-" reads stdin); progress on stderr; Ctrl-C stops after the batch in progress and says where to resume')
       .requiredOption('--tenant <id>', 'tenant id')
+      .option('--skip-lines <n>', 'pass over the first n lines (resume where a stopped run said)', '0')
       .argument('<file>', 'NDJSON file'),
-  ).action(async (file: string, opts: JsonOption & { tenant: string }) => {
-    const summary = await withRuntime(io, async (rt) => {
-      await getTenant(rt, opts.tenant);
-      return ingestTelemetryFile(rt, opts.tenant, file === '-' ? process.stdin : file);
-    });
+  ).action(async (file: string, opts: JsonOption & { tenant: string; skipLines: string }) => {
+    if (!/^\d+$/.test(opts.skipLines)) throw new CliError('--skip-lines takes a whole number of lines', 2);
+    const skipLines = Number(opts.skipLines);
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let lastPrint = 0;
+    const progress = (s: Readonly<TelemetryFileSummary>) => {
+      if (Date.now() - lastPrint < 1000) return;
+      lastPrint = Date.now();
+      io.stderr.write(`telemetry ingest: lines 1..${s.doneThroughLine} applied (${s.applied} report(s) applied so far)\n`);
+    };
+    let summary: TelemetryFileSummary;
+    try {
+      summary = await withRuntime(io, async (rt) => {
+        await getTenant(rt, opts.tenant);
+        return ingestTelemetryFile(rt, opts.tenant, file === '-' ? process.stdin : file, { skipLines, onProgress: progress, signal: stop.signal });
+      });
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
     printResult(io, opts, summary, () => {
       const lines = [
         `Read ${summary.lines} line(s): ${summary.received} report(s), ${summary.applied} applied, ${summary.stale} stale (not newer than the stored state), ${summary.unknown} for unknown devices, ${summary.invalid} invalid.`,
@@ -59,5 +78,9 @@ export function registerTelemetryCommands(program: Command, io: CliIo): void {
       if (summary.invalid > 50) lines.push(`  … ${summary.invalid - 50} more (use --json for up to 1000)`);
       return lines.join('\n');
     });
+    if (summary.stopped) {
+      const resume = `lumen telemetry ingest --tenant ${opts.tenant} --skip-lines ${summary.doneThroughLine} ${file}`;
+      throw new CliError(`stopped: lines 1..${summary.doneThroughLine} are applied; resume with: ${resume}`, 130);
+    }
   });
 }

@@ -183,6 +183,8 @@ describe('lumen telemetry', () => {
         { line: 3, message: 'not valid JSON' },
         { line: 4, message: 'online must be true or false' },
       ],
+      doneThroughLine: 7,
+      stopped: false,
     });
     await settle(t);
     const poles = (await getPage<PoleItem>(t, '/api/external/poles', partner.apiKey)).items;

@@ -23,6 +23,19 @@ export interface TelemetryFileSummary {
   invalid: number;
   unknownDevices: string[];
   errors: LineError[];
+  /** Every line up to this one (counted from the start of the file) has been applied: resume after it. */
+  doneThroughLine: number;
+  /** True when the run was stopped (signal) before the end of the file. */
+  stopped: boolean;
+}
+
+export interface TelemetryFileOptions {
+  /** Lines to pass over first, as counted by an earlier run's doneThroughLine (resume). Default 0. */
+  skipLines?: number;
+  /** Called after each full batch is applied (not after the last, partial one). */
+  onProgress?: (summary: Readonly<TelemetryFileSummary>) => void;
+  /** Stops after the batch in progress; the summary says where (doneThroughLine). */
+  signal?: AbortSignal;
 }
 
 const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
@@ -49,10 +62,11 @@ export function parseReportLine(text: string): TelemetryReport | string {
  * same rules as the HTTP endpoint, in batches. A bad line is reported with its number
  * and skipped; it never stops the file.
  */
-export async function ingestTelemetryFile(deps: ServiceDeps, tenantId: string, file: string | Readable): Promise<TelemetryFileSummary> {
+export async function ingestTelemetryFile(deps: ServiceDeps, tenantId: string, file: string | Readable, opts: TelemetryFileOptions = {}): Promise<TelemetryFileSummary> {
   const input = typeof file === 'string' ? createReadStream(file) : file;
   const rl = createInterface({ input, crlfDelay: Infinity });
-  const summary: TelemetryFileSummary = { lines: 0, received: 0, applied: 0, stale: 0, unknown: 0, invalid: 0, unknownDevices: [], errors: [] };
+  const skip = opts.skipLines ?? 0;
+  const summary: TelemetryFileSummary = { lines: 0, received: 0, applied: 0, stale: 0, unknown: 0, invalid: 0, unknownDevices: [], errors: [], doneThroughLine: skip, stopped: false };
   const unknown = new Set<string>();
   let batch: { line: number; report: TelemetryReport }[] = [];
 
@@ -61,8 +75,11 @@ export async function ingestTelemetryFile(deps: ServiceDeps, tenantId: string, f
     if (summary.errors.length < MAX_LISTED) summary.errors.push({ line, message });
   };
 
-  const flush = async () => {
-    if (batch.length === 0) return;
+  const flush = async (throughLine: number, last = false) => {
+    if (batch.length === 0) {
+      summary.doneThroughLine = throughLine;
+      return;
+    }
     const current = batch;
     batch = [];
     const result = await ingestReports(
@@ -78,18 +95,32 @@ export async function ingestTelemetryFile(deps: ServiceDeps, tenantId: string, f
     const unknownHere = new Set(result.unknownDevices);
     summary.unknown += current.filter((b) => unknownHere.has(b.report.deviceIdentifier)).length;
     for (const id of result.unknownDevices) unknown.add(id);
+    summary.doneThroughLine = throughLine;
+    if (!last) opts.onProgress?.(summary);
   };
 
+  let lineNo = 0;
   for await (const raw of rl) {
+    lineNo++;
+    if (lineNo <= skip) continue;
     summary.lines++;
     const text = raw.trim();
-    if (text === '') continue;
-    const parsed = parseReportLine(text);
-    if (typeof parsed === 'string') error(summary.lines, parsed);
-    else batch.push({ line: summary.lines, report: parsed });
-    if (batch.length >= BATCH) await flush();
+    if (text !== '') {
+      const parsed = parseReportLine(text);
+      if (typeof parsed === 'string') error(lineNo, parsed);
+      else batch.push({ line: lineNo, report: parsed });
+    }
+    if (batch.length >= BATCH) await flush(lineNo);
+    if (opts.signal?.aborted) {
+      summary.stopped = true;
+      // What was read but not applied is read again on resume.
+      batch = [];
+      rl.close();
+      input.destroy?.();
+      break;
+    }
   }
-  await flush();
+  if (!summary.stopped) await flush(lineNo, true);
   summary.unknownDevices = [...unknown].slice(0, MAX_LISTED);
   return summary;
 }
