@@ -38,6 +38,8 @@ export interface Config {
   readonly validateResponses: boolean;
   /** Requests per minute per partner key when the partner has no limit of its own. Default 6000. */
   readonly rateLimitPerMinute: number;
+  /** Failed authentications per client address and minute before 429 without a lookup (per instance); 0 = no limit. Default 60. */
+  readonly authFailuresPerMinute: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
   /** Optional TLS termination: certificate and key files (PEM). */
@@ -266,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
   const bodyTimeoutMs = parseInteger('LUMEN_BODY_TIMEOUT_MS', env.LUMEN_BODY_TIMEOUT_MS, 60_000, 100, 600_000, problems);
   const validateResponses = parseBool('LUMEN_VALIDATE_RESPONSES', env.LUMEN_VALIDATE_RESPONSES, !isProduction, problems);
   const rateLimitPerMinute = parseInteger('LUMEN_RATE_LIMIT_PER_MINUTE', env.LUMEN_RATE_LIMIT_PER_MINUTE, 6000, 1, 10_000_000, problems);
+  const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
   const certFile = (env.LUMEN_TLS_CERT_FILE ?? '').trim();
@@ -329,6 +332,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs,
     validateResponses,
     rateLimitPerMinute,
+    authFailuresPerMinute,
     shutdownGraceSeconds,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
     geocoderUrl,

@@ -990,6 +990,13 @@ export type ListTenantsErrors = {
      */
     401: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1053,6 +1060,13 @@ export type GetTenantErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -1142,6 +1156,13 @@ export type SetTenantIntakePolicyErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1203,6 +1224,13 @@ export type ListTeamsErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -1294,6 +1322,13 @@ export type CreateTeamErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1370,6 +1405,13 @@ export type ListAlertsErrors = {
      */
     401: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1431,6 +1473,13 @@ export type GetAlertErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -1537,6 +1586,13 @@ export type CreateOrderFromAlertErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1634,6 +1690,13 @@ export type LinkAlertErrors = {
      *
      */
     422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -1736,6 +1799,13 @@ export type DiscardAlertErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1833,6 +1903,13 @@ export type ReclassifyAlertErrors = {
      *
      */
     422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -1933,6 +2010,13 @@ export type SetAlertLocationErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -1994,6 +2078,13 @@ export type GetServiceOrderErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2097,6 +2188,13 @@ export type AssignServiceOrderErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2197,6 +2295,13 @@ export type StartServiceOrderErrors = {
      *
      */
     422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2299,6 +2404,13 @@ export type CompleteServiceOrderErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2400,6 +2512,13 @@ export type CancelServiceOrderErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2455,6 +2574,13 @@ export type ListPartnersErrors = {
      *
      */
     401: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2559,6 +2685,13 @@ export type CreatePartnerErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2620,6 +2753,13 @@ export type GetPartnerErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2707,6 +2847,13 @@ export type UpdatePartnerErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2769,6 +2916,13 @@ export type RotatePartnerKeyErrors = {
      */
     404: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -2830,6 +2984,13 @@ export type GetPartnerPollingErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2898,6 +3059,13 @@ export type PollPartnerNowErrors = {
      *
      */
     409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -2973,6 +3141,13 @@ export type ListRejectedInboundItemsErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -3050,6 +3225,13 @@ export type ListAuditEntriesErrors = {
      */
     401: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -3124,6 +3306,13 @@ export type ListWebhookDeliveriesErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -3226,6 +3415,13 @@ export type RedeliverWebhooksSinceErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
      *
@@ -3287,6 +3483,13 @@ export type GetWebhookDeliveryErrors = {
      *
      */
     404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.
@@ -3359,6 +3562,13 @@ export type RedeliverWebhookErrors = {
      *
      */
     409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
     /**
      * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
      * disclosed beyond `requestId`, which is in the service logs.

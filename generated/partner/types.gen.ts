@@ -922,8 +922,10 @@ export type GetHealthErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1028,8 +1030,10 @@ export type ListServiceOrdersErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1133,8 +1137,10 @@ export type CreateServiceOrderErrors = {
      */
     422: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1249,8 +1255,10 @@ export type ListPolesErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1332,8 +1340,10 @@ export type ListEventsErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;

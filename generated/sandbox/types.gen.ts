@@ -235,8 +235,10 @@ export type TriggerSandboxEventErrors = {
      */
     422: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem). Wait
-     * `Retry-After` seconds before the next call. Nothing was stored.
+     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
+     * many requests from this address failed to authenticate within a minute (nothing is
+     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
+     * next call. Nothing was stored.
      *
      */
     429: Problem;

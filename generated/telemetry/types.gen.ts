@@ -225,6 +225,13 @@ export type IngestTelemetryReportsErrors = {
      */
     422: Problem;
     /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown or revoked key) within a minute; nothing is looked up for it until the
+     * minute is over. Wait `Retry-After` seconds; nothing of the batch was applied.
+     *
+     */
+    429: Problem;
+    /**
      * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
      * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
      * same `Idempotency-Key`).

@@ -14,6 +14,7 @@ import { matchOperation, unstorableParts, validationProblem } from './openapi.js
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
+import { AuthFailureThrottle } from './auth-failures.js';
 
 export interface HttpServer {
   readonly server: http.Server;
@@ -113,6 +114,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   const { config, log } = deps;
   let draining = false;
   let inFlight = 0;
+  const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
 
   async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: { lang: Language; requestId: string; log: typeof log; signal: AbortSignal }): Promise<HttpResult> {
     const method = (req.method ?? 'GET').toLowerCase();
@@ -121,7 +123,16 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const operation = matchOperation(surface.api, oasReq);
     const operationId = operation.operationId!;
 
-    const principal = await surface.authenticate(deps, req.headers);
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = authFailures.retryAfter(address);
+    if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
+    let principal: unknown;
+    try {
+      principal = await surface.authenticate(deps, req.headers);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) authFailures.fail(address);
+      throw err;
+    }
     surface.authorize(principal, operationId);
     await surface.rateLimit?.(deps, principal, operationId);
 
