@@ -1068,7 +1068,7 @@ export const pollingIntervalSecondsSchema = {
 
 export const PartnerWithKeySchema = {
     title: 'PartnerWithKey',
-    description: 'A partner and its newly issued API key, shown this once (only its hash is stored).',
+    description: 'A partner and its newly issued API key, shown this once (only its hash is stored).\nA webhook partner created with a `webhookUrl` and no `webhookSecret` also gets a\nsecret made by Lumen, shown this once in `webhookSecret` (stored encrypted).\n',
     allOf: [
         {
             $ref: '#/components/schemas/Partner'
@@ -1085,6 +1085,14 @@ export const PartnerWithKeySchema = {
                     description: 'The whole API key. Store it now; it cannot be shown again.',
                     examples: [
                         'lmn_live_Ab3dE9xQk2LmN8pQrS4tUvW6xYz0aBcDeFgHiJkL'
+                    ]
+                },
+                webhookSecret: {
+                    type: 'string',
+                    minLength: 16,
+                    description: 'The webhook secret Lumen made (when none was given). Give it to the partner now; it is not shown again.',
+                    examples: [
+                        'h3K9pQ2vX7mN4sT8wY1zA6bC5dE0fG2hJ9kL3mN7pQ4'
                     ]
                 }
             }

@@ -469,12 +469,19 @@ export type PollingIntervalSeconds = number;
  * PartnerWithKey
  *
  * A partner and its newly issued API key, shown this once (only its hash is stored).
+ * A webhook partner created with a `webhookUrl` and no `webhookSecret` also gets a
+ * secret made by Lumen, shown this once in `webhookSecret` (stored encrypted).
+ *
  */
 export type PartnerWithKey = Partner & {
     /**
      * The whole API key. Store it now; it cannot be shown again.
      */
     apiKey: string;
+    /**
+     * The webhook secret Lumen made (when none was given). Give it to the partner now; it is not shown again.
+     */
+    webhookSecret?: string;
 };
 
 /**

@@ -8,6 +8,8 @@ export interface CliIo {
   readonly env: Record<string, string | undefined>;
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
+  /** Where `-` reads from (secrets, files). Default: the process's standard input. */
+  readonly stdin?: NodeJS.ReadableStream;
 }
 
 /** Thrown by a command to end with a message on stderr and a non-zero exit. */

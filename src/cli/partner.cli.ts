@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
 import { cliActor } from '../services/audit/index.js';
@@ -23,6 +24,25 @@ const orNull = (raw: string | undefined, ...clear: string[]): string | null | un
 const keyNotice = (apiKey: string): string =>
   `API key (shown once, store it now):\n  ${apiKey}\nTry it: curl -H "X-Api-Key: ${apiKey}" http://localhost:8080/api/external/health`;
 
+/**
+ * A secret given by value (visible in process lists and shell history: discouraged),
+ * or read from a file or from standard input (`-`), with its trailing newline removed.
+ */
+async function secretOption(io: CliIo, value: string | undefined, file: string | undefined, name: string): Promise<string | undefined> {
+  if (value !== undefined && file !== undefined) throw new CliError(`--${name} and --${name}-file: give one of them`, 2);
+  if (file === undefined) return value;
+  const text = file === '-' ? await readAll(io.stdin ?? process.stdin) : await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`--${name}-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, 2);
+  });
+  return text.replace(/\r?\n$/, '');
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export function registerPartnerCommands(program: Command, io: CliIo): void {
   const partner = program.command('partner').description('partner external systems and their API keys');
 
@@ -36,9 +56,11 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .requiredOption('--scopes <list>', 'comma list: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
       .option('--transport <mode>', 'event transport: webhook or polling', 'webhook')
       .option('--webhook-url <url>', 'where events are posted (webhook mode)')
-      .option('--webhook-secret <secret>', 'shared secret that signs webhooks (at least 16 characters)')
+      .option('--webhook-secret-file <path>', 'read the webhook secret (at least 16 characters) from a file, or - for standard input; without one, Lumen makes a secret and shows it once')
+      .option('--webhook-secret <secret>', 'the webhook secret on the command line (visible in process lists: prefer --webhook-secret-file)')
       .option('--polling-url <url>', "the partner's endpoint Lumen polls for new requests")
-      .option('--polling-key <key>', 'key the partner issued to Lumen for its polling endpoint')
+      .option('--polling-key-file <path>', 'read the key the partner issued to Lumen for its polling endpoint from a file, or - for standard input')
+      .option('--polling-key <key>', 'that key on the command line (visible in process lists: prefer --polling-key-file)')
       .option('--polling-interval <seconds>', 'polling interval, 1..180 seconds', '180'),
   ).action(async (opts: JsonOption & Record<string, string | undefined> & { sandbox?: boolean }) => {
     if (opts.sandbox && opts.tenant) throw new CliError('--sandbox creates its own tenant: leave out --tenant', 2);
@@ -48,9 +70,9 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       scopes: opts.scopes!,
       transport: opts.transport,
       webhookUrl: opts.webhookUrl ?? null,
-      webhookSecret: opts.webhookSecret ?? null,
+      webhookSecret: (await secretOption(io, opts.webhookSecret, opts.webhookSecretFile, 'webhook-secret')) ?? null,
       pollingUrl: opts.pollingUrl ?? null,
-      pollingKey: opts.pollingKey ?? null,
+      pollingKey: (await secretOption(io, opts.pollingKey, opts.pollingKeyFile, 'polling-key')) ?? null,
       pollingIntervalSeconds: opts.pollingInterval,
     };
     if (opts.sandbox) {
@@ -61,7 +83,9 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       return;
     }
     const p = await withRuntime(io, (rt) => createPartner(rt, { tenantId: opts.tenant!, ...settings }, cliActor()));
-    printResult(io, opts, p, () => `Created partner ${describe(p)}\n${keyNotice(p.apiKey)}`);
+    printResult(io, opts, p, () =>
+      [`Created partner ${describe(p)}`, keyNotice(p.apiKey), ...(p.webhookSecret ? [`Webhook secret made by Lumen (shown once, give it to the partner now):\n  ${p.webhookSecret}`] : [])].join('\n'),
+    );
   });
 
   jsonOption(partner.command('list').description('list partners').option('--tenant <id>', 'only this tenant')).action(async (opts: JsonOption & { tenant?: string }) => {
@@ -82,24 +106,26 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .option('--scopes <list>', 'the complete new set: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
       .option('--transport <mode>', 'event transport: webhook or polling')
       .option('--webhook-url <url>', 'where events are posted; none to clear')
-      .option('--webhook-secret <secret>', 'shared secret that signs webhooks (at least 16 characters); none to clear')
+      .option('--webhook-secret-file <path>', 'read a new webhook secret (at least 16 characters) from a file, or - for standard input')
+      .option('--webhook-secret <secret>', 'a new webhook secret on the command line (visible in process lists: prefer --webhook-secret-file); none to clear')
       .option('--event-types <list>', 'comma list of subscribed event types, or all')
       .option('--rate-limit <perMinute>', 'requests per minute for the key, or default')
       .option('--events-min-interval <seconds>', 'minimum seconds between events polls that found nothing more (1..180), or none')
       .option('--polling-url <url>', "the partner's endpoint Lumen polls for new requests; none to clear")
-      .option('--polling-key <key>', 'key the partner issued to Lumen for its polling endpoint; none to clear')
+      .option('--polling-key-file <path>', 'read the key the partner issued to Lumen for its polling endpoint from a file, or - for standard input')
+      .option('--polling-key <key>', 'that key on the command line (visible in process lists: prefer --polling-key-file); none to clear')
       .option('--polling-interval <seconds>', 'polling interval, 1..180 seconds'),
   ).action(async (code: string, opts: JsonOption & Record<string, string | undefined>) => {
     const input: UpdatePartnerInput = {
       scopes: opts.scopes,
       transport: opts.transport,
       webhookUrl: orNull(opts.webhookUrl, 'none'),
-      webhookSecret: orNull(opts.webhookSecret, 'none'),
+      webhookSecret: orNull(await secretOption(io, opts.webhookSecret, opts.webhookSecretFile, 'webhook-secret'), 'none'),
       eventTypes: orNull(opts.eventTypes, 'all'),
       rateLimitPerMinute: orNull(opts.rateLimit, 'default'),
       eventsMinIntervalSeconds: orNull(opts.eventsMinInterval, 'none'),
       pollingUrl: orNull(opts.pollingUrl, 'none'),
-      pollingKey: orNull(opts.pollingKey, 'none'),
+      pollingKey: orNull(await secretOption(io, opts.pollingKey, opts.pollingKeyFile, 'polling-key'), 'none'),
       pollingIntervalSeconds: opts.pollingInterval,
     };
     const p = await withRuntime(io, (rt) => updatePartner(rt, code, input, cliActor()));

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import { issueKey } from '../../lib/api-key.js';
 import { sealSecret } from '../../lib/secret-box.js';
@@ -98,7 +99,19 @@ async function issuePartnerKey(tx: Tx, deps: ServiceDeps, externalSystemId: stri
   return { apiKey: issued.key, keyPrefix: issued.keyPrefix };
 }
 
-export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput, actor?: Actor): Promise<PartnerView & IssuedPartnerKey> {
+/** A webhook secret made by Lumen: 32 random bytes, base64url (43 characters). */
+export function generateWebhookSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * A new partner and its key. A webhook partner created with a URL and no secret gets a
+ * secret made by Lumen, returned here once (`webhookSecret`), so no secret has to be
+ * typed on a command line.
+ */
+export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput, actor?: Actor): Promise<PartnerView & IssuedPartnerKey & { webhookSecret?: string }> {
+  const generated = (input.transport ?? 'webhook').trim() === 'webhook' && input.webhookUrl && !input.webhookSecret ? generateWebhookSecret() : undefined;
+  if (generated) input = { ...input, webhookSecret: generated };
   const errors: FieldError[] = [];
   const code = input.code?.trim() ?? '';
   if (!CODE_SHAPE.test(code)) errors.push({ pointer: '/code', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
@@ -136,7 +149,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
     const key = await issuePartnerKey(tx, deps, row.id);
     const view = partnerView(row, key.keyPrefix);
     if (actor) await recordAudit(tx, actor, { tenantId: row.tenant_id, action: 'partner.create', entityType: 'partner', entityId: row.id, before: null, after: view });
-    return { ...view, ...key };
+    return { ...view, ...key, ...(generated ? { webhookSecret: generated } : {}) };
   });
   await wakePoller(deps, created);
   return created;
