@@ -64,3 +64,15 @@ describe('secrets on the CLI', () => {
     expect(await t.rt.db.selectFrom('external_system').select('code').where('code', 'in', ['secret-both', 'secret-missing']).execute()).toEqual([]);
   });
 });
+
+describe('--json with logging turned up', () => {
+  it('keeps stdout to exactly one JSON object; log lines go to stderr', async () => {
+    const { cli } = await import('../support/app.js');
+    const out = await cli({ ...t.env, LUMEN_LOG_LEVEL: 'debug' }, 'tenant', 'create', '--name', 'Cidade Registrada', '--json');
+    expect(out.code).toBe(0);
+    const lines = out.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ name: 'Cidade Registrada' });
+    expect(out.stderr).toMatch(/"level":"(debug|info)"/);
+  });
+});
