@@ -249,6 +249,10 @@ export function loadConfig(env: Env = process.env): Config {
       problems.push('DATABASE_URL is not a valid URL');
     }
   }
+  const embeddedInProduction = parseBool('LUMEN_EMBEDDED_IN_PRODUCTION', env.LUMEN_EMBEDDED_IN_PRODUCTION, false, problems);
+  if (isProduction && rawUrl === '' && !embeddedInProduction) {
+    problems.push('LUMEN_ENVIRONMENT=production needs DATABASE_URL (a PostgreSQL you operate and back up); to run on the embedded database in production anyway, set LUMEN_EMBEDDED_IN_PRODUCTION=true');
+  }
 
   const port = parseInteger('PORT', env.PORT, 8080, 0, 65535, problems);
   const host = (env.HOST ?? '').trim() || '0.0.0.0';

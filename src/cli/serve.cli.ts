@@ -19,7 +19,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const rt = await openRuntime(config, log, { migrate: true, work: true });
       let app;
       try {
-        if (rt.embedded && (await isEmpty(rt))) {
+        // Never in production: no demo city, no key printed to a log.
+        if (rt.embedded && !config.isProduction && (await isEmpty(rt))) {
           const demo = await seedDemo(rt);
           io.stderr.write(
             `\nFirst start on the embedded database: created the demo city "${demo.tenant.name}" (poles, telegestors, orders) and the partner "${demo.partner.code}".\n` +

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -171,5 +171,25 @@ describe('dist/lumen', () => {
     }
     // stop() waited for the embedded server to exit: nothing may be left behind.
     expect(processesUsing(dataDir)).toEqual([]);
+  });
+
+  it('in production on the embedded database (opted in): no demo city and no key printed; the database needs its password', async () => {
+    const cwd = tempDir('production-cwd');
+    const dataDir = path.join(tempDir('production-data'), 'data');
+    const env = { LUMEN_DATA_DIR: dataDir, LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'true', LUMEN_SECRET_KEY: '33'.repeat(32) };
+    const refused = await runLumen(['serve'], cwd, { ...env, LUMEN_EMBEDDED_IN_PRODUCTION: 'false' });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/production needs DATABASE_URL/);
+
+    const server = serve(cwd, env, await freePort());
+    try {
+      await waitReady(server);
+      const tenants = await runJson(['tenant', 'list', '--json'], cwd, env);
+      expect(tenants.tenants).toEqual([]);
+      expect(server.output()).not.toMatch(/lmn_(live|test)_/);
+      expect(statSync(path.join(dataDir, 'postgres-password')).mode & 0o777).toBe(0o600);
+    } finally {
+      expect(await stop(server), server.output()).toBe(0);
+    }
   });
 });

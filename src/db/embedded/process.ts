@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { PostgresRuntime } from '../../lib/assets.js';
 import type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './index.js';
-import { attach, choosePort, exists, noexecHint, readTextFile, serverUrl, writeState, type RunAs, type State } from './cluster.js';
+import { attach, choosePort, exists, noexecHint, PASSWORD_FILE, readTextFile, serverUrl, writeState, type RunAs, type State } from './cluster.js';
 
 /** Bounds on waiting; each wait polls the real condition. */
 const READY_TIMEOUT_MS = 120_000;
@@ -33,7 +33,7 @@ interface Running {
 
 export class LockedByOther extends Error {}
 
-export async function startServer(dataDir: string, clusterDir: string, runtime: PostgresRuntime, runAs: RunAs | null, log: EmbeddedDatabaseOptions['log']): Promise<EmbeddedDatabase> {
+export async function startServer(dataDir: string, clusterDir: string, runtime: PostgresRuntime, runAs: RunAs | null, password: string, log: EmbeddedDatabaseOptions['log']): Promise<EmbeddedDatabase> {
   const started = Date.now();
   await clearStaleServer(clusterDir, log);
   const port = await choosePort(dataDir, log);
@@ -67,13 +67,13 @@ export async function startServer(dataDir: string, clusterDir: string, runtime: 
     throw new Error(`cannot start ${path.join(runtime.binDir, 'postgres')}: ${spawnError?.message ?? 'unknown error'}${noexecHint(spawnError)}`);
   }
 
-  const failure = await Promise.race([waitReady(port).then(() => null), exited.then((status) => status)]);
+  const failure = await Promise.race([waitReady(port, password).then(() => null), exited.then((status) => status)]);
   if (failure !== null) {
     const tail = await logTail(logFile);
     if (/lock file "postmaster\.pid" already exists/.test(tail)) throw new LockedByOther('another process started the server');
     throw new Error(`the embedded PostgreSQL exited during start-up (${String(failure)}); ${logFile}:\n${tail}`);
   }
-  const url = await attach(port, log);
+  const url = await attach(port, password, log);
   log('embedded PostgreSQL ready', { port, ms: Date.now() - started });
   return ownedDatabase(url, child.pid, child, clusterDir, log);
 }
@@ -192,15 +192,17 @@ export async function ownerAlive(state: State | null): Promise<boolean> {
 }
 
 /** Polls a connection until the server accepts one (bounded). */
-export async function waitReady(port: number): Promise<void> {
+export async function waitReady(port: number, password: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    const client = new pg.Client({ connectionString: serverUrl(port, 'postgres'), connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({ connectionString: serverUrl(port, 'postgres', password), connectionTimeoutMillis: 2000 });
     try {
       await client.connect();
       await client.query('SELECT 1');
       return;
     } catch (err) {
+      // The server answers but refuses the password: waiting will not help.
+      if ((err as { code?: string }).code === '28P01') throw new Error(`the embedded PostgreSQL on port ${port} refused the password in ${PASSWORD_FILE} of the data directory`);
       if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL on port ${port} did not become ready in ${READY_TIMEOUT_MS / 1000}s: ${String(err)}`);
     } finally {
       await client.end().catch(() => {});
