@@ -6,4 +6,6 @@ import type { Jobs } from './jobs/index.js';
 export interface AppDeps extends ServiceDeps {
   readonly pool: pg.Pool;
   readonly jobs: Jobs;
+  /** Why the process cannot go on (for /livez), or null. Default: always null. */
+  readonly failure?: () => string | null;
 }

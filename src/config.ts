@@ -42,6 +42,10 @@ export interface Config {
   readonly authFailuresPerMinute: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
+  /** Restarts of a dead embedded PostgreSQL before /livez fails. Default 5. */
+  readonly embeddedRestartAttempts: number;
+  /** Pause before the first restart, doubled each time. Default 1000 ms. */
+  readonly embeddedRestartDelayMs: number;
   /** Optional TLS termination: certificate and key files (PEM). */
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Nominatim-compatible geocoder base URL (LUMEN_GEOCODER_URL; its /search is called). Default none: only the tenant's poles geocode. */
@@ -272,6 +276,8 @@ export function loadConfig(env: Env = process.env): Config {
   const bodyTimeoutMs = parseInteger('LUMEN_BODY_TIMEOUT_MS', env.LUMEN_BODY_TIMEOUT_MS, 60_000, 100, 600_000, problems);
   const validateResponses = parseBool('LUMEN_VALIDATE_RESPONSES', env.LUMEN_VALIDATE_RESPONSES, !isProduction, problems);
   const rateLimitPerMinute = parseInteger('LUMEN_RATE_LIMIT_PER_MINUTE', env.LUMEN_RATE_LIMIT_PER_MINUTE, 6000, 1, 10_000_000, problems);
+  const embeddedRestartAttempts = parseInteger('LUMEN_EMBEDDED_RESTART_ATTEMPTS', env.LUMEN_EMBEDDED_RESTART_ATTEMPTS, 5, 1, 100, problems);
+  const embeddedRestartDelayMs = parseInteger('LUMEN_EMBEDDED_RESTART_DELAY_MS', env.LUMEN_EMBEDDED_RESTART_DELAY_MS, 1000, 10, 600_000, problems);
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
@@ -338,6 +344,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute,
     authFailuresPerMinute,
     shutdownGraceSeconds,
+    embeddedRestartAttempts,
+    embeddedRestartDelayMs,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
     geocoderUrl,
     geocodeBudgetMs,

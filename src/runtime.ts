@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { Config } from './config.js';
 import { createDatabase, createPool, type Database } from './db/database.js';
-import type { EmbeddedDatabase } from './db/embedded/index.js';
+import path from 'node:path';
+import type { EmbeddedDatabase, EmbeddedSupervisor } from './db/embedded/index.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
@@ -29,14 +30,28 @@ export interface Runtime extends AppDeps {
  */
 export async function openRuntime(config: Config, log: Logger, opts: RuntimeOptions = {}): Promise<Runtime> {
   let embedded: EmbeddedDatabase | null = null;
+  let supervisor: EmbeddedSupervisor | null = null;
   let url: string;
   if (config.databaseUrl) {
     url = config.databaseUrl;
   } else {
     // Loaded only when needed: the embedded PostgreSQL runtime is large.
-    const { openEmbeddedDatabase } = await import('./db/embedded/index.js');
-    embedded = await openEmbeddedDatabase({ dataDir: config.dataDir, log: (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg) });
+    const { openEmbeddedDatabase, EmbeddedSupervisor } = await import('./db/embedded/index.js');
+    const embeddedLog = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
+    const open = () => openEmbeddedDatabase({ dataDir: config.dataDir, log: embeddedLog });
+    embedded = await open();
     url = embedded.url;
+    // lumen serve watches the server it owns and starts it again if it dies.
+    if (opts.work && embedded.owned) {
+      supervisor = new EmbeddedSupervisor(embedded, {
+        dataDir: config.dataDir,
+        clusterDir: path.join(config.dataDir, 'postgres'),
+        log: (msg, fields) => (/gone|failed/.test(msg) ? log.error(fields ?? {}, msg) : log.info(fields ?? {}, msg)),
+        attempts: config.embeddedRestartAttempts,
+        firstDelayMs: config.embeddedRestartDelayMs,
+        reopen: open,
+      });
+    }
   }
   let pool: pg.Pool | null = null;
   let jobs: Jobs | null = null;
@@ -59,18 +74,20 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       jobs: finalJobs,
       databaseUrl: url,
       embedded,
+      failure: () => supervisor?.failure ?? null,
       async close() {
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
         // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
         if (!finalPool.ending) await finalPool.end().catch(() => {});
-        if (embedded) await embedded.stop();
+        if (supervisor) await supervisor.stop();
+        else if (embedded) await embedded.stop();
       },
     };
   } catch (err) {
     await jobs?.stop().catch(() => {});
     await pool?.end().catch(() => {});
-    await embedded?.stop().catch(() => {});
+    await (supervisor ?? embedded)?.stop().catch(() => {});
     throw err;
   }
 }

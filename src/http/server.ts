@@ -215,7 +215,10 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
   async function handleRoute(req: IncomingMessage, url: URL, ctx: { lang: Language; requestId: string; log: typeof log; signal: AbortSignal }): Promise<HttpResult> {
     const p = url.pathname;
-    if (p === '/livez') return { status: 200, body: { status: 'ok' } };
+    if (p === '/livez') {
+      const failure = deps.failure?.() ?? null;
+      return failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } };
+    }
     if (p === '/readyz') return readiness();
     if (req.method === 'GET' || req.method === 'HEAD') {
       const doc = surfaces.find((s) => p === `${s.basePath}/openapi.json`);

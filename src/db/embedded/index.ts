@@ -41,6 +41,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** True when this process started (or adopted) the server and stop() shuts it down. */
   owned: boolean;
+  /** The postmaster's process id, for an owned server (what supervision watches). */
+  pid?: number;
   /** Fast shutdown of an owned server (waits for it); a no-op when not owned. */
   stop(): Promise<void>;
 }
@@ -95,3 +97,4 @@ async function openServer(dataDir: string, clusterDir: string, runtime: Postgres
 }
 
 export { processesIn } from './process.js';
+export { EmbeddedSupervisor, type SupervisorOptions } from './supervise.js';

@@ -94,6 +94,7 @@ export function ownedDatabase(url: string, pid: number, child: ChildProcess | nu
   return {
     url,
     owned: true,
+    pid,
     stop() {
       stopping ??= (async () => {
         process.removeListener('exit', onExit);
@@ -166,7 +167,7 @@ export async function processesIn(dir: string): Promise<number[]> {
   return pids;
 }
 
-async function isInCluster(pid: number, clusterDir: string): Promise<boolean> {
+export async function isInCluster(pid: number, clusterDir: string): Promise<boolean> {
   const real = await fs.realpath(clusterDir).catch(() => clusterDir);
   try {
     return (await fs.readlink(`/proc/${pid}/cwd`)) === real;
@@ -218,7 +219,7 @@ export function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -245,7 +246,7 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: n
   }
 }
 
-function delay(ms: number): Promise<void> {
+export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
