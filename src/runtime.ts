@@ -5,6 +5,7 @@ import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
+import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -40,6 +41,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   }
   let pool: pg.Pool | null = null;
   let jobs: Jobs | null = null;
+  let clock: HorizonClock | null = null;
   try {
     pool = createPool({ url, max: opts.poolSize ?? 10 });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
@@ -48,6 +50,9 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
     }
     jobs = await Jobs.start({ url, log, work: opts.work ?? false });
+    // The city lists' visibility horizon advances with these ticks (0016_visibility_horizon.sql).
+    if (opts.work) clock = startHorizonClock(pool, log);
+    const finalClock = clock;
     const db: Database = createDatabase(pool);
     const finalPool = pool;
     const finalJobs = jobs;
@@ -60,6 +65,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       databaseUrl: url,
       embedded,
       async close() {
+        await finalClock?.stop();
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
         // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
@@ -68,6 +74,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       },
     };
   } catch (err) {
+    await clock?.stop();
     await jobs?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await embedded?.stop().catch(() => {});
