@@ -15,10 +15,19 @@ export interface RuntimeOptions {
   work?: boolean;
   /** Pool size. Default 10. */
   poolSize?: number;
+  /**
+   * Run the pool on the direct URL (LUMEN_DIRECT_DATABASE_URL) instead of DATABASE_URL.
+   * CLI commands do: they are few and short, and pole import keeps session state (a
+   * temporary table, settings) across transactions. Default false.
+   */
+  direct?: boolean;
 }
 
 export interface Runtime extends AppDeps {
+  /** DATABASE_URL (possibly a transaction-pooling PgBouncer), or the embedded database's. */
   readonly databaseUrl: string;
+  /** Where session features connect (LUMEN_DIRECT_DATABASE_URL; default databaseUrl). */
+  readonly directDatabaseUrl: string;
   readonly embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
@@ -31,25 +40,36 @@ export interface Runtime extends AppDeps {
 export async function openRuntime(config: Config, log: Logger, opts: RuntimeOptions = {}): Promise<Runtime> {
   let embedded: EmbeddedDatabase | null = null;
   let url: string;
+  let directUrl: string;
   if (config.databaseUrl) {
     url = config.databaseUrl;
+    directUrl = config.directDatabaseUrl ?? url;
   } else {
     // Loaded only when needed: the embedded PostgreSQL runtime is large.
     const { openEmbeddedDatabase } = await import('./db/embedded.js');
     embedded = await openEmbeddedDatabase({ dataDir: config.dataDir, log: (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg) });
     url = embedded.url;
+    directUrl = url;
   }
   let pool: pg.Pool | null = null;
   let jobs: Jobs | null = null;
   let clock: HorizonClock | null = null;
   try {
-    pool = createPool({ url, max: opts.poolSize ?? 10 });
+    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10 });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
     if (opts.migrate ?? true) {
-      const result = await migrate(pool, (m) => log.info({ migration: m.name }, 'applying migration'));
-      if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
+      // Migrations hold a session advisory lock across statements: a direct connection.
+      const direct = createPool({ url: directUrl, max: 1, applicationName: 'lumen-migrate' });
+      try {
+        const result = await migrate(direct, (m) => log.info({ migration: m.name }, 'applying migration'));
+        if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
+      } finally {
+        await direct.end().catch(() => {});
+      }
     }
-    jobs = await Jobs.start({ url, log, work: opts.work ?? false });
+    // pg-boss LISTENs and its workers' wake-ups (channel-listener.ts) too: direct. The
+    // jobs' own work and every enqueue run on the pool, in the callers' transactions.
+    jobs = await Jobs.start({ url: directUrl, log, work: opts.work ?? false });
     // The city lists' visibility horizon advances with these ticks (0016_visibility_horizon.sql).
     if (opts.work) clock = startHorizonClock(pool, log);
     const finalClock = clock;
@@ -63,6 +83,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       db,
       jobs: finalJobs,
       databaseUrl: url,
+      directDatabaseUrl: directUrl,
       embedded,
       async close() {
         await finalClock?.stop();
