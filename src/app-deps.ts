@@ -1,9 +1,12 @@
 import type pg from 'pg';
 import type { ServiceDeps } from './services/deps.js';
 import type { Jobs } from './jobs/index.js';
+import type { Metrics } from './metrics/index.js';
 
 /** Everything the HTTP layer and the jobs need; built once by main. */
 export interface AppDeps extends ServiceDeps {
   readonly pool: pg.Pool;
   readonly jobs: Jobs;
+  /** Prometheus metrics of this process (src/metrics). */
+  readonly metrics: Metrics;
 }

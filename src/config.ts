@@ -18,6 +18,11 @@ export interface Config {
   readonly directDatabaseUrl: string | null;
   /** HTTP port. Default 8080. */
   readonly port: number;
+  /**
+   * Port of a listener that serves only GET /metrics (LUMEN_METRICS_PORT; 0 picks a free
+   * one), on `host`. Default: none, /metrics is served on the main port.
+   */
+  readonly metricsPort: number | null;
   /** Interface to bind. Default 0.0.0.0. */
   readonly host: string;
   /** Shown by /api/external/health. Default "development". */
@@ -262,6 +267,8 @@ export function loadConfig(env: Env = process.env): Config {
   const directDatabaseUrl = directRaw ?? databaseUrl;
 
   const port = parseInteger('PORT', env.PORT, 8080, 0, 65535, problems);
+  const metricsPortRaw = (env.LUMEN_METRICS_PORT ?? '').trim();
+  const metricsPort = metricsPortRaw === '' ? null : parseInteger('LUMEN_METRICS_PORT', metricsPortRaw, 0, 0, 65535, problems);
   const host = (env.HOST ?? '').trim() || '0.0.0.0';
   const dataDir = path.resolve((env.LUMEN_DATA_DIR ?? '').trim() || './lumen-data');
   const logLevel = (env.LUMEN_LOG_LEVEL ?? '').trim().toLowerCase() || 'info';
@@ -331,6 +338,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     directDatabaseUrl,
     port,
+    metricsPort,
     host,
     environment,
     isProduction,

@@ -6,6 +6,7 @@ import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
 import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
+import { Metrics } from './metrics/index.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -74,6 +75,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     if (opts.work) clock = startHorizonClock(pool, log);
     const finalClock = clock;
     const db: Database = createDatabase(pool);
+    const metrics = new Metrics({ pool, db, log, embedded: embedded !== null });
     const finalPool = pool;
     const finalJobs = jobs;
     return {
@@ -82,6 +84,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       pool: finalPool,
       db,
       jobs: finalJobs,
+      metrics,
       databaseUrl: url,
       directDatabaseUrl: directUrl,
       embedded,
