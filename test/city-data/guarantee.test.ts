@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityOrder, makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, maxUpdatedAt, settle, walkCursor, walkPages, type ListPath } from './support.js';
@@ -174,6 +174,26 @@ describe('a writer that is not Lumen', () => {
       expect(after.map((i) => i.id)).toContain(p1.id);
     });
   }
+});
+
+describe('a transaction of another database on the same server', () => {
+  it('does not hold back the lists (it cannot write these rows)', async () => {
+    const { tenantId, apiKey } = await reader();
+    const elsewhere = new pg.Client({ connectionString: inject('pgServerUrl'), application_name: 'lumen-elsewhere' });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('BEGIN');
+      await elsewhere.query('SELECT pg_current_xact_id()');
+      const pole = await makeCityPole(t.rt, { tenantId, code: 'ELSEWHERE-1' });
+      // Without the other database's transaction left out, the horizon would stay before it until it ends.
+      await settle(t);
+      const items = await walkPages<Item>(t, '/api/external/poles', apiKey, null, 10);
+      expect(items.map((i) => i.id)).toContain(pole.id);
+    } finally {
+      await elsewhere.query('ROLLBACK').catch(() => {});
+      await elsewhere.end();
+    }
+  });
 });
 
 describe.each(SUBJECTS)('$name: changes while paging', (subject) => {

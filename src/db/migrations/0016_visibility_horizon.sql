@@ -16,15 +16,14 @@
 --   was assigned. The stamp is kept for the rest of the transaction (a transaction-
 --   local setting), so all rows of one transaction still share one stamp.
 -- * lumen_xid_clock holds ticks: a clock reading taken BEFORE the tick's own
---   transaction id was assigned (src/db/horizon-clock.ts writes one every 200 ms).
+--   transaction id was assigned (src/db/horizon-clock.ts writes one every 100 ms).
 --   Transaction ids are assigned in increasing order, so any transaction with an id
 --   above a tick's got it after the tick's clock reading, and stamps after that.
--- * The horizon, from the snapshot S of the statement that reads it: the clock of
---   the newest committed tick whose id is below xmin(S) (every transaction below
---   xmin is finished; every one at or above it, or without an id yet, stamps later).
---   On a primary with no transaction running at all (xmin = xmax) it is the start of
---   the reading statement itself (of its transaction, outside READ COMMITTED), which
---   came before the snapshot, and any later writer gets its id after it.
+-- * The horizon, from the snapshot S of the statement that reads it: the earliest
+--   bound of the transactions S shows running (below), and on a primary the start
+--   of the reading statement itself (of its transaction, outside READ COMMITTED),
+--   which came before the snapshot: any writer not running then gets its id after
+--   it. A transaction that S does not show running is finished before S.
 --
 -- Readers call it in its own statement BEFORE the statement that reads the rows, as
 -- before; what src/services/city-data/total.ts proves from it still holds: a row
@@ -103,14 +102,47 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- The bound of each running transaction Y of the snapshot, tightest first:
+--
+-- * Y has finished by now (pg_xact_status, read live after the snapshot): none. The
+--   statement that reads the rows comes later and sees it.
+-- * Y belongs to another database (pg_stat_activity or pg_prepared_xacts name it;
+--   transaction ids are the cluster's): none, it cannot write these rows.
+-- * pg_stat_activity shows the session running Y in this database: its xact_start
+--   (the transaction began before it got its id, and stamps after that).
+-- * otherwise (a prepared transaction, a session this role may not see without
+--   pg_read_all_stats, a standby, which sees none of the primary's sessions): the
+--   clock of the newest tick below Y.
+--
+-- pg_stat_activity only tightens a bound the snapshot and the ticks already give;
+-- whatever it does not show is bounded by the ticks: later, never wrong.
 CREATE OR REPLACE FUNCTION lumen_visibility_horizon() RETURNS timestamptz
 LANGUAGE sql STABLE AS $$
-  SELECT CASE
-    WHEN pg_snapshot_xmin(s.snap) = pg_snapshot_xmax(s.snap) AND NOT pg_is_in_recovery()
-      THEN CASE WHEN current_setting('transaction_isolation') = 'read committed' THEN statement_timestamp() ELSE now() END
-    ELSE coalesce((
-      SELECT c.at FROM lumen_xid_clock c WHERE c.xid < pg_snapshot_xmin(s.snap) ORDER BY c.xid DESC LIMIT 1
-    ), '-infinity')
-  END
-  FROM (SELECT pg_current_snapshot() AS snap) s
+  WITH s AS (SELECT pg_current_snapshot() AS snap, pg_is_in_recovery() AS standby),
+  sessions AS (
+    -- xid8 and the 32-bit xid pg_stat_activity shows: running ids are never 2^32 apart
+    SELECT backend_xid::text::bigint AS x, datname = current_database() AS here, xact_start
+      FROM pg_stat_activity WHERE backend_xid IS NOT NULL
+  ),
+  elsewhere AS (
+    SELECT x FROM sessions WHERE NOT here
+    UNION ALL
+    SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database <> current_database()
+  ),
+  running AS (
+    SELECT r.x, (SELECT min(a.xact_start) FROM sessions a WHERE a.here AND a.x = r.x::text::bigint % 4294967296) AS started
+      FROM s, pg_snapshot_xip(s.snap) AS r (x)
+     WHERE NOT EXISTS (SELECT 1 FROM elsewhere e WHERE e.x = r.x::text::bigint % 4294967296)
+       AND pg_xact_status(r.x) = 'in progress'
+  ),
+  bounds AS (SELECT min(started) AS started, min(x) FILTER (WHERE started IS NULL) AS unknown FROM running)
+  SELECT least(
+    -- writers not running yet get their ids after this (on a primary)
+    CASE WHEN NOT s.standby THEN CASE WHEN current_setting('transaction_isolation') = 'read committed' THEN statement_timestamp() ELSE now() END END,
+    b.started,
+    CASE WHEN s.standby OR b.unknown IS NOT NULL THEN coalesce((
+      SELECT c.at FROM lumen_xid_clock c WHERE c.xid < coalesce(b.unknown, pg_snapshot_xmax(s.snap)) ORDER BY c.xid DESC LIMIT 1
+    ), '-infinity') END
+  )
+  FROM s, bounds b
 $$;
