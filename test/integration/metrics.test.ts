@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventsPage } from '../../generated/partner/types.gen.js';
+import { createDatabase, createPool } from '../../src/db/database.js';
+import { Metrics } from '../../src/metrics/index.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
@@ -98,6 +100,20 @@ describe('GET /metrics', () => {
     expect((await t.fetch(`/api/external/events?since=${encodeURIComponent(page.nextSince)}`, { apiKey: p.partner.apiKey })).status).toBe(200);
     expect(await waiting()).toBe(0);
   }, 30_000);
+
+  it('reports the embedded PostgreSQL up or down when Lumen runs on it', async () => {
+    // The gauge's wiring on this test's database standing in for the embedded one.
+    const pool = createPool({ url: t.db.url, max: 1 });
+    const metrics = new Metrics({ pool, db: createDatabase(pool), log: t.rt.log, embedded: true });
+    try {
+      expect(parseExposition((await metrics.scrape()).body).value('lumen_embedded_postgres_up')).toBe(1);
+      // The database gone (here: the pool closed), the next scrape says so.
+      await pool.end();
+      expect(parseExposition((await metrics.scrape()).body).value('lumen_embedded_postgres_up')).toBe(0);
+    } finally {
+      if (!pool.ending) await pool.end();
+    }
+  });
 
   it('is served on a port of its own with LUMEN_METRICS_PORT, and then not on the main one', async () => {
     const other = await startTestApp({ env: { LUMEN_METRICS_PORT: '0' } });
