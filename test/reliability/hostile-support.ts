@@ -309,7 +309,7 @@ function dechunk(text: string): string {
 
 /**
  * Tables whose rows change by design whatever the requests do: the per-key rate-limit
- * windows, and the visibility horizon's clock ticks (written every 100 ms, 0015).
+ * windows, and the visibility horizon's clock ticks (written every 100 ms, 0016).
  */
 const VOLATILE_TABLES = new Set(['rate_limit_window', 'lumen_xid_clock']);
 

@@ -15,7 +15,7 @@ import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
 
-/** closedAt is the order's change stamp (0015: taken when the transaction writes), so it equals updatedAt. */
+/** closedAt is the order's change stamp (0016: taken when the transaction writes), so it equals updatedAt. */
 const CLOSED_NOW = sql<Date>`lumen_write_stamp()`;
 
 /**
