@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ServiceDeps } from './services/deps.js';
 import type { Jobs } from './jobs/index.js';
+import type { Metrics } from './metrics/index.js';
 
 /** Everything the HTTP layer and the jobs need; built once by main. */
 export interface AppDeps extends ServiceDeps {
@@ -8,4 +9,6 @@ export interface AppDeps extends ServiceDeps {
   readonly jobs: Jobs;
   /** Why the process cannot go on (for /livez), or null. Default: always null. */
   readonly failure?: () => string | null;
+  /** Prometheus metrics of this process (src/metrics). */
+  readonly metrics: Metrics;
 }

@@ -6,10 +6,13 @@ import { createTelemetrySurface } from './http/telemetry-surface.js';
 import { createSandboxSurface } from './http/sandbox-surface.js';
 import type { ApiSurface } from './http/surface.js';
 import type { Runtime } from './runtime.js';
+import { startMetricsServer, type MetricsServer } from './metrics/index.js';
 
 export interface RunningApp {
   readonly http: HttpServer;
   readonly address: AddressInfo;
+  /** Where GET /metrics is served when LUMEN_METRICS_PORT is set; null: on `address`. */
+  readonly metricsAddress: AddressInfo | null;
   /** Graceful stop: stop accepting, drain in-flight requests, stop workers, close the pool. */
   stop(): Promise<void>;
 }
@@ -26,12 +29,23 @@ export async function startApp(rt: Runtime): Promise<RunningApp> {
   const http = createHttpServer(rt, surfaces);
   await rt.jobs.startWorkers(rt);
   const address = await http.listen();
+  let metricsServer: MetricsServer | null = null;
+  if (rt.config.metricsPort !== null) {
+    try {
+      metricsServer = await startMetricsServer(rt.metrics, rt.config.host, rt.config.metricsPort, rt.log);
+    } catch (err) {
+      await http.close();
+      throw err;
+    }
+  }
   let stopping: Promise<void> | null = null;
   return {
     http,
     address,
+    metricsAddress: metricsServer?.address ?? null,
     stop: () =>
       (stopping ??= (async () => {
+        await metricsServer?.close();
         await http.close();
         await rt.close();
       })()),

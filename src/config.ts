@@ -7,10 +7,22 @@ import path from 'node:path';
  * bad one is named in a single error, so an operator fixes a deployment in one go.
  */
 export interface Config {
-  /** Postgres URL; null means "run on the embedded database under dataDir". */
+  /** Postgres URL; null means "run on the embedded database under dataDir". May point at a PgBouncer in transaction pooling mode. */
   readonly databaseUrl: string | null;
+  /**
+   * Direct Postgres URL (LUMEN_DIRECT_DATABASE_URL) for what needs a session of its own:
+   * migrations (session advisory lock), LISTEN/NOTIFY wake-ups, the job queue's own
+   * connections, and CLI commands (pole import keeps a temporary table across
+   * transactions). Default: DATABASE_URL.
+   */
+  readonly directDatabaseUrl: string | null;
   /** HTTP port. Default 8080. */
   readonly port: number;
+  /**
+   * Port of a listener that serves only GET /metrics (LUMEN_METRICS_PORT; 0 picks a free
+   * one), on `host`. Default: none, /metrics is served on the main port.
+   */
+  readonly metricsPort: number | null;
   /** Interface to bind. Default 0.0.0.0. */
   readonly host: string;
   /** Shown by /api/external/health. Default "development". */
@@ -135,6 +147,19 @@ function parseInteger(name: string, raw: string | undefined, fallback: number, m
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, k: 1024, kib: 1024, mb: 1024 ** 2, m: 1024 ** 2, mib: 1024 ** 2 };
 
+function parsePostgresUrl(name: string, raw: string | undefined, problems: string[]): string | null {
+  const value = (raw ?? '').trim();
+  if (value === '') return null;
+  try {
+    const u = new URL(value);
+    if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') problems.push(`${name} must be a postgres:// URL (got protocol "${u.protocol}")`);
+    return value;
+  } catch {
+    problems.push(`${name} is not a valid URL`);
+    return null;
+  }
+}
+
 /** "40MiB", "512kb", "1048576" -> bytes. */
 export function parseByteSize(raw: string): number | null {
   const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(raw);
@@ -242,23 +267,18 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(environment)) problems.push(`LUMEN_ENVIRONMENT must be 1-40 letters, digits, ".", "_" or "-" (got "${environment}")`);
   const isProduction = environment === 'production';
 
-  const rawUrl = (env.DATABASE_URL ?? '').trim();
-  let databaseUrl: string | null = null;
-  if (rawUrl !== '') {
-    try {
-      const u = new URL(rawUrl);
-      if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') problems.push(`DATABASE_URL must be a postgres:// URL (got protocol "${u.protocol}")`);
-      databaseUrl = rawUrl;
-    } catch {
-      problems.push('DATABASE_URL is not a valid URL');
-    }
-  }
+  const databaseUrl = parsePostgresUrl('DATABASE_URL', env.DATABASE_URL, problems);
+  const directRaw = parsePostgresUrl('LUMEN_DIRECT_DATABASE_URL', env.LUMEN_DIRECT_DATABASE_URL, problems);
+  if (directRaw !== null && databaseUrl === null) problems.push('LUMEN_DIRECT_DATABASE_URL needs DATABASE_URL (the embedded database has no pooler in front)');
+  const directDatabaseUrl = directRaw ?? databaseUrl;
   const embeddedInProduction = parseBool('LUMEN_EMBEDDED_IN_PRODUCTION', env.LUMEN_EMBEDDED_IN_PRODUCTION, false, problems);
-  if (isProduction && rawUrl === '' && !embeddedInProduction) {
+  if (isProduction && databaseUrl === null && (env.DATABASE_URL ?? '').trim() === '' && !embeddedInProduction) {
     problems.push('LUMEN_ENVIRONMENT=production needs DATABASE_URL (a PostgreSQL you operate and back up); to run on the embedded database in production anyway, set LUMEN_EMBEDDED_IN_PRODUCTION=true');
   }
 
   const port = parseInteger('PORT', env.PORT, 8080, 0, 65535, problems);
+  const metricsPortRaw = (env.LUMEN_METRICS_PORT ?? '').trim();
+  const metricsPort = metricsPortRaw === '' ? null : parseInteger('LUMEN_METRICS_PORT', metricsPortRaw, 0, 0, 65535, problems);
   const host = (env.HOST ?? '').trim() || '0.0.0.0';
   const dataDir = path.resolve((env.LUMEN_DATA_DIR ?? '').trim() || './lumen-data');
   const logLevel = (env.LUMEN_LOG_LEVEL ?? '').trim().toLowerCase() || 'info';
@@ -329,7 +349,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   return Object.freeze({
     databaseUrl,
+    directDatabaseUrl,
     port,
+    metricsPort,
     host,
     environment,
     isProduction,

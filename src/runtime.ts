@@ -6,6 +6,8 @@ import type { EmbeddedDatabase, EmbeddedSupervisor } from './db/embedded/index.j
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
+import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
+import { Metrics } from './metrics/index.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -15,10 +17,19 @@ export interface RuntimeOptions {
   work?: boolean;
   /** Pool size. Default 10. */
   poolSize?: number;
+  /**
+   * Run the pool on the direct URL (LUMEN_DIRECT_DATABASE_URL) instead of DATABASE_URL.
+   * CLI commands do: they are few and short, and pole import keeps session state (a
+   * temporary table, settings) across transactions. Default false.
+   */
+  direct?: boolean;
 }
 
 export interface Runtime extends AppDeps {
+  /** DATABASE_URL (possibly a transaction-pooling PgBouncer), or the embedded database's. */
   readonly databaseUrl: string;
+  /** Where session features connect (LUMEN_DIRECT_DATABASE_URL; default databaseUrl). */
+  readonly directDatabaseUrl: string;
   readonly embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
@@ -32,8 +43,10 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   let embedded: EmbeddedDatabase | null = null;
   let supervisor: EmbeddedSupervisor | null = null;
   let url: string;
+  let directUrl: string;
   if (config.databaseUrl) {
     url = config.databaseUrl;
+    directUrl = config.directDatabaseUrl ?? url;
   } else {
     // Loaded only when needed: the embedded PostgreSQL runtime is large.
     const { openEmbeddedDatabase, EmbeddedSupervisor } = await import('./db/embedded/index.js');
@@ -41,6 +54,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     const open = () => openEmbeddedDatabase({ dataDir: config.dataDir, log: embeddedLog });
     embedded = await open();
     url = embedded.url;
+    directUrl = url;
     // lumen serve watches the server it owns and starts it again if it dies.
     if (opts.work && embedded.owned) {
       supervisor = new EmbeddedSupervisor(embedded, {
@@ -55,15 +69,28 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   }
   let pool: pg.Pool | null = null;
   let jobs: Jobs | null = null;
+  let clock: HorizonClock | null = null;
   try {
-    pool = createPool({ url, max: opts.poolSize ?? 10 });
+    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10 });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
     if (opts.migrate ?? true) {
-      const result = await migrate(pool, (m) => log.info({ migration: m.name }, 'applying migration'));
-      if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
+      // Migrations hold a session advisory lock across statements: a direct connection.
+      const direct = createPool({ url: directUrl, max: 1, applicationName: 'lumen-migrate' });
+      try {
+        const result = await migrate(direct, (m) => log.info({ migration: m.name }, 'applying migration'));
+        if (result.applied.length > 0) log.info({ applied: result.applied.length }, 'migrations applied');
+      } finally {
+        await direct.end().catch(() => {});
+      }
     }
-    jobs = await Jobs.start({ url, log, work: opts.work ?? false });
+    // pg-boss LISTENs and its workers' wake-ups (channel-listener.ts) too: direct. The
+    // jobs' own work and every enqueue run on the pool, in the callers' transactions.
+    jobs = await Jobs.start({ url: directUrl, log, work: opts.work ?? false });
+    // The city lists' visibility horizon advances with these ticks (0016_visibility_horizon.sql).
+    if (opts.work) clock = startHorizonClock(pool, log);
+    const finalClock = clock;
     const db: Database = createDatabase(pool);
+    const metrics = new Metrics({ pool, db, log, embedded: embedded !== null });
     const finalPool = pool;
     const finalJobs = jobs;
     return {
@@ -72,10 +99,13 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       pool: finalPool,
       db,
       jobs: finalJobs,
+      metrics,
       databaseUrl: url,
+      directDatabaseUrl: directUrl,
       embedded,
       failure: () => supervisor?.failure ?? null,
       async close() {
+        await finalClock?.stop();
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
         // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
@@ -85,6 +115,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       },
     };
   } catch (err) {
+    await clock?.stop();
     await jobs?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await (supervisor ?? embedded)?.stop().catch(() => {});

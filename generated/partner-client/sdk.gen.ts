@@ -188,13 +188,15 @@ export const createServiceOrder = <ThrowOnError extends boolean = false>(options
  *
  * **No missed change.** A partner following either loop never misses a change:
  *
- * - *Writes that commit late.* Lumen serves only rows stamped before the start of the
- * oldest write still in progress (a visibility horizon). A transaction that stamped
- * `updatedAt` before a faster one committed is therefore not passed over: its rows
- * appear once it commits, with an `updatedAt` at or above everything served before,
- * so your `updatedSince` still covers them. The price is a short delay: a change is
- * served once every write that started before it has finished (milliseconds
- * normally; a bulk pole import holds newer changes back until it ends).
+ * - *Writes that commit late.* Lumen serves only rows stamped before the oldest write
+ * still in progress (a visibility horizon, taken from the database's own transaction
+ * state, so it covers every writer: Lumen, an operator's SQL session, a script). A
+ * transaction that stamped `updatedAt` before a faster one committed is therefore not
+ * passed over: its rows appear once it commits, with an `updatedAt` at or above
+ * everything served before, so your `updatedSince` still covers them. The price is a
+ * short delay: a change is served once every write that began writing before it has
+ * finished (a few hundred milliseconds normally; a bulk pole import holds newer
+ * changes back until it ends).
  * - *Items that change while you walk.* An item that changes moves to the end of the
  * order. With `cursor`, the next page continues strictly after the last item you
  * received. With `page`, Lumen remembers, for your ExternalSystem and each

@@ -53,7 +53,7 @@ export function cliConfig(io: CliIo): { config: Config; log: Logger } {
 /** Opens the runtime (database, migrations, job queue) for one command and always closes it. */
 export async function withRuntime<T>(io: CliIo, fn: (rt: Runtime) => Promise<T>, opts: RuntimeOptions = {}): Promise<T> {
   const { config, log } = cliConfig(io);
-  const rt = await openRuntime(config, log, { migrate: true, work: false, poolSize: 4, ...opts });
+  const rt = await openRuntime(config, log, { migrate: true, work: false, poolSize: 4, direct: true, ...opts });
   try {
     return await fn(rt);
   } finally {

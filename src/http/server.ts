@@ -15,6 +15,7 @@ import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
 import { AuthFailureThrottle } from './auth-failures.js';
+import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
 
 export interface HttpServer {
   readonly server: http.Server;
@@ -28,6 +29,15 @@ export interface HttpServer {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+interface RouteContext {
+  lang: Language;
+  requestId: string;
+  log: AppDeps['log'];
+  signal: AbortSignal;
+  /** Filled in as the route is found: the metrics label. */
+  route: { name: string };
+}
 
 function send(res: ServerResponse, result: HttpResult, lang: Language, requestId: string): void {
   if (res.headersSent) return;
@@ -116,12 +126,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   let inFlight = 0;
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
 
-  async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: { lang: Language; requestId: string; log: typeof log; signal: AbortSignal }): Promise<HttpResult> {
+  async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: RouteContext): Promise<HttpResult> {
     const method = (req.method ?? 'GET').toLowerCase();
     const query = splitQuery(url);
     const oasReq = { method, path: url.pathname, query, headers: req.headers as Record<string, string | string[]> };
     const operation = matchOperation(surface.api, oasReq);
     const operationId = operation.operationId!;
+    ctx.route.name = operationId;
 
     const address = req.socket.remoteAddress ?? 'unknown';
     const wait = authFailures.retryAfter(address);
@@ -163,7 +174,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     const handler = surface.handlers[operationId];
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
-    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, ...ctx });
+    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     if (config.validateResponses) {
       const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
@@ -179,7 +190,10 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const incomingId = req.headers['x-request-id'];
     const requestId = typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
     const lang = negotiateLanguage(req.headers['accept-language']);
-    const reqLog = log.child({ requestId });
+    // W3C Trace Context: a valid traceparent is logged with the request id, and outbound
+    // calls made while serving the request continue its trace.
+    const trace = parseTraceparent(req.headers.traceparent);
+    const reqLog = log.child(trace ? { requestId, traceparent: formatTraceparent(trace) } : { requestId });
     const started = process.hrtime.bigint();
     const abort = new AbortController();
     res.on('close', () => {
@@ -192,8 +206,10 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       url = new URL('http://lumen.local/');
     }
     let result: HttpResult;
+    // The metrics label: the operationId once matched, else the kind of route.
+    const routeName = { name: 'unmatched' };
     try {
-      result = await handleRoute(req, url, { lang, requestId, log: reqLog, signal: abort.signal });
+      result = await withTrace(trace, () => handleRoute(req, url, { lang, requestId, log: reqLog, signal: abort.signal, route: routeName }));
     } catch (err) {
       if (abort.signal.aborted && cutShortByAbort(err, abort.signal)) {
         // The client went away before its answer (its own timeout, a cancelled load
@@ -210,28 +226,40 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     if (result.headers?.connection === 'close' && !req.complete) lingerAfterRefusal(req);
     send(res, result, lang, requestId);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    deps.metrics.observeRequest(routeName.name, result.status, ms / 1000);
     reqLog.info({ method: req.method, path: url.pathname, status: result.status, ms: Math.round(ms * 10) / 10 }, 'request');
   }
 
-  async function handleRoute(req: IncomingMessage, url: URL, ctx: { lang: Language; requestId: string; log: typeof log; signal: AbortSignal }): Promise<HttpResult> {
+  async function handleRoute(req: IncomingMessage, url: URL, ctx: RouteContext): Promise<HttpResult> {
     const p = url.pathname;
+    const found = (name: string, result: HttpResult | Promise<HttpResult>) => {
+      ctx.route.name = name;
+      return result;
+    };
     if (p === '/livez') {
       const failure = deps.failure?.() ?? null;
-      return failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } };
+      return found('livez', failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } });
     }
-    if (p === '/readyz') return readiness();
+    if (p === '/readyz') return found('readyz', readiness());
     if (req.method === 'GET' || req.method === 'HEAD') {
+      if (p === '/metrics' && config.metricsPort === null) return found('metrics', scrapeMetrics());
       const doc = surfaces.find((s) => p === `${s.basePath}/openapi.json`);
-      if (doc) return { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } };
-      if (p === '/docs' || p === '/docs/') return docsPage('/api/external/openapi.json', 'Lumen partner API');
-      if (p === '/docs/admin') return docsPage('/api/admin/openapi.json', 'Lumen admin API');
-      if (p === '/docs/sandbox') return docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox');
+      if (doc) return found('openapi', { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } });
+      if (p === '/docs' || p === '/docs/') return found('docs', docsPage('/api/external/openapi.json', 'Lumen partner API'));
+      if (p === '/docs/admin') return found('docs', docsPage('/api/admin/openapi.json', 'Lumen admin API'));
+      if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
       const asset = await docsAsset(p);
-      if (asset) return asset;
+      if (asset) return found('docs', asset);
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });
     return dispatch(surface, req, url, ctx);
+  }
+
+  /** Prometheus exposition (src/metrics); on its own port instead when LUMEN_METRICS_PORT is set. */
+  async function scrapeMetrics(): Promise<HttpResult> {
+    const scraped = await deps.metrics.scrape();
+    return { status: 200, body: scraped.body, contentType: scraped.contentType, headers: { 'cache-control': 'no-store' } };
   }
 
   async function readiness(): Promise<HttpResult> {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityOrder, makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, maxUpdatedAt, settle, walkCursor, walkPages, type ListPath } from './support.js';
@@ -24,9 +24,9 @@ interface Item {
   updatedAt: string;
 }
 
-/** A writer on its own connection, named like every Lumen connection (the horizon sees it). */
-async function writer(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: t.db.url, application_name: 'lumen-test-writer' });
+/** A writer on its own connection, named like a Lumen connection unless told otherwise. */
+async function writer(applicationName = 'lumen-test-writer'): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: t.db.url, application_name: applicationName });
   await c.connect();
   return c;
 }
@@ -134,6 +134,68 @@ describe.each(SUBJECTS)('$name: late commits', (subject) => {
   }
 });
 
+describe('a writer that is not Lumen', () => {
+  for (const walk of ['rule 2 with page numbers', 'cursor'] as const) {
+    it(`holds back a later commit while a psql session holds an earlier change (${walk})`, async () => {
+      const { tenantId, apiKey } = await reader();
+      const p1 = await makeCityPole(t.rt, { tenantId, code: 'P1' });
+      const p2 = await makeCityPole(t.rt, { tenantId, code: 'P2' });
+      await settle(t);
+      const pull = (since: string | null) =>
+        walk === 'cursor' ? walkCursor<Item>(t, '/api/external/poles', apiKey, since, 1) : walkPages<Item>(t, '/api/external/poles', apiKey, since, 1);
+      const store = new Map<string, string>();
+      const round0 = await pull(null);
+      merge(store, round0);
+      let cursor = maxUpdatedAt(round0, null);
+
+      const psql = await writer('psql');
+      const other = await writer('psql');
+      try {
+        await psql.query('BEGIN');
+        await psql.query(`UPDATE pole SET address = 'Rua Nova, 1' WHERE tenant_id = $1 AND code = 'P1'`, [tenantId]);
+        await other.query(`UPDATE pole SET address = 'Rua Nova, 2' WHERE tenant_id = $1 AND code = 'P2'`, [tenantId]);
+        // The partner pulls while the psql transaction holds P1: P2's change is held back.
+        const during = await pull(cursor);
+        merge(store, during);
+        cursor = maxUpdatedAt(during, cursor);
+        const held = await truth('/api/external/poles', tenantId);
+        expect(during.some((i) => i.id === p2.id && i.updatedAt === held.get(p2.id))).toBe(false);
+        await psql.query('COMMIT');
+      } finally {
+        await psql.end();
+        await other.end();
+      }
+      await settle(t);
+      const after = await pull(cursor);
+      merge(store, after);
+      const want = await truth('/api/external/poles', tenantId);
+      expect(store.get(p1.id)).toBe(want.get(p1.id));
+      expect(store.get(p2.id)).toBe(want.get(p2.id));
+      expect(after.map((i) => i.id)).toContain(p1.id);
+    });
+  }
+});
+
+describe('a transaction of another database on the same server', () => {
+  it('does not hold back the lists (it cannot write these rows)', async () => {
+    const { tenantId, apiKey } = await reader();
+    const elsewhere = new pg.Client({ connectionString: inject('pgServerUrl'), application_name: 'lumen-elsewhere' });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('BEGIN');
+      await elsewhere.query('SELECT pg_current_xact_id()');
+      const pole = await makeCityPole(t.rt, { tenantId, code: 'ELSEWHERE-1' });
+      // Without the other database's transaction left out, the horizon would stay before it until it ends.
+      await settle(t);
+      const items = await walkPages<Item>(t, '/api/external/poles', apiKey, null, 10);
+      expect(items.map((i) => i.id)).toContain(pole.id);
+    } finally {
+      await elsewhere.query('ROLLBACK').catch(() => {});
+      await elsewhere.end();
+    }
+  });
+});
+
 describe.each(SUBJECTS)('$name: changes while paging', (subject) => {
   for (const walk of ['page numbers', 'cursor'] as const) {
     it(`serves every item and every change when items change between pages (${walk})`, async () => {
@@ -210,6 +272,8 @@ describe('pole reappearance by telemetry (4.3 rule 3) during a walk', () => {
     // Anything else is the boundary item (updatedSince is inclusive), unchanged.
     for (const other of again.filter((i) => i.code !== 'RE-1')) expect(other.updatedAt).toBe(cursor);
     const device = (again as unknown as { code: string; device: { online: boolean; relayOn: boolean; lastCommunicationAt: string } }[]).find((i) => i.code === 'RE-1')!.device;
-    expect(device).toMatchObject({ online: true, relayOn: true, lastCommunicationAt: re1!.updatedAt });
+    // The stamp is taken when the report's transaction writes, at or after its now().
+    expect(device).toMatchObject({ online: true, relayOn: true });
+    expect(device.lastCommunicationAt <= re1!.updatedAt).toBe(true);
   });
 });

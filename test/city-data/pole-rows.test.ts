@@ -42,26 +42,28 @@ describe('pole and telegestor rows (0013)', () => {
     expect(new Set(poles.map((p) => p.id)).size).toBe(poles.length);
   });
 
-  it("stamp updated_at with the transaction's time whatever the writer sets, and only skip the call when it already is", async () => {
+  it("stamp updated_at with the transaction's write stamp (0016) whatever the writer sets, one stamp per transaction", async () => {
     const { rows } = await client.query<{ id: string; fresh: boolean }>(
-      `INSERT INTO pole (tenant_id, code, latitude, longitude, updated_at) VALUES ($1, 'STAMP-1', -23.5, -46.6, '2001-01-01') RETURNING id, updated_at = now() AS fresh`,
+      `INSERT INTO pole (tenant_id, code, latitude, longitude, updated_at) VALUES ($1, 'STAMP-1', -23.5, -46.6, '2001-01-01')
+       RETURNING id, updated_at = lumen_write_stamp() AND updated_at >= now() AS fresh`,
       [tenantId],
     );
     expect(rows[0]!.fresh).toBe(true);
     await client.query('BEGIN');
     try {
-      const moved = await client.query(`UPDATE pole SET address = 'Rua Nova, 1', updated_at = '2001-01-01' WHERE id = $1 RETURNING updated_at = now() AS fresh`, [rows[0]!.id]);
-      expect(moved.rows[0].fresh).toBe(true);
+      // The stamp is taken after the transaction has its id, so after its start.
+      const moved = await client.query(`UPDATE pole SET address = 'Rua Nova, 1', updated_at = '2001-01-01' WHERE id = $1 RETURNING updated_at AS u, updated_at > now() AS after_start`, [rows[0]!.id]);
+      expect(moved.rows[0].after_start).toBe(true);
       const device = await client.query(
-        `INSERT INTO telegestor (tenant_id, identifier, updated_at) VALUES ($1, 'STAMP-TG', '2001-01-01') RETURNING updated_at = now() AS fresh`,
+        `INSERT INTO telegestor (tenant_id, identifier, updated_at) VALUES ($1, 'STAMP-TG', '2001-01-01') RETURNING updated_at AS u`,
         [tenantId],
       );
-      expect(device.rows[0].fresh).toBe(true);
+      expect(device.rows[0].u).toEqual(moved.rows[0].u);
     } finally {
       await client.query('COMMIT');
     }
     // A later transaction's update moves the stamp again.
-    const later = await client.query(`UPDATE pole SET active = false WHERE id = $1 RETURNING updated_at = now() AS fresh, updated_at > '2001-01-02' AS moved`, [rows[0]!.id]);
+    const later = await client.query(`UPDATE pole SET active = false WHERE id = $1 RETURNING updated_at = lumen_write_stamp() AS fresh, updated_at > '2001-01-02' AS moved`, [rows[0]!.id]);
     expect(later.rows[0]).toEqual({ fresh: true, moved: true });
   });
 });

@@ -10,6 +10,8 @@ export interface StubCall {
   readonly since: string | null;
   readonly limit: string | null;
   readonly apiKey: string | undefined;
+  /** The W3C traceparent header Lumen sent. */
+  readonly traceparent: string | undefined;
   readonly at: number;
 }
 
@@ -66,6 +68,7 @@ export async function startPartnerStub(initial: StubHandler = () => ({ json: { i
       since: url.searchParams.get('since'),
       limit: url.searchParams.get('limit'),
       apiKey: req.headers['x-api-key'] as string | undefined,
+      traceparent: req.headers.traceparent as string | undefined,
       at: Date.now(),
     };
     calls.push(call);

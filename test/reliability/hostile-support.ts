@@ -307,8 +307,11 @@ function dechunk(text: string): string {
 // "Nothing left behind"
 // ---------------------------------------------------------------------------
 
-/** Tables whose rows change on every request by design (the per-key rate-limit windows). */
-const VOLATILE_TABLES = new Set(['rate_limit_window']);
+/**
+ * Tables whose rows change by design whatever the requests do: the per-key rate-limit
+ * windows, and the visibility horizon's clock ticks (written every 100 ms, 0016).
+ */
+const VOLATILE_TABLES = new Set(['rate_limit_window', 'lumen_xid_clock']);
 
 /**
  * A fingerprint of every application table (row count and an order-independent hash of

@@ -21,6 +21,16 @@ describe('config', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('takes the direct database URL from LUMEN_DIRECT_DATABASE_URL, else DATABASE_URL', () => {
+    const dir = dataDir();
+    const pooled = 'postgres://lumen@pgbouncer:6432/lumen';
+    expect(loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: pooled }).directDatabaseUrl).toBe(pooled);
+    expect(loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: pooled, LUMEN_DIRECT_DATABASE_URL: 'postgres://lumen@db:5432/lumen' }).directDatabaseUrl).toBe('postgres://lumen@db:5432/lumen');
+    expect(loadConfig({ LUMEN_DATA_DIR: dir }).directDatabaseUrl).toBeNull();
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_DIRECT_DATABASE_URL: 'postgres://lumen@db/lumen' })).toThrow(/LUMEN_DIRECT_DATABASE_URL needs DATABASE_URL/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: pooled, LUMEN_DIRECT_DATABASE_URL: 'mysql://x/y' })).toThrow(/LUMEN_DIRECT_DATABASE_URL must be a postgres/);
+  });
+
   it('keeps a generated secret key in the data directory across loads', () => {
     const dir = dataDir();
     const a = loadConfig({ LUMEN_DATA_DIR: dir });

@@ -7,8 +7,8 @@ import type { Epoch, TotalCache } from '../../db/repositories/city-data/read-wal
  *
  * The argument. Let H be a visibility horizon read by one statement and S the
  * snapshot of a later statement. A row version committed after S comes from a
- * transaction that was running when H was read or began later, so it began at or
- * after H, and every stamp it writes (updated_at = now(), its start) is >= H. The
+ * transaction that was running when H was read or began later, and every stamp it
+ * writes (lumen_write_stamp(), taken after its transaction id) is >= H. The
  * tenant's rows stamped below H at S can therefore afterwards only leave that set (an
  * update restamps a row >= H, a delete removes it), never join it. Counted at S as
  * `below` = rows - tail(H) (the trigger-kept row count and the rows stamped >= H,
@@ -28,8 +28,8 @@ import type { Epoch, TotalCache } from '../../db/repositories/city-data/read-wal
  * rank. Caching only the count and the deletion counter would not do: a row updated
  * from below updatedSince joins the filter without changing either.
  *
- * Like the horizon itself, this assumes every writer of the lists is a Lumen
- * connection (lumen_visibility_horizon() sees only those).
+ * Like the horizon itself (0016_visibility_horizon.sql), this holds for every writer,
+ * Lumen or not: the horizon comes from PostgreSQL's snapshot, not from connection names.
  */
 
 /**

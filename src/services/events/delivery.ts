@@ -2,6 +2,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { openSecret } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
 import { signWebhookBody } from '../../lib/webhook-signature.js';
+import { outboundTraceparent } from '../../lib/trace-context.js';
 import { VERSION } from '../../version.js';
 import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../../db/repositories/webhook-delivery.repository.js';
 
@@ -22,6 +23,7 @@ export interface AttemptOutcome {
   retryAfterMs: number | null;
   /** Retrying cannot help (the delivery became impossible): the delivery ends now. */
   permanent: boolean;
+  traceparent?: string;
 }
 
 /** Attempts in total for a schedule of retry delays: the first, then one per step. */
@@ -65,6 +67,8 @@ function describeFailure(res: OutboundResponse): string {
 export interface Attempted {
   readonly delivery: ClaimedDelivery;
   readonly settled: SettledAttempt;
+  /** The W3C traceparent the attempt was sent with (none when it was not sent). */
+  readonly traceparent: string | null;
 }
 
 /** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
@@ -98,6 +102,7 @@ export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, 
   const nextAttemptAt = outcome.succeeded || dead ? null : new Date(Date.now() + retryDelayMs(schedule, attempt, outcome.retryAfterMs));
   return {
     delivery,
+    traceparent: outcome.traceparent ?? null,
     settled: {
       deliveryId: delivery.id,
       attempt,
@@ -122,6 +127,7 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
   const secret = secretOf(deps, target.webhook_secret_enc, secrets);
   if (secret instanceof Error) return notSent(secret.message);
   const body = Buffer.from(target.body, 'utf8');
+  const traceparent = outboundTraceparent();
   try {
     const res = await outboundRequest({
       url: target.webhook_url,
@@ -134,6 +140,7 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
         'x-lumen-event-type': target.event_type,
         'x-lumen-timestamp': startedAt.toISOString(),
         'x-lumen-delivery-attempt': String(attempt),
+        traceparent,
       },
       body,
       timeoutMs: config.webhookTimeoutMs,
@@ -141,11 +148,11 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
       allowLoopback: config.allowLoopback,
       maxRedirects: 0,
     });
-    if (res.status >= 200 && res.status < 300) return { succeeded: true, statusCode: res.status, error: null, retryAfterMs: null, permanent: false };
-    return { succeeded: false, statusCode: res.status, error: describeFailure(res), retryAfterMs: parseRetryAfter(res.headers['retry-after']), permanent: false };
+    if (res.status >= 200 && res.status < 300) return { succeeded: true, statusCode: res.status, error: null, retryAfterMs: null, permanent: false, traceparent };
+    return { succeeded: false, statusCode: res.status, error: describeFailure(res), retryAfterMs: parseRetryAfter(res.headers['retry-after']), permanent: false, traceparent };
   } catch (err) {
     const kind = err instanceof OutboundError ? err.kind : 'network';
-    return { succeeded: false, statusCode: null, error: `${kind}: ${(err as Error).message}`, retryAfterMs: null, permanent: false };
+    return { succeeded: false, statusCode: null, error: `${kind}: ${(err as Error).message}`, retryAfterMs: null, permanent: false, traceparent };
   }
 }
 
@@ -157,9 +164,10 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
  */
 export async function recordAttempts(deps: AppDeps, group: readonly Attempted[]): Promise<ReleasedDelivery[]> {
   const released = await settleAttempts(deps.db, group.map((a) => a.settled));
+  for (const { delivery, settled } of group) deps.metrics?.webhookAttempt(delivery.partner_code, settled.succeeded ? 'succeeded' : settled.nextAttemptAt ? 'retrying' : 'failed');
   // One line per attempt; not even built when info lines are off (thousands a second in a fan-out).
   if (!deps.log.isLevelEnabled('info')) return released;
-  for (const { delivery, settled } of group) {
+  for (const { delivery, settled, traceparent } of group) {
     deps.log.info(
       {
         deliveryId: delivery.id,
@@ -170,6 +178,7 @@ export async function recordAttempts(deps: AppDeps, group: readonly Attempted[])
         succeeded: settled.succeeded,
         latencyMs: settled.latencyMs,
         error: settled.error ?? undefined,
+        traceparent: traceparent ?? undefined,
       },
       'webhook attempt',
     );

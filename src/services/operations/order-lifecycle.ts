@@ -15,6 +15,9 @@ import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
 
+/** closedAt is the order's change stamp (0016: taken when the transaction writes), so it equals updatedAt. */
+const CLOSED_NOW = sql<Date>`lumen_write_stamp()`;
+
 /**
  * The service-order status machine (interface 3.3):
  *
@@ -149,7 +152,7 @@ export async function completeServiceOrder(deps: ServiceDeps, actor: Actor, orde
     orderId,
     'complete',
     note,
-    async () => ({ patch: { closed_at: sql<Date>`now()` }, historyNote: note }),
+    async () => ({ patch: { closed_at: CLOSED_NOW }, historyNote: note }),
     () => ({ status: 'Resolved' }),
   );
 }
@@ -166,7 +169,7 @@ export async function cancelServiceOrder(deps: ServiceDeps, actor: Actor, orderI
     orderId,
     'cancel',
     note,
-    async () => ({ patch: { closed_at: sql<Date>`now()` }, historyNote: note }),
+    async () => ({ patch: { closed_at: CLOSED_NOW }, historyNote: note }),
     () => ({ status: 'Pending', service_order_id: null }),
   );
 }

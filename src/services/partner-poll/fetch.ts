@@ -2,6 +2,7 @@ import { OutboundError, outboundRequest } from '../../lib/outbound-http.js';
 import type { PollErrorKind } from '../../db/tables/polling.js';
 import { VERSION } from '../../version.js';
 import { EnvelopeError, parseBatch, type PartnerBatch } from './envelope.js';
+import { outboundTraceparent } from '../../lib/trace-context.js';
 
 /** Items Lumen asks for per call (interface 4.5 and 8: at most 200). */
 export const POLL_LIMIT = 200;
@@ -97,7 +98,8 @@ async function fetchOnce(input: FetchBatchInput): Promise<PartnerBatch> {
     res = await outboundRequest({
       url: pollUrl(input.url, input.since, input.limit ?? POLL_LIMIT),
       method: 'GET',
-      headers: { 'x-api-key': input.apiKey, accept: 'application/json', 'user-agent': `Lumen/${VERSION} (partner polling)` },
+      // A new trace per call (or the current request's, for a poll an operator asked for).
+      headers: { 'x-api-key': input.apiKey, accept: 'application/json', 'user-agent': `Lumen/${VERSION} (partner polling)`, traceparent: outboundTraceparent() },
       timeoutMs: input.timeoutMs,
       maxResponseBytes: input.maxResponseBytes,
       allowLoopback: input.allowLoopback,

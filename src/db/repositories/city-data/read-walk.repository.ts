@@ -84,7 +84,7 @@ interface ReadStartRow {
 }
 
 /**
- * One statement before the page is read: the visibility horizon (0002_domain.sql;
+ * One statement before the page is read: the visibility horizon (0016_visibility_horizon.sql;
  * the page's own statement then comes after it), the cached total of the filter,
  * and for a page > 1 the walk's nearest checkpoint and the best ranked position of
  * the tenant's walks with the same filter at or before `target` items.

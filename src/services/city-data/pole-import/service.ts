@@ -59,10 +59,10 @@ class RollBack extends Error {
  * everything is applied in one transaction at the end, so an unreadable file, a
  * crash or --strict with a bad row leaves nothing half-imported.
  *
- * Staging writes only the session's temporary table, so while it streams the session
- * is named outside `lumen*`: it must not hold back the visibility horizon (and every
- * partner's reads) for the minutes a million-row file takes to read. The apply
- * transaction, which stamps poles, runs under a lumen name like every writer.
+ * Staging writes only the session's temporary table, in one short transaction per
+ * batch, so it never holds back the visibility horizon (0016: any transaction with an
+ * id does while it runs) for the minutes a million-row file takes to read. The
+ * session's name says which phase runs, for pg_stat_activity.
  */
 export async function importPoles(deps: ServiceDeps, tenantId: string, file: string, opts: PoleImportOptions = {}): Promise<PoleImportSummary> {
   if (!isUuid(tenantId) || !(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
@@ -156,8 +156,7 @@ export async function importPoles(deps: ServiceDeps, tenantId: string, file: str
         // whatever the tables' size. The visibility map of the pages written (index-only
         // list reads) is left to autovacuum, which inserts of 2% of a table start (0013);
         // a VACUUM here also went through every other tenant's changed pages and their
-        // indexes, inside the import's time. Not a writer of stamped rows either: kept
-        // outside the horizon while it runs.
+        // indexes, inside the import's time.
         await sql`SET application_name = 'pole-import-analyze'`.execute(conn);
         await sql`ANALYZE pole, telegestor`.execute(conn);
       }
