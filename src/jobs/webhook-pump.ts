@@ -121,11 +121,16 @@ export class WebhookPump {
     const limit = CLAIMED_PER_SLOT * this.concurrency;
     if (this.waiting.length >= limit || this.leased + limit > LEASED_PER_SLOT * this.concurrency) return;
     const seen = this.wakes;
-    this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS)
+    const perPartner = this.deps.config.webhookMaxInFlightPerPartner;
+    this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS, perPartner)
       .then(
         (claimed) => {
-          // Short: everything due as of `seen` is leased; look again when woken.
-          if (claimed.length < limit) this.drainedAt = seen;
+          // Short: everything due as of `seen` is leased (look again when woken), unless a
+          // partner reached its limit and may have more: the next claim leaves it out.
+          const perPartnerCount = new Map<string, number>();
+          for (const c of claimed) perPartnerCount.set(c.external_system_id, (perPartnerCount.get(c.external_system_id) ?? 0) + 1);
+          const capped = [...perPartnerCount.values()].some((n) => n >= perPartner);
+          if (claimed.length < limit && !capped) this.drainedAt = seen;
           const secrets: SecretCache = new Map();
           for (const delivery of claimed) this.waiting.push({ delivery, secrets });
           this.leased += claimed.length;

@@ -77,7 +77,9 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
 /**
  * Leases up to `limit` deliveries for one attempt each, in one statement: open, due, not
  * blocked or leased, and first among the open deliveries of their ordering key (so the
- * events of one order go out one at a time, in order), oldest due first. Rows another
+ * events of one order go out one at a time, in order), oldest due first, and no more
+ * than `perPartner` in flight per partner across every process (leases not run out):
+ * a receiver that never answers holds that many attempts, not the pump. Rows another
  * worker is claiming at that moment are skipped, not waited for. Returns the event
  * bodies and the partner's current webhook settings with them.
  *
@@ -103,17 +105,28 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * besides the due ones, just those leased by attempts in flight; the NOT EXISTS probe
  * walks webhook_delivery_open_key_idx)
  */
-export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: number, perPartner: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimedDelivery>`
     WITH ${ASYNC_COMMIT},
-    picked AS MATERIALIZED (
-      SELECT c.id FROM webhook_delivery c
+    in_flight AS MATERIALIZED (
+      SELECT l.external_system_id, count(*) AS n FROM webhook_delivery l
+      WHERE l.lease_until IS NOT NULL AND l.lease_until > now()
+      GROUP BY l.external_system_id),
+    candidates AS MATERIALIZED (
+      SELECT c.id, c.external_system_id, c.next_attempt_at FROM webhook_delivery c
       WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
         AND (c.lease_until IS NULL OR c.lease_until < now())
         AND ${firstOpenOfKey('c')}
+        AND NOT EXISTS (SELECT 1 FROM in_flight f WHERE f.external_system_id = c.external_system_id AND f.n >= ${perPartner})
       ORDER BY c.next_attempt_at
       LIMIT ${limit}
-      FOR UPDATE OF c SKIP LOCKED)
+      FOR UPDATE OF c SKIP LOCKED),
+    picked AS MATERIALIZED (
+      SELECT r.id FROM (
+        SELECT k.id, k.next_attempt_at,
+               row_number() OVER (PARTITION BY k.external_system_id ORDER BY k.next_attempt_at) + coalesce(f.n, 0) AS slot
+        FROM candidates k LEFT JOIN in_flight f ON f.external_system_id = k.external_system_id) r
+      WHERE r.slot <= ${perPartner})
     UPDATE webhook_delivery d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
     FROM picked, event e, external_system x, async_commit
     WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id

@@ -1,0 +1,53 @@
+/**
+ * Webhook fairness: a partner whose receiver never answers holds at most its limit of
+ * attempts in flight, so the events of another city go out at once instead of waiting
+ * for the hanging attempts to time out.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from './support.js';
+
+const LIMIT = 3;
+let t: TestApp;
+let dead: Awaited<ReturnType<typeof startReceiver>>;
+let healthy: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  dead = await startReceiver(() => ({ status: 0, hang: true }));
+  healthy = await startReceiver();
+  // A long attempt timeout: the healthy event must not be waiting for the hanging ones to end.
+  t = await startTestApp({ env: { LUMEN_WEBHOOK_TIMEOUT_MS: '10000', LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: String(LIMIT) } });
+});
+afterAll(async () => {
+  await dead?.close();
+  await healthy?.close();
+  await t?.stop();
+});
+
+describe('webhook fairness', () => {
+  it('a dead receiver with 150 due deliveries holds at most its limit of attempts; another city’s event goes out at once', async () => {
+    const stuck = await makeEventPartner(t.rt, { webhookUrl: dead.url });
+    const other = await makeEventPartner(t.rt, { webhookUrl: healthy.url });
+    // 150 orders of the dead receiver's city, each with an event due now: more than the
+    // pump's 64 attempt slots, which a dead receiver would otherwise fill.
+    for (let i = 0; i < 15; i++) {
+      const items = [];
+      for (let j = 0; j < 10; j++) items.push(['ServiceOrder.Created', await subjectFor(t.rt, stuck)] as const);
+      await emit(t.rt, ...items);
+    }
+    await waitFor(() => dead.received.length >= LIMIT, 10_000, 'the dead receiver to be called');
+    const started = Date.now();
+    await emit(t.rt, ['ServiceOrder.Created', await subjectFor(t.rt, other)]);
+    await waitFor(() => healthy.received.length >= 1, 8_000, 'the other city’s event');
+    // It arrived before any hanging attempt could have timed out, while the dead
+    // receiver held no more than its limit of connections.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(dead.received.length).toBeLessThanOrEqual(LIMIT);
+    const leased = await t.rt.db
+      .selectFrom('webhook_delivery')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('external_system_id', '=', stuck.partner.id)
+      .where('lease_until', 'is not', null)
+      .executeTakeFirstOrThrow();
+    expect(Number(leased.n)).toBeLessThanOrEqual(LIMIT);
+  });
+});
