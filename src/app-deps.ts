@@ -9,6 +9,8 @@ export interface AppDeps extends ServiceDeps {
   readonly jobs: Jobs;
   /** Why the process cannot go on (for /livez), or null. Default: always null. */
   readonly failure?: () => string | null;
+  /** Stored secrets the configured keys cannot open (for /readyz), or null. */
+  readonly secretsProblem?: () => string | null;
   /** Prometheus metrics of this process (src/metrics). */
   readonly metrics: Metrics;
 }

@@ -7,6 +7,7 @@ import { createSandboxSurface } from './http/sandbox-surface.js';
 import type { ApiSurface } from './http/surface.js';
 import type { Runtime } from './runtime.js';
 import { startMetricsServer, type MetricsServer } from './metrics/index.js';
+import { undecryptableSecrets } from './services/partners/index.js';
 
 export interface RunningApp {
   readonly http: HttpServer;
@@ -26,7 +27,17 @@ export async function createSurfaces(): Promise<ApiSurface<unknown>[]> {
 /** HTTP and job workers on an open runtime. */
 export async function startApp(rt: Runtime): Promise<RunningApp> {
   const surfaces = await createSurfaces();
-  const http = createHttpServer(rt, surfaces);
+  // Stored secrets the configured keys cannot open make /readyz fail (checked at start and every minute).
+  let secretsProblem: string | null = null;
+  const checkSecrets = async () => {
+    const found = await undecryptableSecrets(rt).catch(() => secretsProblem);
+    if (found && found !== secretsProblem) rt.log.error({ problem: found }, 'stored secrets cannot be decrypted: webhooks and partner polling of these partners fail');
+    secretsProblem = found;
+  };
+  await checkSecrets();
+  const secretsTimer = setInterval(() => void checkSecrets(), 60_000);
+  secretsTimer.unref();
+  const http = createHttpServer({ ...rt, secretsProblem: () => secretsProblem }, surfaces);
   await rt.jobs.startWorkers(rt);
   const address = await http.listen();
   let metricsServer: MetricsServer | null = null;
@@ -45,6 +56,7 @@ export async function startApp(rt: Runtime): Promise<RunningApp> {
     metricsAddress: metricsServer?.address ?? null,
     stop: () =>
       (stopping ??= (async () => {
+        clearInterval(secretsTimer);
         await metricsServer?.close();
         await http.close();
         await rt.close();

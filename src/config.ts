@@ -32,6 +32,8 @@ export interface Config {
   readonly dataDir: string;
   /** 32-byte key that encrypts stored secrets (webhook secrets, partner polling keys). */
   readonly secretKey: Buffer;
+  /** LUMEN_SECRET_KEY_PREVIOUS: the key before a rotation, still read (never written) until `lumen secrets rewrap`. */
+  readonly previousSecretKey: Buffer | null;
   /** Where the secret key came from, for the start-up log. */
   readonly secretKeySource: 'env' | 'data-dir';
   /** pino level. Default "info". */
@@ -319,6 +321,12 @@ export function loadConfig(env: Env = process.env): Config {
   } else if (isProduction) {
     problems.push('LUMEN_SECRET_KEY is required when LUMEN_ENVIRONMENT=production (generate one with: openssl rand -hex 32)');
   }
+  let previousSecretKey: Buffer | null = null;
+  const rawPrevious = (env.LUMEN_SECRET_KEY_PREVIOUS ?? '').trim();
+  if (rawPrevious !== '') {
+    previousSecretKey = parseSecretKey(rawPrevious);
+    if (!previousSecretKey) problems.push('LUMEN_SECRET_KEY_PREVIOUS must be 32 bytes as 64 hex characters or base64');
+  }
 
   const geocoderUrl = parseGeocoderUrl(env.LUMEN_GEOCODER_URL, allowLoopback, problems);
   const geocodeBudgetMs = parseInteger('LUMEN_GEOCODE_BUDGET_MS', env.LUMEN_GEOCODE_BUDGET_MS, 2000, 50, 60_000, problems);
@@ -360,6 +368,7 @@ export function loadConfig(env: Env = process.env): Config {
     isProduction,
     dataDir,
     secretKey,
+    previousSecretKey,
     secretKeySource,
     logLevel,
     allowLoopback,

@@ -7,6 +7,7 @@ import { registerAlertCommands } from './alert.cli.js';
 import { registerAuditCommands } from './audit.cli.js';
 import { registerAttachmentCommands } from './attachment.cli.js';
 import { registerBackupCommands } from './backup.cli.js';
+import { registerSecretsCommands } from './secrets.cli.js';
 import { registerInboundCommands } from './inbound.cli.js';
 import { registerMigrateCommand } from './migrate.cli.js';
 import { registerOrderCommands } from './order.cli.js';
@@ -21,7 +22,7 @@ import { registerTenantCommands } from './tenant.cli.js';
 import { registerWebhookCommands } from './webhook.cli.js';
 
 /** Every command group, one file each. */
-const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands, registerBackupCommands];
+const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands, registerBackupCommands, registerSecretsCommands];
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('lumen')

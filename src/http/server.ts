@@ -270,6 +270,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       return { status: 503, body: { status: 'unavailable', database: 'unreachable' } };
     }
     if (!(await migrationsApplied(deps.pool))) return { status: 503, body: { status: 'unavailable', database: 'migrations pending' } };
+    const secrets = deps.secretsProblem?.() ?? null;
+    if (secrets) return { status: 503, body: { status: 'unavailable', secrets } };
     return { status: 200, body: { status: 'ok' } };
   }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { openSecret } from '../../src/lib/secret-box.js';
+import { openSecret, partnerSecretAad } from '../../src/lib/secret-box.js';
 import { cliJson, LogSink, startTestApp, type TestApp } from '../support/app.js';
 import { makeTenant } from '../support/factories.js';
 
@@ -21,8 +21,11 @@ afterAll(async () => {
 });
 
 const storedSecret = async (code: string) => {
-  const row = await t.rt.db.selectFrom('external_system').select(['webhook_secret_enc', 'polling_key_enc']).where('code', '=', code).executeTakeFirstOrThrow();
-  return { webhook: row.webhook_secret_enc ? openSecret(t.rt.config.secretKey, row.webhook_secret_enc) : null, polling: row.polling_key_enc ? openSecret(t.rt.config.secretKey, row.polling_key_enc) : null };
+  const row = await t.rt.db.selectFrom('external_system').select(['id', 'webhook_secret_enc', 'polling_key_enc']).where('code', '=', code).executeTakeFirstOrThrow();
+  return {
+    webhook: row.webhook_secret_enc ? openSecret(t.rt.config.secretKey, row.webhook_secret_enc, partnerSecretAad(row.id, 'webhook_secret_enc')) : null,
+    polling: row.polling_key_enc ? openSecret(t.rt.config.secretKey, row.polling_key_enc, partnerSecretAad(row.id, 'polling_key_enc')) : null,
+  };
 };
 
 async function withStdin(input: string, ...argv: string[]) {

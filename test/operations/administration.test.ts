@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSecret } from '../../src/lib/secret-box.js';
+import { openSecret, partnerSecretAad } from '../../src/lib/secret-box.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { adminFetch, adminToken, auditOf, cliJson, problemOf } from './support.js';
@@ -72,7 +72,7 @@ describe('partner administration', () => {
     expect(updated).toMatchObject({ scopes: ['canCreateAlerts'], webhookUrl: 'https://portal.example/hooks', webhookSecretSet: true, eventTypes: ['ServiceOrder.Created', 'ServiceOrder.Completed'], rateLimitPerMinute: 300, eventsMinIntervalSeconds: 60 });
     expect(JSON.stringify(updated)).not.toContain('a-secret-of-enough-length');
     const row = await t.rt.db.selectFrom('external_system').selectAll().where('code', '=', 'portal-api').executeTakeFirstOrThrow();
-    expect(openSecret(t.rt.config.secretKey, row.webhook_secret_enc!)).toBe('a-secret-of-enough-length');
+    expect(openSecret(t.rt.config.secretKey, row.webhook_secret_enc!, partnerSecretAad(row.id, 'webhook_secret_enc'))).toBe('a-secret-of-enough-length');
     const audit = (await auditOf(t, p.id)).at(-1)!;
     expect(audit).toMatchObject({ action: 'partner.update', actor: 'admin-token:admin-desk', before: { webhookSecretSet: false, rateLimitPerMinute: null }, after: { webhookSecretSet: true, rateLimitPerMinute: 300 } });
     expect(JSON.stringify(audit)).not.toContain('a-secret-of-enough-length');

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { openSecret } from '../../lib/secret-box.js';
+import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
 import { signWebhookBody } from '../../lib/webhook-signature.js';
 import { outboundTraceparent } from '../../lib/trace-context.js';
@@ -74,11 +74,11 @@ export interface Attempted {
 /** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
 export type SecretCache = Map<string, string | Error>;
 
-function secretOf(deps: AppDeps, sealed: string, cache: SecretCache): string | Error {
+function secretOf(deps: AppDeps, sealed: string, partnerId: string, cache: SecretCache): string | Error {
   let secret = cache.get(sealed);
   if (secret === undefined) {
     try {
-      secret = openSecret(deps.config.secretKey, sealed);
+      secret = openSecret(keyringOf(deps.config), sealed, partnerSecretAad(partnerId, 'webhook_secret_enc'));
     } catch (err) {
       secret = err as Error;
     }
@@ -124,7 +124,7 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
   if (target.transport !== 'webhook') return notSent('the partner is in polling mode');
   if (!target.webhook_url) return notSent('the partner has no webhook URL');
   if (!target.webhook_secret_enc) return notSent('the partner has no webhook secret to sign with');
-  const secret = secretOf(deps, target.webhook_secret_enc, secrets);
+  const secret = secretOf(deps, target.webhook_secret_enc, target.external_system_id, secrets);
   if (secret instanceof Error) return notSent(secret.message);
   const body = Buffer.from(target.body, 'utf8');
   const traceparent = outboundTraceparent();

@@ -2,7 +2,7 @@ import type { Job } from 'pg-boss';
 import type { AppDeps } from '../../app-deps.js';
 import { findExternalSystem, type ExternalSystemRow } from '../../db/repositories/external-system.repository.js';
 import { findPollState, listPollablePartners, lockPollState, updatePollState } from '../../db/repositories/partner-poll.repository.js';
-import { openSecret } from '../../lib/secret-box.js';
+import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { nextCursor } from './envelope.js';
 import { fetchPartnerBatch, PollAborted, PollError } from './fetch.js';
 import { storeBatch } from './store.js';
@@ -124,7 +124,7 @@ async function readPages(
   if (!partner.polling_key_enc) throw new PollError('configuration', 'no polling key is set for the partner (the key the partner issued to Lumen)');
   let apiKey: string;
   try {
-    apiKey = openSecret(deps.config.secretKey, partner.polling_key_enc);
+    apiKey = openSecret(keyringOf(deps.config), partner.polling_key_enc, partnerSecretAad(partner.id, 'polling_key_enc'));
   } catch (err) {
     throw new PollError('configuration', (err as Error).message);
   }

@@ -5,3 +5,4 @@
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
 export { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type CreatePartnerInput, type IssuedPartnerKey, type PartnerView, type UpdatePartnerInput } from './service.js';
+export { rewrapSecrets, undecryptableSecrets, type RewrapResult } from './secrets.js';

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import { issueKey } from '../../lib/api-key.js';
-import { sealSecret } from '../../lib/secret-box.js';
+import { keyringOf, partnerSecretAad, sealSecret } from '../../lib/secret-box.js';
 import { parseScopes } from '../../lib/scopes.js';
 import type { Scope, Transport } from '../../db/tables/foundation.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
@@ -127,7 +127,9 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
   const transport = (input.transport ?? 'webhook').trim();
   if (transport !== 'webhook' && transport !== 'polling') errors.push({ pointer: '/transport', message: 'must be webhook or polling' });
 
-  const settings = checkDeliverySettings(deps, input, errors);
+  // The id is chosen here: stored secrets are sealed with their row's id as associated data.
+  const id = randomUUID();
+  const settings = checkDeliverySettings(deps, input, errors, id);
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
 
   const created = await deps.db.transaction().execute(async (tx) => {
@@ -136,6 +138,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
     let row: ExternalSystemRow;
     try {
       row = await insertExternalSystem(tx, {
+        id,
         tenant_id: input.tenantId,
         code,
         scopes,
@@ -174,6 +177,8 @@ export function checkDeliverySettings(
   deps: ServiceDeps,
   input: Pick<CreatePartnerInput, 'webhookUrl' | 'webhookSecret' | 'pollingUrl' | 'pollingKey' | 'pollingIntervalSeconds'>,
   errors: FieldError[],
+  /** The partner's row id: bound to its sealed secrets (they open only there). */
+  partnerId: string,
 ): { webhook_url?: string | null; webhook_secret_enc?: string | null; polling_url?: string | null; polling_key_enc?: string | null; polling_interval_seconds?: number } {
   const out: ReturnType<typeof checkDeliverySettings> = {};
   const allow = deps.config.allowLoopback;
@@ -186,7 +191,7 @@ export function checkDeliverySettings(
   if (input.webhookSecret !== undefined) {
     const secret = input.webhookSecret ?? null;
     if (secret !== null && secret.length < 16) errors.push({ pointer: '/webhookSecret', message: 'must be at least 16 characters' });
-    out.webhook_secret_enc = secret === null || secret === '' ? null : sealSecret(deps.config.secretKey, secret);
+    out.webhook_secret_enc = secret === null || secret === '' ? null : sealSecret(keyringOf(deps.config), secret, partnerSecretAad(partnerId, 'webhook_secret_enc'));
   }
   if (input.pollingUrl !== undefined) {
     const url = input.pollingUrl?.trim() || null;
@@ -196,7 +201,7 @@ export function checkDeliverySettings(
   }
   if (input.pollingKey !== undefined) {
     const key = input.pollingKey ?? null;
-    out.polling_key_enc = key === null || key === '' ? null : sealSecret(deps.config.secretKey, key);
+    out.polling_key_enc = key === null || key === '' ? null : sealSecret(keyringOf(deps.config), key, partnerSecretAad(partnerId, 'polling_key_enc'));
   }
   if (input.pollingIntervalSeconds !== undefined && input.pollingIntervalSeconds !== null) {
     const n = Number(input.pollingIntervalSeconds);
@@ -303,7 +308,10 @@ export async function updatePartner(deps: ServiceDeps, code: string, input: Upda
     if (transport !== 'webhook' && transport !== 'polling') errors.push({ pointer: '/transport', message: 'must be webhook or polling' });
     else patch.transport = transport;
   }
-  Object.assign(patch, checkDeliverySettings(deps, input, errors));
+  const sealsSecret = (input.webhookSecret ?? input.pollingKey ?? null) !== null;
+  const existing = sealsSecret ? await findExternalSystemByCode(deps.db, code) : undefined;
+  if (sealsSecret && !existing) throw new AppError('not-found', { resource: `partner ${code}` });
+  Object.assign(patch, checkDeliverySettings(deps, input, errors, existing?.id ?? ''));
   if (input.pollingIntervalSeconds === null) errors.push({ pointer: '/pollingIntervalSeconds', message: 'must be a whole number of seconds from 1 to 180' });
   if (input.eventTypes !== undefined) {
     if (input.eventTypes === null) patch.event_types = null;
