@@ -54,6 +54,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** Failed authentications per client address and minute before 429 without a lookup (per instance); 0 = no limit. Default 60. */
   readonly authFailuresPerMinute: number;
+  /** Intake requests (POST /api/external/service-orders) in progress per key and instance before 429. Default 8. */
+  readonly intakeConcurrencyPerKey: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
   /** Restarts of a dead embedded PostgreSQL before /livez fails. Default 5. */
@@ -302,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimitPerMinute = parseInteger('LUMEN_RATE_LIMIT_PER_MINUTE', env.LUMEN_RATE_LIMIT_PER_MINUTE, 6000, 1, 10_000_000, problems);
   const embeddedRestartAttempts = parseInteger('LUMEN_EMBEDDED_RESTART_ATTEMPTS', env.LUMEN_EMBEDDED_RESTART_ATTEMPTS, 5, 1, 100, problems);
   const embeddedRestartDelayMs = parseInteger('LUMEN_EMBEDDED_RESTART_DELAY_MS', env.LUMEN_EMBEDDED_RESTART_DELAY_MS, 1000, 10, 600_000, problems);
+  const intakeConcurrencyPerKey = parseInteger('LUMEN_INTAKE_CONCURRENCY_PER_KEY', env.LUMEN_INTAKE_CONCURRENCY_PER_KEY, 8, 1, 10_000, problems);
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
@@ -377,6 +380,7 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses,
     rateLimitPerMinute,
     authFailuresPerMinute,
+    intakeConcurrencyPerKey,
     shutdownGraceSeconds,
     embeddedRestartAttempts,
     embeddedRestartDelayMs,

@@ -32,6 +32,9 @@ export function lumenEnv(setup: LumenSetup, extra: Record<string, string> = {}):
     LUMEN_ALLOW_LOOPBACK: 'true',
     LUMEN_VALIDATE_RESPONSES: 'false',
     LUMEN_RATE_LIMIT_PER_MINUTE: '10000000',
+    // The load rows send up to 64 simultaneous requests from one key.
+    LUMEN_INTAKE_CONCURRENCY_PER_KEY: '10000',
+    LUMEN_AUTH_FAILURES_PER_MINUTE: '0',
     ...extra,
   };
 }

@@ -5,6 +5,6 @@ import { parseIdempotencyKey, submitIntake } from '../services/intake/index.js';
 /** POST /api/external/service-orders: register a request (2.5/2.6, N1). */
 export const createServiceOrder: Handler<PartnerPrincipal> = async ({ deps, principal, request, lang, signal }) => {
   const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-  const result = await submitIntake(deps, principal, request.body, { idempotencyKey, lang, signal, storableChecked: true });
+  const result = await submitIntake(deps, principal, request.body, { idempotencyKey, lang, signal, checkedByHttp: true });
   return { status: result.status, body: result.body };
 };

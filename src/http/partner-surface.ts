@@ -3,10 +3,13 @@ import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartner, requireScope, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
 import { enforceRateLimit } from './rate-limit.js';
+import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
 
 /** The partner API of openapi/partner.yaml under /api/external. */
 export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipal>> {
+  // Intake requests in progress per key (POST /service-orders), in this process.
+  let intake: InProgressLimit | null = null;
   const document = partnerDocument as unknown as Record<string, unknown>;
   const api = await createOpenApi(document);
   const declared = api.getOperations().map((o) => o.operationId!);
@@ -23,6 +26,11 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     rateLimit: async (deps, principal) => {
       // Every operation, /events included: its own minimum interval applies on top.
       await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+    },
+    admit: (deps, principal, operationId) => {
+      if (operationId !== 'createServiceOrder') return null;
+      intake ??= new InProgressLimit(deps.config.intakeConcurrencyPerKey);
+      return intake.enter(principal.externalSystemId);
     },
     handlers,
   };

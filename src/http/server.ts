@@ -146,7 +146,22 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     }
     surface.authorize(principal, operationId);
     await surface.rateLimit?.(deps, principal, operationId);
+    const release = surface.admit?.(deps, principal, operationId) ?? null;
+    try {
+      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
+    } finally {
+      release?.();
+    }
+  }
 
+  async function admitted(
+    surface: ApiSurface<unknown>,
+    req: IncomingMessage,
+    url: URL,
+    ctx: RouteContext,
+    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown },
+  ): Promise<HttpResult> {
+    const { method, query, oasReq, operation, operationId, principal } = r;
     let body: unknown;
     if (operation.requestBody) {
       const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);

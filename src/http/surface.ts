@@ -42,5 +42,10 @@ export interface ApiSurface<P> {
   authorize(principal: P, operationId: string): void;
   /** Throws 429 when the principal's quota is spent (after authentication). */
   rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<void>;
+  /**
+   * Admits the request before its body is read (429 when the principal has too many in
+   * progress), and returns what to call when it is over; null when nothing is held.
+   */
+  admit?(deps: AppDeps, principal: P, operationId: string): (() => void) | null;
   readonly handlers: Readonly<Record<string, Handler<P>>>;
 }

@@ -2,6 +2,7 @@ import telemetryDocument from '../../generated/openapi/telemetry.json' with { ty
 import { TELEMETRY_OPERATIONS } from '../handlers/telemetry.js';
 import { authenticateTelemetry, type TelemetryPrincipal } from '../services/city-data/index.js';
 import { createOpenApi } from './openapi.js';
+import { enforceRateLimit } from './rate-limit.js';
 import type { ApiSurface } from './surface.js';
 
 /** The telemetry ingestion API of openapi/telemetry.yaml under /api/telemetry. */
@@ -19,6 +20,10 @@ export async function createTelemetrySurface(): Promise<ApiSurface<TelemetryPrin
     authenticate: (deps, headers) => authenticateTelemetry(deps.db, headers),
     // A telemetry key may call every telemetry operation, for its own tenant only.
     authorize: () => {},
+    // Per key, like partner keys: the service default quota (LUMEN_RATE_LIMIT_PER_MINUTE).
+    rateLimit: async (deps, principal) => {
+      await enforceRateLimit(deps.db, `telemetry:${principal.keyPrefix}`, deps.config.rateLimitPerMinute);
+    },
     handlers: TELEMETRY_OPERATIONS,
   };
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { makePartner } from '../support/factories.js';
+import { makePartner, makeTenant } from '../support/factories.js';
+import { createTelemetryKey } from '../../src/services/city-data/index.js';
 import { recordReliability } from '../support/reliability.js';
 
 let t: TestApp;
@@ -71,6 +72,18 @@ describe('rate limits (N10)', () => {
       expect(((await res.json()) as { events: unknown[] }).events).toEqual([]);
     }
     expect(await version()).toEqual(before);
+  });
+
+  it('limits telemetry keys like partner keys', async () => {
+    const tenant = await makeTenant(t.rt);
+    const key = await createTelemetryKey(t.rt, { tenantId: tenant.id });
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await t.fetch('/api/telemetry/reports', { method: 'POST', apiKey: key.apiKey, json: { reports: [{ deviceIdentifier: 'TG-X', online: true, relayOn: true, reportedAt: '2026-03-14T00:00:00Z' }] } });
+      codes.push(res.status);
+    }
+    expect(codes.filter((c) => c === 429).length).toBeGreaterThanOrEqual(2);
+    expect(codes.filter((c) => c !== 429).every((c) => c === 200)).toBe(true);
   });
 
   it('does not count unauthenticated requests against a partner', async () => {

@@ -27,8 +27,8 @@ export interface IntakeOptions {
   idempotencyKey?: string | null;
   lang: Language;
   signal?: AbortSignal;
-  /** The body already passed the HTTP layer's NUL and depth scan (unstorableParts). Default false (a polled item). */
-  storableChecked?: boolean;
+  /** The body already passed the HTTP layer's scan (unstorableParts) and its validation of this operation. Default false (a polled item). */
+  checkedByHttp?: boolean;
   /** Who the status history names; default `partner:<code>` (Lumen's own telemetry alerts say `telemetry`). */
   actor?: string;
 }
@@ -66,7 +66,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   if (!caller.scopes.includes('canCreateServiceOrders') && !caller.scopes.includes('canCreateAlerts')) {
     throw new AppError('forbidden', { scopes: 'canCreateServiceOrders | canCreateAlerts' });
   }
-  const input = await validateIntakeBody(rawBody, { storableChecked: opts.storableChecked });
+  const input = await validateIntakeBody(rawBody, { checkedByHttp: opts.checkedByHttp });
   const hash = key ? requestHash(rawBody) : null;
   const blobs = blobStoreFor(deps.config.blobStore);
 

@@ -48,12 +48,13 @@ function intakeValidator(): Promise<OpenAPIBackend> {
 }
 
 /** Throws AppError validation-failed (422) with one errors[] entry per problem. */
-export async function validateIntakeBody(rawBody: unknown, opts: { storableChecked?: boolean } = {}): Promise<IntakeInput> {
-  // A polled item arrives here without the HTTP layer's checks; a POSTed body has had them.
-  if (!opts.storableChecked) {
-    const unstorable = unstorableParts(rawBody);
-    if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
-  }
+export async function validateIntakeBody(rawBody: unknown, opts: { checkedByHttp?: boolean } = {}): Promise<IntakeInput> {
+  // A POSTed body has passed the HTTP layer's scan and its validation against the same
+  // operation; checking it again would hold a second copy of up to 40 MB of photos.
+  if (opts.checkedByHttp) return toInput(rawBody as IntakeRequest);
+  // A polled item arrives here without the HTTP layer's checks.
+  const unstorable = unstorableParts(rawBody);
+  if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
   const api = await intakeValidator();
   const body = structuredClone(rawBody);
   const result = api.validateRequest(

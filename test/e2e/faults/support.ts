@@ -78,6 +78,8 @@ export function serveEnv(databaseUrl: string, extra: Record<string, string> = {}
     LUMEN_SECRET_KEY: SECRET_KEY,
     LUMEN_ALLOW_LOOPBACK: 'true',
     LUMEN_LOG_LEVEL: 'info',
+    LUMEN_INTAKE_CONCURRENCY_PER_KEY: '10000',
+    LUMEN_AUTH_FAILURES_PER_MINUTE: '0',
     HOST: '127.0.0.1',
     ...extra,
   };

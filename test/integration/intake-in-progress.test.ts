@@ -1,0 +1,49 @@
+/**
+ * Intake requests in progress per key: past the limit, 429 with Retry-After before the
+ * body is read, so one partner cannot hold the memory of many large requests at once.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makePartner, makeTenant } from '../support/factories.js';
+import { intakeBody } from '../intake/support.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ env: { LUMEN_INTAKE_CONCURRENCY_PER_KEY: '1' } });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const post = (apiKey: string, body: unknown) => t.fetch('/api/external/service-orders', { method: 'POST', apiKey, json: body });
+
+describe('intake requests in progress per key', () => {
+  it('refuses a second request of the same key while one is in progress, before reading its body; other keys go on', async () => {
+    const tenant = await makeTenant(t.rt);
+    const a = await makePartner(t.rt, { tenantId: tenant.id });
+    const b = await makePartner(t.rt, { tenantId: tenant.id });
+    const body = Buffer.from(JSON.stringify(intakeBody('SLOW-1')));
+    // A request whose body is still arriving: admitted, waiting for the rest.
+    const url = new URL(`${t.baseUrl}/api/external/service-orders`);
+    const slow = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-api-key': a.apiKey } });
+    const slowAnswer = new Promise<number>((resolve, reject) => slow.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
+    slow.write(body.subarray(0, 10));
+    // The first request is in progress once the server holds its place: each round trip of a
+    // second request is the wait, until one is refused.
+    let refused: Response | undefined;
+    for (let i = 0; i < 200 && !refused; i++) {
+      const r = await post(a.apiKey, intakeBody(`FAST-${i}`));
+      if (r.status === 429) refused = r;
+      else expect(r.status).toBe(201);
+    }
+    expect(refused, 'a second request of the same key was refused').toBeDefined();
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    expect(await refused!.json()).toMatchObject({ type: 'urn:lumen:problem:rate-limited', status: 429 });
+    expect((await post(b.apiKey, intakeBody('OTHER-KEY'))).status).toBe(201);
+
+    slow.end(body.subarray(10));
+    expect(await slowAnswer).toBe(201);
+    expect((await post(a.apiKey, intakeBody('AFTER'))).status).toBe(201);
+  });
+});
