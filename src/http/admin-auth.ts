@@ -4,6 +4,7 @@ import { keyMatches, parseKey } from '../lib/api-key.js';
 import type { Executor } from '../db/database.js';
 import { findActiveAdminToken } from '../db/repositories/admin-token.repository.js';
 import type { Actor } from '../services/audit/index.js';
+import { PLATFORM_ACCESS, type AdminAccess } from '../services/operators/index.js';
 
 /** Who is calling the admin API: resolved from `Authorization: Bearer lmn_adm_...` on every request. */
 export interface AdminPrincipal {
@@ -11,6 +12,8 @@ export interface AdminPrincipal {
   readonly tokenName: string;
   /** As recorded in status history and the audit log. */
   readonly actor: Actor;
+  /** Tenants and roles this caller may reach (every handler checks it: services/operators/access.ts). */
+  readonly access: AdminAccess;
 }
 
 const CHALLENGE = { 'www-authenticate': 'Bearer realm="lumen-admin"' };
@@ -32,5 +35,5 @@ export async function authenticateAdmin(db: Executor, headers: IncomingHttpHeade
   if (!presented || !parsed || parsed.kind !== 'admin') throw new AppError('invalid-admin-token', {}, undefined, CHALLENGE);
   const row = await findActiveAdminToken(db, parsed.keyId);
   if (!row || !keyMatches(presented, row.key_hash)) throw new AppError('invalid-admin-token', {}, undefined, CHALLENGE);
-  return { tokenId: row.id, tokenName: row.name, actor: { kind: 'admin-token', name: row.name, tokenId: row.id } };
+  return { tokenId: row.id, tokenName: row.name, actor: { kind: 'admin-token', name: row.name, tokenId: row.id }, access: PLATFORM_ACCESS };
 }
