@@ -775,6 +775,114 @@ export const ServiceOrderSchema = {
     }
 } as const;
 
+export const AdminServiceOrderSchema = {
+    title: 'AdminServiceOrder',
+    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners.\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/ServiceOrder'
+        },
+        {
+            type: 'object',
+            required: [
+                'tenantId',
+                'slaDueAt',
+                'overdue',
+                'alertCount',
+                'partners'
+            ],
+            properties: {
+                tenantId: {
+                    type: 'string',
+                    format: 'uuid',
+                    examples: [
+                        '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+                    ]
+                },
+                slaDueAt: {
+                    type: 'string',
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-15T13:02:11.412Z'
+                    ]
+                },
+                overdue: {
+                    type: 'boolean',
+                    examples: [
+                        false
+                    ]
+                },
+                alertCount: {
+                    type: 'integer',
+                    minimum: 0,
+                    examples: [
+                        2
+                    ]
+                },
+                partners: {
+                    type: 'array',
+                    description: 'Codes of the partners whose alerts are linked to the order.',
+                    items: {
+                        type: 'string'
+                    },
+                    examples: [
+                        [
+                            'PORTAL-156-SP'
+                        ]
+                    ]
+                }
+            }
+        }
+    ]
+} as const;
+
+export const AdminServiceOrderPageSchema = {
+    type: 'object',
+    title: 'AdminServiceOrderPage',
+    description: 'One keyset page of service orders.',
+    required: [
+        'items',
+        'limit',
+        'total',
+        'nextCursor'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/AdminServiceOrder'
+            }
+        },
+        limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 500,
+            description: 'Effective page size.',
+            examples: [
+                50
+            ]
+        },
+        total: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Number of orders matching the filters (every page, not just this one).',
+            examples: [
+                1
+            ]
+        },
+        nextCursor: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Send as `cursor` for the next page; null on the last page.',
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
 export const EventTypeSchema = {
     type: 'string',
     title: 'EventType',

@@ -363,6 +363,46 @@ export type ServiceOrder = {
 };
 
 /**
+ * AdminServiceOrder
+ *
+ * A service order in the shape partners read (interface 2.3), plus what an operator's
+ * list needs: its tenant, its SLA deadline, whether it is overdue (not closed and past
+ * the deadline), how many alerts are linked to it and from which partners.
+ *
+ */
+export type AdminServiceOrder = ServiceOrder & {
+    tenantId: string;
+    slaDueAt: string;
+    overdue: boolean;
+    alertCount: number;
+    /**
+     * Codes of the partners whose alerts are linked to the order.
+     */
+    partners: Array<string>;
+};
+
+/**
+ * AdminServiceOrderPage
+ *
+ * One keyset page of service orders.
+ */
+export type AdminServiceOrderPage = {
+    items: Array<AdminServiceOrder>;
+    /**
+     * Effective page size.
+     */
+    limit: number;
+    /**
+     * Number of orders matching the filters (every page, not just this one).
+     */
+    total: number;
+    /**
+     * Send as `cursor` for the next page; null on the last page.
+     */
+    nextCursor: string | null;
+};
+
+/**
  * EventType
  *
  * Kind of event.
@@ -945,12 +985,49 @@ export type AdminPage = number;
 export type AdminPageSize = number;
 
 /**
- * Id of the alert.
+ * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+ * unique only within a tenant: when it exists in more than one tenant the caller can
+ * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+ * cannot see is 404, as one that does not exist.
+ *
  */
 export type AlertIdPath = string;
 
 /**
- * Id of the service order.
+ * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+ * request is looked up. Needed only when the caller sees several tenants and the number
+ * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+ *
+ */
+export type TenantHintQuery = string;
+
+/**
+ * Only this tenant's items. Without it, the items of every tenant the caller can see.
+ * A tenant the caller cannot see is 404.
+ *
+ */
+export type TenantFilterQuery = string;
+
+/**
+ * Opaque keyset cursor from `nextCursor` of the previous page. The next page continues
+ * strictly after the last item received, whatever is written meanwhile. It is tied to
+ * the filters and sort it came with: with other filters, or altered, it is 400
+ * `invalid-cursor`.
+ *
+ */
+export type AdminCursor = string;
+
+/**
+ * Items per page, default 50, at most 500 (larger values are cut down to 500).
+ */
+export type AdminLimit = number;
+
+/**
+ * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+ * the sequence do not matter). A number is unique only within a tenant: when it exists
+ * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+ * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+ *
  */
 export type ServiceOrderIdPath = string;
 
@@ -1305,7 +1382,9 @@ export type CreateTeamErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1451,11 +1530,23 @@ export type GetAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}';
 };
 
@@ -1480,6 +1571,18 @@ export type GetAlertErrors = {
      *
      */
     404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
     /**
      * `rate-limited`: too many requests from this address failed to authenticate (an
      * unknown, revoked or expired token) within a minute; nothing is looked up for it until
@@ -1509,7 +1612,7 @@ export type GetAlertResponse = GetAlertResponses[keyof GetAlertResponses];
 export type CreateOrderFromAlertData = {
     body: {
         /**
-         * Assign the new order to this team of the alert's tenant at once.
+         * Assign the new order to this team of the alert's tenant at once: its id or its name.
          */
         teamId?: string;
         /**
@@ -1529,11 +1632,23 @@ export type CreateOrderFromAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/create-order';
 };
 
@@ -1569,7 +1684,9 @@ export type CreateOrderFromAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1620,6 +1737,9 @@ export type CreateOrderFromAlertResponse = CreateOrderFromAlertResponses[keyof C
 
 export type LinkAlertData = {
     body: {
+        /**
+         * The order's id or number (`OS-2026-00042`), looked up in the alert's tenant.
+         */
         serviceOrderId: string;
     };
     headers?: {
@@ -1634,11 +1754,23 @@ export type LinkAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/link';
 };
 
@@ -1674,7 +1806,9 @@ export type LinkAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1742,11 +1876,23 @@ export type DiscardAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/discard';
 };
 
@@ -1782,7 +1928,9 @@ export type DiscardAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1847,11 +1995,23 @@ export type ReclassifyAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/reclassify';
 };
 
@@ -1887,7 +2047,9 @@ export type ReclassifyAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1953,11 +2115,23 @@ export type SetAlertLocationData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/set-location';
 };
 
@@ -1993,7 +2167,9 @@ export type SetAlertLocationErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2042,6 +2218,126 @@ export type SetAlertLocationResponses = {
 
 export type SetAlertLocationResponse = SetAlertLocationResponses[keyof SetAlertLocationResponses];
 
+export type ListServiceOrdersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only this tenant's items. Without it, the items of every tenant the caller can see.
+         * A tenant the caller cannot see is 404.
+         *
+         */
+        tenantId?: string;
+        /**
+         * One status or several, comma-separated (`OPEN,ASSIGNED,IN_PROGRESS` = every open order).
+         */
+        status?: string;
+        /**
+         * Only orders assigned to this team (its id or its name).
+         */
+        team?: string;
+        /**
+         * true lists only open orders past their SLA deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Only orders of this internal reason (`type`).
+         */
+        reason?: string;
+        /**
+         * Only orders with an alert of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Case-insensitive substring of the number, address or neighborhood.
+         */
+        text?: string;
+        sort?: 'opened' | 'sla' | 'priority';
+        /**
+         * Opaque keyset cursor from `nextCursor` of the previous page. The next page continues
+         * strictly after the last item received, whatever is written meanwhile. It is tied to
+         * the filters and sort it came with: with other filters, or altered, it is 400
+         * `invalid-cursor`.
+         *
+         */
+        cursor?: string;
+        /**
+         * Items per page, default 50, at most 500 (larger values are cut down to 500).
+         */
+        limit?: number;
+    };
+    url: '/api/admin/service-orders';
+};
+
+export type ListServiceOrdersErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListServiceOrdersError = ListServiceOrdersErrors[keyof ListServiceOrdersErrors];
+
+export type ListServiceOrdersResponses = {
+    /**
+     * One page of orders.
+     */
+    200: AdminServiceOrderPage;
+};
+
+export type ListServiceOrdersResponse = ListServiceOrdersResponses[keyof ListServiceOrdersResponses];
+
 export type GetServiceOrderData = {
     body?: never;
     headers?: {
@@ -2056,11 +2352,23 @@ export type GetServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}';
 };
 
@@ -2085,6 +2393,18 @@ export type GetServiceOrderErrors = {
      *
      */
     404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
     /**
      * `rate-limited`: too many requests from this address failed to authenticate (an
      * unknown, revoked or expired token) within a minute; nothing is looked up for it until
@@ -2113,6 +2433,9 @@ export type GetServiceOrderResponse = GetServiceOrderResponses[keyof GetServiceO
 
 export type AssignServiceOrderData = {
     body: {
+        /**
+         * A team of the order's tenant: its id or its name (case does not matter).
+         */
         teamId: string;
         /**
          * Free text kept in the status history and the audit log.
@@ -2131,11 +2454,23 @@ export type AssignServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/assign';
 };
 
@@ -2171,7 +2506,9 @@ export type AssignServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2239,11 +2576,23 @@ export type StartServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/start';
 };
 
@@ -2279,7 +2628,9 @@ export type StartServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2347,11 +2698,23 @@ export type CompleteServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/complete';
 };
 
@@ -2387,7 +2750,9 @@ export type CompleteServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2455,11 +2820,23 @@ export type CancelServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/cancel';
 };
 
@@ -2495,7 +2872,9 @@ export type CancelServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2668,7 +3047,9 @@ export type CreatePartnerErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -3398,7 +3779,9 @@ export type RedeliverWebhooksSinceErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -3563,7 +3946,9 @@ export type RedeliverWebhookErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *

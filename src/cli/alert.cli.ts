@@ -4,6 +4,7 @@ import { cliActor } from '../services/audit/index.js';
 import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { describeOrder } from './order.cli.js';
+import { alertIdOf, alertRefOf, linkOrderIdOf, teamIdOf, TENANT_HINT } from './refs.js';
 
 /** One line per alert: what an operator scans in the triage inbox. */
 export function describeAlert(a: Alert): string {
@@ -41,8 +42,8 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     );
   });
 
-  jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id')).action(async (id: string, opts: JsonOption) => {
-    const a = await withRuntime(io, (rt) => getAlert(rt, id, 'en'));
+  jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(async (id: string, opts: JsonOption & { tenant?: string }) => {
+    const a = await withRuntime(io, async (rt) => getAlert(rt, await alertIdOf(rt, id, opts.tenant), 'en'));
     printResult(io, opts, a, () =>
       [
         describeAlert(a),
@@ -59,11 +60,16 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('create-order')
       .description('Pending -> Linked with a new service order; the partner gets ServiceOrder.Created (--json prints the order)')
-      .argument('<alertId>', 'alert id')
-      .option('--team <teamId>', 'assign the new order to this team (it starts ASSIGNED)')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
+      .option('--team <teamId>', 'assign the new order to this team, by id or name (it starts ASSIGNED)')
       .option('--reason <code>', 'reclassify the alert with this internal reason first'),
-  ).action(async (alertId: string, opts: JsonOption & { team?: string; reason?: string }) => {
-    const order: ServiceOrder = await withRuntime(io, (rt) => createOrderFromAlert(rt, cliActor(), alertId, { teamId: opts.team, reasonCode: opts.reason }));
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; team?: string; reason?: string }) => {
+    const order: ServiceOrder = await withRuntime(io, async (rt) => {
+      const ref = await alertRefOf(rt, alertId, opts.tenant);
+      const teamId = opts.team === undefined ? undefined : await teamIdOf(rt, opts.team, ref.tenantId, 'alert');
+      return createOrderFromAlert(rt, cliActor(), ref.id, { teamId, reasonCode: opts.reason });
+    });
     printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
   });
 
@@ -71,10 +77,14 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('link')
       .description('Pending -> Linked to an existing open order (a duplicate report); the partner gets ServiceOrder.Created')
-      .argument('<alertId>', 'alert id')
-      .requiredOption('--order <orderId>', 'service order id (OPEN, ASSIGNED or IN_PROGRESS)'),
-  ).action(async (alertId: string, opts: JsonOption & { order: string }) => {
-    const a = await withRuntime(io, (rt) => linkAlert(rt, cliActor(), alertId, opts.order, 'en'));
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
+      .requiredOption('--order <orderId>', 'service order id or number (OPEN, ASSIGNED or IN_PROGRESS)'),
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; order: string }) => {
+    const a = await withRuntime(io, async (rt) => {
+      const ref = await alertRefOf(rt, alertId, opts.tenant);
+      return linkAlert(rt, cliActor(), ref.id, await linkOrderIdOf(rt, opts.order, ref.tenantId), 'en');
+    });
     printResult(io, opts, a, () => `Linked ${describeAlert(a)}`);
   });
 
@@ -82,10 +92,11 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('discard')
       .description('Pending -> Cancelled; the partner gets Alert.Cancelled')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .option('--reason <text>', 'why (kept on the alert and in the audit log)'),
-  ).action(async (alertId: string, opts: JsonOption & { reason?: string }) => {
-    const a = await withRuntime(io, (rt) => discardAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason?: string }) => {
+    const a = await withRuntime(io, async (rt) => discardAlert(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Discarded ${describeAlert(a)}`);
   });
 
@@ -93,10 +104,11 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('reclassify')
       .description('set the internal reason; priority and SLA follow (Pending, or Linked to an open order: the order follows too)')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .requiredOption('--reason <code>', 'internal reason code of the tenant'),
-  ).action(async (alertId: string, opts: JsonOption & { reason: string }) => {
-    const a = await withRuntime(io, (rt) => reclassifyAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason: string }) => {
+    const a = await withRuntime(io, async (rt) => reclassifyAlert(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Reclassified ${describeAlert(a)}`);
   });
 
@@ -104,13 +116,14 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('set-location')
       .description('set WGS-84 coordinates (clears "not geolocated"); an open linked order without coordinates takes them')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .requiredOption('--lat <latitude>', 'latitude, -90..90')
       .requiredOption('--lon <longitude>', 'longitude, -180..180'),
-  ).action(async (alertId: string, opts: JsonOption & { lat: string; lon: string }) => {
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; lat: string; lon: string }) => {
     const lat = coordinate('--lat', opts.lat);
     const lon = coordinate('--lon', opts.lon);
-    const a = await withRuntime(io, (rt) => setAlertLocation(rt, cliActor(), alertId, lat, lon, 'en'));
+    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en'));
     printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
   });
 }

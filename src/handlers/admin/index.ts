@@ -4,7 +4,7 @@ import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, re
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './service-orders.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, listServiceOrders, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
@@ -31,6 +31,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   reclassifyAlert,
   setAlertLocation,
   // ServiceOrders
+  listServiceOrders,
   getServiceOrder,
   assignServiceOrder,
   startServiceOrder,

@@ -9,3 +9,5 @@ export { loadServiceOrder, serviceOrderView } from './order-view.js';
 export { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from './reasons.js';
 export { createTeam, listTeams } from './teams.js';
 export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './triage.js';
+export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from './resolve.js';
+export { listServiceOrders, type OrderListInput } from './order-list.js';

@@ -1,0 +1,6 @@
+import type { AdminAccess, TenantRole } from '../../src/services/operators/index.js';
+
+/** The access of an operator granted one tenant (what a narrowed token carries). */
+export function cityAccess(tenantId: string, role: TenantRole = 'city-admin'): AdminAccess {
+  return { platformAdmin: false, grants: new Map([[tenantId, role]]) };
+}
