@@ -163,6 +163,168 @@ export const ProblemSchema = {
     }
 } as const;
 
+export const TenantAttentionSchema = {
+    type: 'object',
+    title: 'TenantAttention',
+    description: 'What waits for an operator in one tenant (the console\'s badges). Every count is of\nthis tenant only.\n',
+    required: [
+        'tenantId',
+        'pendingAlerts',
+        'overduePendingAlerts',
+        'notGeolocatedAlerts',
+        'overdueServiceOrders',
+        'deadDeliveries',
+        'rejectedInboundItems',
+        'failedAttachmentUrls'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        pendingAlerts: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Alerts waiting for triage (`Pending`).',
+            examples: [
+                12
+            ]
+        },
+        overduePendingAlerts: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Of those, the ones past their SLA deadline.',
+            examples: [
+                2
+            ]
+        },
+        notGeolocatedAlerts: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Pending or Linked alerts without coordinates.',
+            examples: [
+                3
+            ]
+        },
+        overdueServiceOrders: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) past their SLA deadline.',
+            examples: [
+                1
+            ]
+        },
+        deadDeliveries: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Webhook deliveries of the tenant\'s partners that gave up and were not redelivered since.',
+            examples: [
+                4
+            ]
+        },
+        rejectedInboundItems: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Items read from partners\' polling endpoints that could not be accepted, not replaced by a valid one and not dismissed.',
+            examples: [
+                0
+            ]
+        },
+        failedAttachmentUrls: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Attachment URLs that could not be downloaded, not dismissed.',
+            examples: [
+                1
+            ]
+        }
+    }
+} as const;
+
+export const PrioritySchema = {
+    type: 'string',
+    title: 'Priority',
+    description: 'Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).',
+    enum: [
+        'Low',
+        'Medium',
+        'High',
+        'Critical'
+    ]
+} as const;
+
+export const ReasonSchema = {
+    type: 'object',
+    title: 'Reason',
+    description: 'An internal reason of a tenant; its priority and SLA apply to the alerts and orders classified with it.',
+    required: [
+        'tenantId',
+        'code',
+        'namePt',
+        'nameEn',
+        'priority',
+        'slaHours',
+        'createdAt',
+        'updatedAt'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        code: {
+            type: 'string',
+            pattern: '^[A-Za-z0-9_.-]{1,64}$',
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        namePt: {
+            type: 'string',
+            examples: [
+                'Lâmpada apagada'
+            ]
+        },
+        nameEn: {
+            type: 'string',
+            examples: [
+                'Lamp out'
+            ]
+        },
+        priority: {
+            $ref: '#/components/schemas/Priority'
+        },
+        slaHours: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 8760,
+            examples: [
+                8
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            format: 'date-time',
+            examples: [
+                '2026-03-01T12:00:00.000Z'
+            ]
+        },
+        updatedAt: {
+            type: 'string',
+            format: 'date-time',
+            examples: [
+                '2026-03-01T12:00:00.000Z'
+            ]
+        }
+    }
+} as const;
+
 export const AdminTeamSchema = {
     type: 'object',
     title: 'AdminTeam',
@@ -215,18 +377,6 @@ export const AlertStatusSchema = {
         'Linked',
         'Resolved',
         'Cancelled'
-    ]
-} as const;
-
-export const PrioritySchema = {
-    type: 'string',
-    title: 'Priority',
-    description: 'Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).',
-    enum: [
-        'Low',
-        'Medium',
-        'High',
-        'Critical'
     ]
 } as const;
 
@@ -1785,6 +1935,184 @@ export const RejectedInboundPageSchema = {
             description: 'Number of items matching the filter.',
             examples: [
                 1
+            ]
+        }
+    }
+} as const;
+
+export const PartnerReasonCodesSchema = {
+    type: 'object',
+    title: 'PartnerReasonCodes',
+    description: 'Every reason code a partner has a mapping for or has sent in an alert: mapped codes\nfirst, then the unmapped ones (which land on `EXTERNAL_OTHER`) by number of alerts.\n',
+    required: [
+        'partner',
+        'tenantId',
+        'items'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        items: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'partnerCode',
+                    'reasonCode',
+                    'alerts',
+                    'pendingAlerts',
+                    'lastSeenAt'
+                ],
+                properties: {
+                    partnerCode: {
+                        type: 'string',
+                        examples: [
+                            'LAMPADA_APAGADA'
+                        ]
+                    },
+                    reasonCode: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        description: 'The internal reason it maps to; null when unmapped.',
+                        examples: [
+                            'LAMP_OUT'
+                        ]
+                    },
+                    alerts: {
+                        type: 'integer',
+                        minimum: 0,
+                        description: 'Alerts of this partner that carried the code.',
+                        examples: [
+                            14
+                        ]
+                    },
+                    pendingAlerts: {
+                        type: 'integer',
+                        minimum: 0,
+                        description: 'Of those, the ones waiting as Pending (what `apply` would reclassify).',
+                        examples: [
+                            3
+                        ]
+                    },
+                    lastSeenAt: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        format: 'date-time',
+                        description: 'When an alert last carried it; null for a mapping never used.',
+                        examples: [
+                            '2026-03-14T13:02:11.412Z'
+                        ]
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const ReasonMappingSchema = {
+    type: 'object',
+    title: 'ReasonMapping',
+    description: 'A partner\'s reason code and the internal reason of the partner\'s tenant it maps to.',
+    required: [
+        'partner',
+        'partnerCode',
+        'tenantId',
+        'reasonCode'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            description: 'The partner\'s code.',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            description: 'The reason code as the partner sends it in `reasonCode`.',
+            examples: [
+                'LAMPADA_APAGADA'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        reasonCode: {
+            type: 'string',
+            examples: [
+                'LAMP_OUT'
+            ]
+        }
+    }
+} as const;
+
+export const ApplyMappingResultSchema = {
+    type: 'object',
+    title: 'ApplyMappingResult',
+    description: 'The Pending alerts reclassified by applying a mapping.',
+    required: [
+        'partner',
+        'partnerCode',
+        'reasonCode',
+        'reclassified',
+        'alertNumbers'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            examples: [
+                'LAMPADA_APAGADA'
+            ]
+        },
+        reasonCode: {
+            type: 'string',
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        reclassified: {
+            type: 'integer',
+            minimum: 0,
+            examples: [
+                3
+            ]
+        },
+        alertNumbers: {
+            type: 'array',
+            items: {
+                type: 'integer'
+            },
+            examples: [
+                [
+                    40,
+                    41,
+                    57
+                ]
             ]
         }
     }

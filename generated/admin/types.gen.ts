@@ -126,6 +126,68 @@ export type Problem = {
 };
 
 /**
+ * TenantAttention
+ *
+ * What waits for an operator in one tenant (the console's badges). Every count is of
+ * this tenant only.
+ *
+ */
+export type TenantAttention = {
+    tenantId: string;
+    /**
+     * Alerts waiting for triage (`Pending`).
+     */
+    pendingAlerts: number;
+    /**
+     * Of those, the ones past their SLA deadline.
+     */
+    overduePendingAlerts: number;
+    /**
+     * Pending or Linked alerts without coordinates.
+     */
+    notGeolocatedAlerts: number;
+    /**
+     * Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) past their SLA deadline.
+     */
+    overdueServiceOrders: number;
+    /**
+     * Webhook deliveries of the tenant's partners that gave up and were not redelivered since.
+     */
+    deadDeliveries: number;
+    /**
+     * Items read from partners' polling endpoints that could not be accepted, not replaced by a valid one and not dismissed.
+     */
+    rejectedInboundItems: number;
+    /**
+     * Attachment URLs that could not be downloaded, not dismissed.
+     */
+    failedAttachmentUrls: number;
+};
+
+/**
+ * Priority
+ *
+ * Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).
+ */
+export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
+
+/**
+ * Reason
+ *
+ * An internal reason of a tenant; its priority and SLA apply to the alerts and orders classified with it.
+ */
+export type Reason = {
+    tenantId: string;
+    code: string;
+    namePt: string;
+    nameEn: string;
+    priority: Priority;
+    slaHours: number;
+    createdAt: string;
+    updatedAt: string;
+};
+
+/**
  * AdminTeam
  *
  * A field team of a tenant.
@@ -159,13 +221,6 @@ export type AdminTeam = {
  *
  */
 export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled';
-
-/**
- * Priority
- *
- * Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).
- */
-export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
 
 /**
  * ServiceOrderNumber
@@ -765,6 +820,68 @@ export type RejectedInboundPage = {
 };
 
 /**
+ * PartnerReasonCodes
+ *
+ * Every reason code a partner has a mapping for or has sent in an alert: mapped codes
+ * first, then the unmapped ones (which land on `EXTERNAL_OTHER`) by number of alerts.
+ *
+ */
+export type PartnerReasonCodes = {
+    partner: string;
+    tenantId: string;
+    items: Array<{
+        partnerCode: string;
+        /**
+         * The internal reason it maps to; null when unmapped.
+         */
+        reasonCode: string | null;
+        /**
+         * Alerts of this partner that carried the code.
+         */
+        alerts: number;
+        /**
+         * Of those, the ones waiting as Pending (what `apply` would reclassify).
+         */
+        pendingAlerts: number;
+        /**
+         * When an alert last carried it; null for a mapping never used.
+         */
+        lastSeenAt: string | null;
+    }>;
+};
+
+/**
+ * ReasonMapping
+ *
+ * A partner's reason code and the internal reason of the partner's tenant it maps to.
+ */
+export type ReasonMapping = {
+    /**
+     * The partner's code.
+     */
+    partner: string;
+    /**
+     * The reason code as the partner sends it in `reasonCode`.
+     */
+    partnerCode: string;
+    tenantId: string;
+    reasonCode: string;
+};
+
+/**
+ * ApplyMappingResult
+ *
+ * The Pending alerts reclassified by applying a mapping.
+ */
+export type ApplyMappingResult = {
+    partner: string;
+    partnerCode: string;
+    reasonCode: string;
+    reclassified: number;
+    alertNumbers: Array<number>;
+};
+
+/**
  * AuditEntry
  *
  * One operator action: who, what, when, and the state of the changed entity before and
@@ -1037,6 +1154,11 @@ export type ServiceOrderIdPath = string;
 export type PartnerCodePath = string;
 
 /**
+ * A reason code as the partner sends it (URL-encoded).
+ */
+export type PartnerReasonCodePath = string;
+
+/**
  * Id of a webhook delivery.
  */
 export type DeliveryIdPath = string;
@@ -1264,6 +1386,265 @@ export type SetTenantIntakePolicyResponses = {
 };
 
 export type SetTenantIntakePolicyResponse = SetTenantIntakePolicyResponses[keyof SetTenantIntakePolicyResponses];
+
+export type GetTenantAttentionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/attention';
+};
+
+export type GetTenantAttentionErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetTenantAttentionError = GetTenantAttentionErrors[keyof GetTenantAttentionErrors];
+
+export type GetTenantAttentionResponses = {
+    /**
+     * The counts.
+     */
+    200: TenantAttention;
+};
+
+export type GetTenantAttentionResponse = GetTenantAttentionResponses[keyof GetTenantAttentionResponses];
+
+export type ListReasonsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/reasons';
+};
+
+export type ListReasonsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListReasonsError = ListReasonsErrors[keyof ListReasonsErrors];
+
+export type ListReasonsResponses = {
+    /**
+     * The reasons.
+     */
+    200: {
+        items: Array<Reason>;
+    };
+};
+
+export type ListReasonsResponse = ListReasonsResponses[keyof ListReasonsResponses];
+
+export type CreateReasonData = {
+    body: {
+        code: string;
+        namePt: string;
+        nameEn: string;
+        priority: Priority;
+        slaHours: number;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/reasons';
+};
+
+export type CreateReasonErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateReasonError = CreateReasonErrors[keyof CreateReasonErrors];
+
+export type CreateReasonResponses = {
+    /**
+     * The new reason.
+     */
+    201: Reason;
+};
+
+export type CreateReasonResponse = CreateReasonResponses[keyof CreateReasonResponses];
 
 export type ListTeamsData = {
     body?: never;
@@ -3554,6 +3935,363 @@ export type ListRejectedInboundItemsResponses = {
 };
 
 export type ListRejectedInboundItemsResponse = ListRejectedInboundItemsResponses[keyof ListRejectedInboundItemsResponses];
+
+export type ListPartnerReasonCodesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes';
+};
+
+export type ListPartnerReasonCodesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListPartnerReasonCodesError = ListPartnerReasonCodesErrors[keyof ListPartnerReasonCodesErrors];
+
+export type ListPartnerReasonCodesResponses = {
+    /**
+     * The partner's codes.
+     */
+    200: PartnerReasonCodes;
+};
+
+export type ListPartnerReasonCodesResponse = ListPartnerReasonCodesResponses[keyof ListPartnerReasonCodesResponses];
+
+export type UnmapPartnerReasonCodeData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}';
+};
+
+export type UnmapPartnerReasonCodeErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type UnmapPartnerReasonCodeError = UnmapPartnerReasonCodeErrors[keyof UnmapPartnerReasonCodeErrors];
+
+export type UnmapPartnerReasonCodeResponses = {
+    /**
+     * Whether a mapping was removed.
+     */
+    200: {
+        partner: string;
+        partnerCode: string;
+        removed: boolean;
+    };
+};
+
+export type UnmapPartnerReasonCodeResponse = UnmapPartnerReasonCodeResponses[keyof UnmapPartnerReasonCodeResponses];
+
+export type MapPartnerReasonCodeData = {
+    body: {
+        /**
+         * An internal reason of the partner's tenant.
+         */
+        reasonCode: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}';
+};
+
+export type MapPartnerReasonCodeErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type MapPartnerReasonCodeError = MapPartnerReasonCodeErrors[keyof MapPartnerReasonCodeErrors];
+
+export type MapPartnerReasonCodeResponses = {
+    /**
+     * The mapping.
+     */
+    200: ReasonMapping;
+};
+
+export type MapPartnerReasonCodeResponse = MapPartnerReasonCodeResponses[keyof MapPartnerReasonCodeResponses];
+
+export type ApplyPartnerReasonMappingData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}/apply';
+};
+
+export type ApplyPartnerReasonMappingErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ApplyPartnerReasonMappingError = ApplyPartnerReasonMappingErrors[keyof ApplyPartnerReasonMappingErrors];
+
+export type ApplyPartnerReasonMappingResponses = {
+    /**
+     * What was reclassified.
+     */
+    200: ApplyMappingResult;
+};
+
+export type ApplyPartnerReasonMappingResponse = ApplyPartnerReasonMappingResponses[keyof ApplyPartnerReasonMappingResponses];
 
 export type ListAuditEntriesData = {
     body?: never;

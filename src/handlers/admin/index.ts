@@ -4,9 +4,10 @@ import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, re
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
+import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, listServiceOrders, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
-import { getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
 
 /**
@@ -19,6 +20,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   listTenants,
   getTenant,
   setTenantIntakePolicy,
+  getTenantAttention,
   // Teams
   listTeams,
   createTeam,
@@ -43,6 +45,13 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getPartner,
   updatePartner,
   rotatePartnerKey,
+  // Reasons
+  listReasons,
+  createReason,
+  listPartnerReasonCodes,
+  mapPartnerReasonCode,
+  unmapPartnerReasonCode,
+  applyPartnerReasonMapping,
   // Audit
   listAuditEntries,
   // InboundItems (partner polling)
