@@ -766,6 +766,93 @@ export const AlertPageSchema = {
     }
 } as const;
 
+export const TimelineEntrySchema = {
+    type: 'object',
+    title: 'TimelineEntry',
+    description: 'One moment in an alert\'s or an order\'s story. `kind`:\n`status` (a status change: `data.from`, `data.to`), `audit` (an audited action:\n`title` is the action, `data.before` and `data.after` the state around it), `event`\n(an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or\n`delivery` (a webhook delivery of such an event, at its end or, while it is still\ngoing, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).\n',
+    required: [
+        'at',
+        'kind',
+        'actor',
+        'title',
+        'note',
+        'data'
+    ],
+    properties: {
+        at: {
+            type: 'string',
+            format: 'date-time',
+            examples: [
+                '2026-03-14T13:02:11.412Z'
+            ]
+        },
+        kind: {
+            type: 'string',
+            enum: [
+                'status',
+                'audit',
+                'event',
+                'delivery'
+            ],
+            examples: [
+                'status'
+            ]
+        },
+        actor: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Who did it (`admin-token:<name>`, `cli:<user>`, `intake`, ...); null for what Lumen did on its own.',
+            examples: [
+                'admin-token:ops-desk'
+            ]
+        },
+        title: {
+            type: 'string',
+            examples: [
+                'Pending -> Linked'
+            ]
+        },
+        note: {
+            type: [
+                'string',
+                'null'
+            ],
+            examples: [
+                'new order OS-2026-00042'
+            ]
+        },
+        data: {
+            type: 'object',
+            description: 'Details of the entry, by kind (see above).',
+            examples: [
+                {
+                    from: 'Pending',
+                    to: 'Linked'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const TimelineSchema = {
+    type: 'object',
+    title: 'Timeline',
+    description: 'An alert\'s or a service order\'s story, oldest first (at most 500 entries of each kind).',
+    required: [
+        'items'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/TimelineEntry'
+            }
+        }
+    }
+} as const;
+
 export const TeamSchema = {
     type: 'object',
     title: 'Team',

@@ -363,6 +363,43 @@ export type AlertPage = {
 };
 
 /**
+ * TimelineEntry
+ *
+ * One moment in an alert's or an order's story. `kind`:
+ * `status` (a status change: `data.from`, `data.to`), `audit` (an audited action:
+ * `title` is the action, `data.before` and `data.after` the state around it), `event`
+ * (an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or
+ * `delivery` (a webhook delivery of such an event, at its end or, while it is still
+ * going, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).
+ *
+ */
+export type TimelineEntry = {
+    at: string;
+    kind: 'status' | 'audit' | 'event' | 'delivery';
+    /**
+     * Who did it (`admin-token:<name>`, `cli:<user>`, `intake`, ...); null for what Lumen did on its own.
+     */
+    actor: string | null;
+    title: string;
+    note: string | null;
+    /**
+     * Details of the entry, by kind (see above).
+     */
+    data: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Timeline
+ *
+ * An alert's or a service order's story, oldest first (at most 500 entries of each kind).
+ */
+export type Timeline = {
+    items: Array<TimelineEntry>;
+};
+
+/**
  * Team
  *
  * Field team assigned to a service order.
@@ -1990,6 +2027,99 @@ export type GetAlertResponses = {
 
 export type GetAlertResponse = GetAlertResponses[keyof GetAlertResponses];
 
+export type GetAlertTimelineData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/alerts/{alertId}/timeline';
+};
+
+export type GetAlertTimelineErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertTimelineError = GetAlertTimelineErrors[keyof GetAlertTimelineErrors];
+
+export type GetAlertTimelineResponses = {
+    /**
+     * The timeline.
+     */
+    200: Timeline;
+};
+
+export type GetAlertTimelineResponse = GetAlertTimelineResponses[keyof GetAlertTimelineResponses];
+
 export type CreateOrderFromAlertData = {
     body: {
         /**
@@ -2811,6 +2941,99 @@ export type GetServiceOrderResponses = {
 };
 
 export type GetServiceOrderResponse = GetServiceOrderResponses[keyof GetServiceOrderResponses];
+
+export type GetServiceOrderTimelineData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/timeline';
+};
+
+export type GetServiceOrderTimelineErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetServiceOrderTimelineError = GetServiceOrderTimelineErrors[keyof GetServiceOrderTimelineErrors];
+
+export type GetServiceOrderTimelineResponses = {
+    /**
+     * The timeline.
+     */
+    200: Timeline;
+};
+
+export type GetServiceOrderTimelineResponse = GetServiceOrderTimelineResponses[keyof GetServiceOrderTimelineResponses];
 
 export type AssignServiceOrderData = {
     body: {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ServiceOrder } from '../../generated/admin/types.gen.js';
 import { cliActor } from '../services/audit/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
+import { orderTimeline, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { orderIdOf, orderRefOf, teamIdOf, TENANT_HINT } from './refs.js';
 
@@ -40,6 +40,13 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
         : [...page.items.map((o) => `${describeOrder(o)}${o.overdue ? '  OVERDUE' : ''}  alerts=${o.alertCount}`), `(${page.items.length} of ${page.total})${page.nextCursor ? `  next: --cursor ${page.nextCursor}` : ''}`].join('\n'),
     );
   });
+
+  jsonOption(order.command('timeline').description("an order's story: status changes, audit entries, events and deliveries").argument('<id>', 'service order id or number (OS-2026-00042)').option(...TENANT_HINT)).action(
+    async (id: string, opts: JsonOption & { tenant?: string }) => {
+      const tl = await withRuntime(io, async (rt) => orderTimeline(rt.db, PLATFORM_ACCESS, await orderRefOf(rt, id, opts.tenant)));
+      printResult(io, opts, tl, () => tl.items.map((e) => `${e.at}  ${e.kind.padEnd(8)} ${e.title}${e.actor ? `  by ${e.actor}` : ''}${e.note ? `  (${e.note})` : ''}`).join('\n') || 'Nothing yet.');
+    },
+  );
 
   jsonOption(order.command('show').description('show one service order (2.3 shape); its alerts: lumen alert list --order ID').argument('<id>', 'service order id or number (OS-2026-00042)').option(...TENANT_HINT)).action(
     async (id: string, opts: JsonOption & { tenant?: string }) => {

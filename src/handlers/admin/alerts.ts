@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { alertTimeline, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
 import { actorOf, alertOf, bodyOf, bodyRef, queryOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
@@ -49,3 +49,5 @@ export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
   const { latitude, longitude } = bodyOf<{ latitude: number; longitude: number }>(ctx);
   return { status: 200, body: await setLocation(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, latitude, longitude, ctx.lang) };
 };
+
+export const getAlertTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertTimeline(ctx.deps.db, ctx.principal.access, await alertOf(ctx)) });

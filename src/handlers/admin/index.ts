@@ -1,11 +1,11 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { createOrderFromAlert, discardAlert, getAlert, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, listServiceOrders, startServiceOrder } from './service-orders.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
@@ -27,6 +27,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   // Alerts (triage)
   listAlerts,
   getAlert,
+  getAlertTimeline,
   createOrderFromAlert,
   linkAlert,
   discardAlert,
@@ -35,6 +36,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   // ServiceOrders
   listServiceOrders,
   getServiceOrder,
+  getServiceOrderTimeline,
   assignServiceOrder,
   startServiceOrder,
   completeServiceOrder,

@@ -13,3 +13,4 @@ export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, re
 export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from './resolve.js';
 export { listServiceOrders, type OrderListInput } from './order-list.js';
 export { tenantAttention } from './attention.js';
+export { alertTimeline, orderTimeline } from './timeline.js';
