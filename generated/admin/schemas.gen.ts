@@ -325,6 +325,157 @@ export const ReasonSchema = {
     }
 } as const;
 
+export const MapPoleSchema = {
+    type: 'object',
+    title: 'MapPole',
+    description: 'An active pole of a tenant for the operators\' map, with the state of its telegestor.',
+    required: [
+        'id',
+        'code',
+        'address',
+        'neighborhood',
+        'latitude',
+        'longitude',
+        'distanceMeters',
+        'telegestorState',
+        'telegestor'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+            ]
+        },
+        code: {
+            type: 'string',
+            examples: [
+                'P-000123'
+            ]
+        },
+        address: {
+            type: 'string',
+            examples: [
+                'Rua Augusta, 1500'
+            ]
+        },
+        neighborhood: {
+            type: 'string',
+            examples: [
+                'Consolação'
+            ]
+        },
+        latitude: {
+            type: 'number',
+            examples: [
+                -23.5573
+            ]
+        },
+        longitude: {
+            type: 'number',
+            examples: [
+                -46.6602
+            ]
+        },
+        distanceMeters: {
+            type: [
+                'number',
+                'null'
+            ],
+            description: 'Metres from the point asked for (`near`); null for a box.',
+            examples: [
+                12.4
+            ]
+        },
+        telegestorState: {
+            type: 'string',
+            enum: [
+                'online',
+                'off',
+                'unknown'
+            ],
+            description: '`online` or `off` as the pole\'s telegestor last reported; `unknown` when it never reported or the pole has none.',
+            examples: [
+                'online'
+            ]
+        },
+        telegestor: {
+            type: [
+                'object',
+                'null'
+            ],
+            description: 'The pole\'s telegestor (remote-management device), null when it has none.',
+            required: [
+                'identifier',
+                'online',
+                'relayOn',
+                'lastCommunicationAt'
+            ],
+            properties: {
+                identifier: {
+                    type: 'string',
+                    examples: [
+                        'TG-000123'
+                    ]
+                },
+                online: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    examples: [
+                        true
+                    ]
+                },
+                relayOn: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    examples: [
+                        false
+                    ]
+                },
+                lastCommunicationAt: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-14T12:58:40.101Z'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const MapPolesSchema = {
+    type: 'object',
+    title: 'MapPoles',
+    description: 'Poles for the map; `truncated` is true when the box holds more than `limit` (zoom in).',
+    required: [
+        'items',
+        'truncated'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/MapPole'
+            }
+        },
+        truncated: {
+            type: 'boolean',
+            examples: [
+                false
+            ]
+        }
+    }
+} as const;
+
 export const AdminTeamSchema = {
     type: 'object',
     title: 'AdminTeam',
@@ -848,6 +999,92 @@ export const TimelineSchema = {
             type: 'array',
             items: {
                 $ref: '#/components/schemas/TimelineEntry'
+            }
+        }
+    }
+} as const;
+
+export const DuplicateSuggestionsSchema = {
+    type: 'object',
+    title: 'DuplicateSuggestions',
+    description: 'Open orders an alert may be a duplicate of: on the alert\'s pole (the nearest within\n`LUMEN_POLE_MATCH_METERS` of its coordinates) or within 50 m of them; those on the\npole first, then by distance, at most 20. An alert without coordinates has none.\n',
+    required: [
+        'alertId',
+        'poleId',
+        'items'
+    ],
+    properties: {
+        alertId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        poleId: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'uuid',
+            description: 'The pole the alert was matched to; null when none is near enough.',
+            examples: [
+                '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+            ]
+        },
+        items: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'serviceOrder',
+                    'samePole',
+                    'distanceMeters'
+                ],
+                properties: {
+                    serviceOrder: {
+                        type: 'object',
+                        required: [
+                            'id',
+                            'number',
+                            'status',
+                            'address',
+                            'poleId'
+                        ],
+                        properties: {
+                            id: {
+                                type: 'string',
+                                format: 'uuid'
+                            },
+                            number: {
+                                $ref: '#/components/schemas/ServiceOrderNumber'
+                            },
+                            status: {
+                                $ref: '#/components/schemas/ServiceOrderStatus'
+                            },
+                            address: {
+                                type: 'string'
+                            },
+                            poleId: {
+                                type: [
+                                    'string',
+                                    'null'
+                                ],
+                                format: 'uuid'
+                            }
+                        }
+                    },
+                    samePole: {
+                        type: 'boolean'
+                    },
+                    distanceMeters: {
+                        type: [
+                            'number',
+                            'null'
+                        ],
+                        description: 'Metres between the alert and the order; null when the order has no coordinates.'
+                    }
+                }
             }
         }
     }

@@ -188,6 +188,47 @@ export type Reason = {
 };
 
 /**
+ * MapPole
+ *
+ * An active pole of a tenant for the operators' map, with the state of its telegestor.
+ */
+export type MapPole = {
+    id: string;
+    code: string;
+    address: string;
+    neighborhood: string;
+    latitude: number;
+    longitude: number;
+    /**
+     * Metres from the point asked for (`near`); null for a box.
+     */
+    distanceMeters: number | null;
+    /**
+     * `online` or `off` as the pole's telegestor last reported; `unknown` when it never reported or the pole has none.
+     */
+    telegestorState: 'online' | 'off' | 'unknown';
+    /**
+     * The pole's telegestor (remote-management device), null when it has none.
+     */
+    telegestor: {
+        identifier: string;
+        online: boolean | null;
+        relayOn: boolean | null;
+        lastCommunicationAt: string | null;
+    } | null;
+};
+
+/**
+ * MapPoles
+ *
+ * Poles for the map; `truncated` is true when the box holds more than `limit` (zoom in).
+ */
+export type MapPoles = {
+    items: Array<MapPole>;
+    truncated: boolean;
+};
+
+/**
  * AdminTeam
  *
  * A field team of a tenant.
@@ -397,6 +438,36 @@ export type TimelineEntry = {
  */
 export type Timeline = {
     items: Array<TimelineEntry>;
+};
+
+/**
+ * DuplicateSuggestions
+ *
+ * Open orders an alert may be a duplicate of: on the alert's pole (the nearest within
+ * `LUMEN_POLE_MATCH_METERS` of its coordinates) or within 50 m of them; those on the
+ * pole first, then by distance, at most 20. An alert without coordinates has none.
+ *
+ */
+export type DuplicateSuggestions = {
+    alertId: string;
+    /**
+     * The pole the alert was matched to; null when none is near enough.
+     */
+    poleId: string | null;
+    items: Array<{
+        serviceOrder: {
+            id: string;
+            number: ServiceOrderNumber;
+            status: ServiceOrderStatus;
+            address: string;
+            poleId: string | null;
+        };
+        samePole: boolean;
+        /**
+         * Metres between the alert and the order; null when the order has no coordinates.
+         */
+        distanceMeters: number | null;
+    }>;
 };
 
 /**
@@ -1683,6 +1754,92 @@ export type CreateReasonResponses = {
 
 export type CreateReasonResponse = CreateReasonResponses[keyof CreateReasonResponses];
 
+export type ListMapPolesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * `latitude,longitude` in degrees (WGS-84).
+         */
+        near?: string;
+        /**
+         * With `near`, metres around the point (default 100, larger values are cut down to 2000).
+         */
+        radius?: number;
+        /**
+         * `south,west,north,east` in degrees.
+         */
+        bbox?: string;
+        /**
+         * With `bbox`, at most this many poles (default 500; larger values are cut down to 5000). With `near`, at most this many of the nearest.
+         */
+        limit?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/poles';
+};
+
+export type ListMapPolesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListMapPolesError = ListMapPolesErrors[keyof ListMapPolesErrors];
+
+export type ListMapPolesResponses = {
+    /**
+     * The poles.
+     */
+    200: MapPoles;
+};
+
+export type ListMapPolesResponse = ListMapPolesResponses[keyof ListMapPolesResponses];
+
 export type ListTeamsData = {
     body?: never;
     headers?: {
@@ -2120,12 +2277,109 @@ export type GetAlertTimelineResponses = {
 
 export type GetAlertTimelineResponse = GetAlertTimelineResponses[keyof GetAlertTimelineResponses];
 
+export type GetAlertDuplicatesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/alerts/{alertId}/duplicates';
+};
+
+export type GetAlertDuplicatesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertDuplicatesError = GetAlertDuplicatesErrors[keyof GetAlertDuplicatesErrors];
+
+export type GetAlertDuplicatesResponses = {
+    /**
+     * The suggestions.
+     */
+    200: DuplicateSuggestions;
+};
+
+export type GetAlertDuplicatesResponse = GetAlertDuplicatesResponses[keyof GetAlertDuplicatesResponses];
+
 export type CreateOrderFromAlertData = {
     body: {
         /**
          * Assign the new order to this team of the alert's tenant at once: its id or its name.
          */
         teamId?: string;
+        /**
+         * The order's pole (id or code, of the alert's tenant). Without it, the nearest active pole within `LUMEN_POLE_MATCH_METERS` of the alert, if any.
+         */
+        poleId?: string;
         /**
          * Reclassify the alert with this internal reason before creating the order.
          */
@@ -3034,6 +3288,136 @@ export type GetServiceOrderTimelineResponses = {
 };
 
 export type GetServiceOrderTimelineResponse = GetServiceOrderTimelineResponses[keyof GetServiceOrderTimelineResponses];
+
+export type SetServiceOrderPoleData = {
+    body: {
+        /**
+         * The pole's id or code; null clears the order's pole.
+         */
+        poleId: string | null;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/set-pole';
+};
+
+export type SetServiceOrderPoleErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SetServiceOrderPoleError = SetServiceOrderPoleErrors[keyof SetServiceOrderPoleErrors];
+
+export type SetServiceOrderPoleResponses = {
+    /**
+     * The order.
+     */
+    200: ServiceOrder;
+};
+
+export type SetServiceOrderPoleResponse = SetServiceOrderPoleResponses[keyof SetServiceOrderPoleResponses];
 
 export type AssignServiceOrderData = {
     body: {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
 import { cliActor } from '../services/audit/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { alertTimeline, createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
+import { alertTimeline, duplicateSuggestions, createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { describeOrder } from './order.cli.js';
 import { alertIdOf, alertRefOf, linkOrderIdOf, teamIdOf, TENANT_HINT } from './refs.js';
@@ -64,6 +64,17 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     },
   );
 
+  jsonOption(alert.command('duplicates').description('open orders on the same pole or within 50 m: candidates for lumen alert link').argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(
+    async (id: string, opts: JsonOption & { tenant?: string }) => {
+      const d = await withRuntime(io, async (rt) => duplicateSuggestions(rt, PLATFORM_ACCESS, await alertRefOf(rt, id, opts.tenant)));
+      printResult(io, opts, d, () =>
+        d.items.length === 0
+          ? 'No open order on the same pole or within 50 m.'
+          : d.items.map((s) => `${s.serviceOrder.number} ${s.serviceOrder.status}  ${s.samePole ? 'same pole' : `${s.distanceMeters} m`}  ${s.serviceOrder.address}`).join('\n'),
+      );
+    },
+  );
+
   jsonOption(
     alert
       .command('create-order')
@@ -71,12 +82,13 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .argument('<alertId>', 'alert id or number (42, #42)')
       .option(...TENANT_HINT)
       .option('--team <teamId>', 'assign the new order to this team, by id or name (it starts ASSIGNED)')
-      .option('--reason <code>', 'reclassify the alert with this internal reason first'),
-  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; team?: string; reason?: string }) => {
+      .option('--reason <code>', 'reclassify the alert with this internal reason first')
+      .option('--pole <pole>', "the order's pole, by id or code (default: the nearest within LUMEN_POLE_MATCH_METERS)"),
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; team?: string; reason?: string; pole?: string }) => {
     const order: ServiceOrder = await withRuntime(io, async (rt) => {
       const ref = await alertRefOf(rt, alertId, opts.tenant);
       const teamId = opts.team === undefined ? undefined : await teamIdOf(rt, opts.team, ref.tenantId, 'alert');
-      return createOrderFromAlert(rt, cliActor(), ref.id, { teamId, reasonCode: opts.reason });
+      return createOrderFromAlert(rt, cliActor(), ref.id, { teamId, reasonCode: opts.reason, poleId: opts.pole });
     });
     printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
   });

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { ServiceOrder } from '../../generated/admin/types.gen.js';
 import { cliActor } from '../services/audit/index.js';
+import { cliCaller } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { orderTimeline, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
-import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { orderTimeline, setOrderPole, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
+import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { orderIdOf, orderRefOf, teamIdOf, TENANT_HINT } from './refs.js';
 
 export function describeOrder(o: ServiceOrder): string {
@@ -47,6 +48,20 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       printResult(io, opts, tl, () => tl.items.map((e) => `${e.at}  ${e.kind.padEnd(8)} ${e.title}${e.actor ? `  by ${e.actor}` : ''}${e.note ? `  (${e.note})` : ''}`).join('\n') || 'Nothing yet.');
     },
   );
+
+  jsonOption(
+    order
+      .command('set-pole')
+      .description("set an open order's pole (no event; audited)")
+      .argument('<orderId>', 'service order id or number (OS-2026-00042)')
+      .option(...TENANT_HINT)
+      .option('--pole <pole>', 'pole id or code')
+      .option('--clear', "clear the order's pole"),
+  ).action(async (orderId: string, opts: JsonOption & { tenant?: string; pole?: string; clear?: boolean }) => {
+    if ((opts.pole === undefined) === !opts.clear) throw new CliError('give exactly one of --pole or --clear');
+    const o = await withRuntime(io, async (rt) => setOrderPole(rt, cliCaller(), await orderRefOf(rt, orderId, opts.tenant), opts.clear ? null : opts.pole!));
+    printResult(io, opts, o, () => `${describeOrder(o)}  pole=${o.poleId ?? 'none'}`);
+  });
 
   jsonOption(order.command('show').description('show one service order (2.3 shape); its alerts: lumen alert list --order ID').argument('<id>', 'service order id or number (OS-2026-00042)').option(...TENANT_HINT)).action(
     async (id: string, opts: JsonOption & { tenant?: string }) => {

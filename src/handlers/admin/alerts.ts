@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { alertTimeline, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { alertTimeline, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
 import { actorOf, alertOf, bodyOf, bodyRef, queryOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
@@ -22,7 +22,7 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
 export const getAlert: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findAlert(ctx.deps, (await alertOf(ctx)).id, ctx.lang) });
 
 export const createOrderFromAlert: Handler<AdminPrincipal> = async (ctx) => {
-  const body = bodyOf<{ teamId?: string; reasonCode?: string }>(ctx);
+  const body = bodyOf<{ teamId?: string; reasonCode?: string; poleId?: string }>(ctx);
   const alert = await alertOf(ctx);
   const teamId = body.teamId === undefined ? undefined : await bodyRef('team', ctx, body.teamId, alert.tenantId, '/teamId', 'alert');
   const order = await createOrder(ctx.deps, actorOf(ctx), alert.id, { ...body, teamId });
@@ -51,3 +51,5 @@ export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
 };
 
 export const getAlertTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertTimeline(ctx.deps.db, ctx.principal.access, await alertOf(ctx)) });
+
+export const getAlertDuplicates: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await duplicateSuggestions(ctx.deps, ctx.principal.access, await alertOf(ctx)) });

@@ -1,11 +1,12 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert, discardAlert, getAlert, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
+import { listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, startServiceOrder } from './service-orders.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
@@ -28,6 +29,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   listAlerts,
   getAlert,
   getAlertTimeline,
+  getAlertDuplicates,
   createOrderFromAlert,
   linkAlert,
   discardAlert,
@@ -37,6 +39,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   listServiceOrders,
   getServiceOrder,
   getServiceOrderTimeline,
+  setServiceOrderPole,
   assignServiceOrder,
   startServiceOrder,
   completeServiceOrder,
@@ -47,6 +50,8 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getPartner,
   updatePartner,
   rotatePartnerKey,
+  // Poles
+  listMapPoles,
   // Reasons
   listReasons,
   createReason,

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { orderTimeline, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
+import { orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
 import { actorOf, bodyOf, bodyRef, orderOf, queryOf } from './context.js';
 
 const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
@@ -39,3 +39,8 @@ export const listServiceOrders: Handler<AdminPrincipal> = async (ctx) => {
 };
 
 export const getServiceOrderTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await orderTimeline(ctx.deps.db, ctx.principal.access, await orderOf(ctx)) });
+
+export const setServiceOrderPole: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await setOrderPole(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, await orderOf(ctx), bodyOf<{ poleId: string | null }>(ctx).poleId),
+});

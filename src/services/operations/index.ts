@@ -14,3 +14,4 @@ export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from 
 export { listServiceOrders, type OrderListInput } from './order-list.js';
 export { tenantAttention } from './attention.js';
 export { alertTimeline, orderTimeline } from './timeline.js';
+export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';

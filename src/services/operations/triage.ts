@@ -28,6 +28,7 @@ import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, alertSnapshot, alertView, onOrder, orderSnapshot } from './triage-view.js';
+import { poleForOrder } from './poles.js';
 
 /**
  * Triage of alerts (interface 3.1): an operator creates an order for a Pending alert,
@@ -145,6 +146,8 @@ export function orderAddress(alert: Pick<AlertRow, 'address_street' | 'address_n
 export interface CreateOrderInput {
   teamId?: string;
   reasonCode?: string;
+  /** The order's pole (id or code); default: the nearest within LUMEN_POLE_MATCH_METERS of the alert. */
+  poleId?: string;
 }
 
 /**
@@ -174,6 +177,7 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
       if (!team || team.tenant_id !== alert.tenant_id) throw invalid('/teamId', "no such team in the alert's tenant");
       teamName = team.name;
     }
+    const poleId = await poleForOrder(deps, tx, alert.tenant_id, input.poleId, alert);
     const priority = reason?.priority ?? alert.priority;
     const slaDueAt = reason ? slaDue(alert, reason) : alert.sla_due_at;
     const order = await tx
@@ -188,7 +192,7 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
         neighborhood: alert.address_neighborhood,
         latitude: alert.latitude,
         longitude: alert.longitude,
-        pole_id: null,
+        pole_id: poleId,
         team_id: input.teamId ?? null,
         sla_due_at: slaDueAt,
         closed_at: null,
@@ -321,7 +325,8 @@ export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId:
     const after: Record<string, unknown> = alertSnapshot(updated);
     let before: Record<string, unknown> = alertSnapshot(alert);
     if (order && order.latitude === null) {
-      const o = await updateOrder(tx, order.id, { latitude, longitude });
+      const poleId = order.pole_id ?? (await poleForOrder(deps, tx, order.tenant_id, undefined, { latitude, longitude }));
+      const o = await updateOrder(tx, order.id, { latitude, longitude, pole_id: poleId });
       before = { ...before, serviceOrder: orderSnapshot(order) };
       after.serviceOrder = orderSnapshot(o);
     }
