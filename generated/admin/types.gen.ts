@@ -5175,6 +5175,105 @@ export type RedeliverWebhooksSinceResponses = {
 
 export type RedeliverWebhooksSinceResponse = RedeliverWebhooksSinceResponses[keyof RedeliverWebhooksSinceResponses];
 
+export type RedeliverDeadWebhooksData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/webhook-deliveries/redeliver-dead';
+};
+
+export type RedeliverDeadWebhooksErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RedeliverDeadWebhooksError = RedeliverDeadWebhooksErrors[keyof RedeliverDeadWebhooksErrors];
+
+export type RedeliverDeadWebhooksResponses = {
+    /**
+     * The redeliveries were queued.
+     */
+    200: {
+        partnerCode: string;
+        /**
+         * Dead deliveries replaced by a new one.
+         */
+        count: number;
+        /**
+         * The new deliveries, in event order.
+         */
+        deliveryIds: Array<string>;
+    };
+};
+
+export type RedeliverDeadWebhooksResponse = RedeliverDeadWebhooksResponses[keyof RedeliverDeadWebhooksResponses];
+
 export type GetWebhookDeliveryData = {
     body?: never;
     headers?: {

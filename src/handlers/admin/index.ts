@@ -9,7 +9,7 @@ import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listRe
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
-import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
+import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
 
 /**
  * Every operation of openapi/admin.yaml, by operationId. One file per tag exports
@@ -70,4 +70,5 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getWebhookDelivery,
   redeliverWebhook,
   redeliverWebhooksSince,
+  redeliverDeadWebhooks,
 };
