@@ -1090,6 +1090,138 @@ export const DuplicateSuggestionsSchema = {
     }
 } as const;
 
+export const AttachmentFailureSchema = {
+    type: 'object',
+    title: 'AttachmentFailure',
+    description: 'An attachment URL that could not be downloaded (after its three attempts), kept for an operator.',
+    required: [
+        'id',
+        'createdAt',
+        'partner',
+        'protocolNumber',
+        'alertId',
+        'alertNumber',
+        'attachmentId',
+        'url',
+        'filename',
+        'contentType',
+        'errorCode',
+        'detail',
+        'attempts',
+        'dismissedAt',
+        'dismissedBy'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '8e0a2c4f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            format: 'date-time',
+            examples: [
+                '2026-03-14T13:02:11.412Z'
+            ]
+        },
+        partner: {
+            type: 'string',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        protocolNumber: {
+            type: 'string',
+            examples: [
+                '156-2026-000123456'
+            ]
+        },
+        alertId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        alertNumber: {
+            type: 'integer',
+            examples: [
+                42
+            ]
+        },
+        attachmentId: {
+            type: 'string',
+            format: 'uuid',
+            examples: [
+                '1a3c5e7f-9b2d-4f6a-8c0e-2d4f6a8c0e13'
+            ]
+        },
+        url: {
+            type: 'string',
+            examples: [
+                'https://fotos.example.gov.br/156/000123456/1.jpg'
+            ]
+        },
+        filename: {
+            type: [
+                'string',
+                'null'
+            ],
+            examples: [
+                'poste.jpg'
+            ]
+        },
+        contentType: {
+            type: 'string',
+            examples: [
+                'image/jpeg'
+            ]
+        },
+        errorCode: {
+            type: 'string',
+            description: 'The attachment error code (as in the intake response\'s attachment results).',
+            examples: [
+                'download-failed'
+            ]
+        },
+        detail: {
+            type: 'string',
+            description: 'The last technical cause (HTTP status, timeout, refused address, ...).',
+            examples: [
+                'HTTP 404'
+            ]
+        },
+        attempts: {
+            type: 'integer',
+            minimum: 0,
+            examples: [
+                3
+            ]
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
 export const TeamSchema = {
     type: 'object',
     title: 'Team',

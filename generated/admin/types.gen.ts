@@ -471,6 +471,35 @@ export type DuplicateSuggestions = {
 };
 
 /**
+ * AttachmentFailure
+ *
+ * An attachment URL that could not be downloaded (after its three attempts), kept for an operator.
+ */
+export type AttachmentFailure = {
+    id: string;
+    createdAt: string;
+    partner: string;
+    protocolNumber: string;
+    alertId: string;
+    alertNumber: number;
+    attachmentId: string;
+    url: string;
+    filename: string | null;
+    contentType: string;
+    /**
+     * The attachment error code (as in the intake response's attachment results).
+     */
+    errorCode: string;
+    /**
+     * The last technical cause (HTTP status, timeout, refused address, ...).
+     */
+    detail: string;
+    attempts: number;
+    dismissedAt: string | null;
+    dismissedBy: string | null;
+};
+
+/**
  * Team
  *
  * Field team assigned to a service order.
@@ -1227,6 +1256,21 @@ export type AlertIdPath = string;
 export type TenantHintQuery = string;
 
 /**
+ * Id of the attachment (`photos[].id` of the alert in the admin API).
+ */
+export type AttachmentIdPath = string;
+
+/**
+ * Items per page, default 50, at most 500 (larger values are cut down to 500).
+ */
+export type AdminLimit = number;
+
+/**
+ * Id of the failed attachment URL.
+ */
+export type AttachmentFailureIdPath = string;
+
+/**
  * Only this tenant's items. Without it, the items of every tenant the caller can see.
  * A tenant the caller cannot see is 404.
  *
@@ -1241,11 +1285,6 @@ export type TenantFilterQuery = string;
  *
  */
 export type AdminCursor = string;
-
-/**
- * Items per page, default 50, at most 500 (larger values are cut down to 500).
- */
-export type AdminLimit = number;
 
 /**
  * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
@@ -2369,6 +2408,341 @@ export type GetAlertDuplicatesResponses = {
 };
 
 export type GetAlertDuplicatesResponse = GetAlertDuplicatesResponses[keyof GetAlertDuplicatesResponses];
+
+export type GetAlertAttachmentData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+        /**
+         * Id of the attachment (`photos[].id` of the alert in the admin API).
+         */
+        attachmentId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+        /**
+         * `original` (default) or `thumbnail` (today the original too: see above).
+         */
+        variant?: 'original' | 'thumbnail';
+    };
+    url: '/api/admin/alerts/{alertId}/attachments/{attachmentId}';
+};
+
+export type GetAlertAttachmentErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertAttachmentError = GetAlertAttachmentErrors[keyof GetAlertAttachmentErrors];
+
+export type GetAlertAttachmentResponses = {
+    /**
+     * The image.
+     */
+    200: string;
+};
+
+export type GetAlertAttachmentResponse = GetAlertAttachmentResponses[keyof GetAlertAttachmentResponses];
+
+export type ListAttachmentFailuresData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        includeDismissed?: boolean;
+        /**
+         * Items per page, default 50, at most 500 (larger values are cut down to 500).
+         */
+        limit?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/attachment-failures';
+};
+
+export type ListAttachmentFailuresErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListAttachmentFailuresError = ListAttachmentFailuresErrors[keyof ListAttachmentFailuresErrors];
+
+export type ListAttachmentFailuresResponses = {
+    /**
+     * The failures.
+     */
+    200: {
+        items: Array<AttachmentFailure>;
+    };
+};
+
+export type ListAttachmentFailuresResponse = ListAttachmentFailuresResponses[keyof ListAttachmentFailuresResponses];
+
+export type RetryAttachmentFailureData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the failed attachment URL.
+         */
+        failureId: string;
+    };
+    query?: never;
+    url: '/api/admin/attachment-failures/{failureId}/retry';
+};
+
+export type RetryAttachmentFailureErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RetryAttachmentFailureError = RetryAttachmentFailureErrors[keyof RetryAttachmentFailureErrors];
+
+export type RetryAttachmentFailureResponses = {
+    /**
+     * What the retry found.
+     */
+    200: {
+        resolved: boolean;
+        failure: null | AttachmentFailure;
+    };
+};
+
+export type RetryAttachmentFailureResponse = RetryAttachmentFailureResponses[keyof RetryAttachmentFailureResponses];
+
+export type DismissAttachmentFailureData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the failed attachment URL.
+         */
+        failureId: string;
+    };
+    query?: never;
+    url: '/api/admin/attachment-failures/{failureId}/dismiss';
+};
+
+export type DismissAttachmentFailureErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type DismissAttachmentFailureError = DismissAttachmentFailureErrors[keyof DismissAttachmentFailureErrors];
+
+export type DismissAttachmentFailureResponses = {
+    /**
+     * The dismissed failure.
+     */
+    200: AttachmentFailure;
+};
+
+export type DismissAttachmentFailureResponse = DismissAttachmentFailureResponses[keyof DismissAttachmentFailureResponses];
 
 export type CreateOrderFromAlertData = {
     body: {

@@ -99,6 +99,8 @@ describe('lumen attachment failures', () => {
         errorCode: 'download-failed',
         detail: 'HTTP 503',
         attempts: 3,
+        dismissedAt: null,
+        dismissedBy: null,
       },
     ]);
     const human = await t.cli('attachment', 'failures', '--tenant', tenant.id);

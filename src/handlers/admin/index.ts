@@ -1,6 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import { createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
@@ -35,6 +36,11 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   discardAlert,
   reclassifyAlert,
   setAlertLocation,
+  // Attachments (of alerts)
+  getAlertAttachment,
+  listAttachmentFailures,
+  retryAttachmentFailure,
+  dismissAttachmentFailure,
   // ServiceOrders
   listServiceOrders,
   getServiceOrder,
