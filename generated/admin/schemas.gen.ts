@@ -2248,7 +2248,7 @@ export const RejectionReasonSchema = {
 export const RejectedInboundItemSchema = {
     type: 'object',
     title: 'RejectedInboundItem',
-    description: 'An item a polling-mode partner\'s endpoint returned that intake refused: it breaks the\n`IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would\nhave been answered 422 `validation-failed`. The rest of its batch was stored and the\ncursor moved past it: a rejected item never blocks a partner.\n\nThe same item read again (the partner sends it again, or a batch is re-read after a\nfailure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner\nlater sends a valid request with the same `protocolNumber`, it is accepted as usual\nand this entry gets `resolvedAt`.\n',
+    description: 'An item a polling-mode partner\'s endpoint returned that intake refused: it breaks the\n`IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would\nhave been answered 422 `validation-failed`. The rest of its batch was stored and the\ncursor moved past it: a rejected item never blocks a partner.\n\nThe same item read again (the partner sends it again, or a batch is re-read after a\nfailure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner\nlater sends a valid request with the same `protocolNumber`, it is accepted as usual\nand this entry gets `resolvedAt`. An operator may also retry it (the stored item\nthrough intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:\nlooked at, nothing to do; it no longer counts as open).\n',
     required: [
         'id',
         'partner',
@@ -2260,7 +2260,9 @@ export const RejectedInboundItemSchema = {
         'firstSeenAt',
         'lastSeenAt',
         'timesSeen',
-        'resolvedAt'
+        'resolvedAt',
+        'dismissedAt',
+        'dismissedBy'
     ],
     properties: {
         id: {
@@ -2331,6 +2333,27 @@ export const RejectedInboundItemSchema = {
             ],
             format: 'date-time',
             description: 'When a valid request with the same `protocolNumber` was accepted; null while the item is open.'
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            description: 'When an operator dismissed it; null otherwise.',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Who dismissed it.',
+            examples: [
+                null
+            ]
         }
     }
 } as const;

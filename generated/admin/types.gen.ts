@@ -895,7 +895,9 @@ export type RejectionReason = {
  * The same item read again (the partner sends it again, or a batch is re-read after a
  * failure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner
  * later sends a valid request with the same `protocolNumber`, it is accepted as usual
- * and this entry gets `resolvedAt`.
+ * and this entry gets `resolvedAt`. An operator may also retry it (the stored item
+ * through intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:
+ * looked at, nothing to do; it no longer counts as open).
  *
  */
 export type RejectedInboundItem = {
@@ -931,6 +933,14 @@ export type RejectedInboundItem = {
      * When a valid request with the same `protocolNumber` was accepted; null while the item is open.
      */
     resolvedAt: string | null;
+    /**
+     * When an operator dismissed it; null otherwise.
+     */
+    dismissedAt: string | null;
+    /**
+     * Who dismissed it.
+     */
+    dismissedBy: string | null;
 };
 
 /**
@@ -1299,6 +1309,11 @@ export type ServiceOrderIdPath = string;
  * Code of the external system (partner).
  */
 export type PartnerCodePath = string;
+
+/**
+ * Id of the rejected inbound item.
+ */
+export type RejectedItemIdPath = string;
 
 /**
  * A reason code as the partner sends it (URL-encoded).
@@ -4916,6 +4931,163 @@ export type ListRejectedInboundItemsResponses = {
 };
 
 export type ListRejectedInboundItemsResponse = ListRejectedInboundItemsResponses[keyof ListRejectedInboundItemsResponses];
+
+export type DismissRejectedInboundItemData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the rejected inbound item.
+         */
+        itemId: string;
+    };
+    query?: never;
+    url: '/api/admin/rejected-inbound-items/{itemId}/dismiss';
+};
+
+export type DismissRejectedInboundItemErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type DismissRejectedInboundItemError = DismissRejectedInboundItemErrors[keyof DismissRejectedInboundItemErrors];
+
+export type DismissRejectedInboundItemResponses = {
+    /**
+     * The item.
+     */
+    200: RejectedInboundItem;
+};
+
+export type DismissRejectedInboundItemResponse = DismissRejectedInboundItemResponses[keyof DismissRejectedInboundItemResponses];
+
+export type RetryRejectedInboundItemData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the rejected inbound item.
+         */
+        itemId: string;
+    };
+    query?: never;
+    url: '/api/admin/rejected-inbound-items/{itemId}/retry';
+};
+
+export type RetryRejectedInboundItemErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller sees the tenant but its role there is too low for this action
+     * (`viewer` reads; `triager` also acts on alerts and orders; `city-admin` also changes
+     * partners, keys, reasons, mappings, teams and tenant settings); `detail` names the
+     * role needed. A tenant the caller does not see at all answers 404 instead.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RetryRejectedInboundItemError = RetryRejectedInboundItemErrors[keyof RetryRejectedInboundItemErrors];
+
+export type RetryRejectedInboundItemResponses = {
+    /**
+     * What intake said.
+     */
+    200: {
+        accepted: boolean;
+        item: RejectedInboundItem;
+    };
+};
+
+export type RetryRejectedInboundItemResponse = RetryRejectedInboundItemResponses[keyof RetryRejectedInboundItemResponses];
 
 export type ListPartnerReasonCodesData = {
     body?: never;

@@ -1,6 +1,8 @@
 import { type Command, Option } from 'commander';
 import type { RejectedStatusFilter } from '../db/repositories/partner-poll.repository.js';
 import {
+  dismissRejectedItem,
+  retryRejectedItem,
   getPartnerPollStatus,
   listRejectedInbound,
   requestedPollEnded,
@@ -9,6 +11,7 @@ import {
   type RejectedInboundItemView,
 } from '../services/partner-poll/index.js';
 import { cliActor } from '../services/audit/index.js';
+import { cliCaller } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const ago = (at: string | null, now = Date.now()): string => {
@@ -109,4 +112,18 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
       return `${shown}${more}`;
     });
   });
+
+  jsonOption(inbound.command('dismiss').description('mark a rejected item as looked at (it leaves --status open and the counts)').argument('<itemId>', 'rejected item id')).action(
+    async (id: string, opts: JsonOption) => {
+      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliCaller(), id));
+      printResult(io, opts, item, () => `Dismissed ${describeRejected(item)}`);
+    },
+  );
+
+  jsonOption(inbound.command('retry').description('submit a rejected item to intake again (after its cause was fixed)').argument('<itemId>', 'rejected item id')).action(
+    async (id: string, opts: JsonOption) => {
+      const r = await withRuntime(io, (rt) => retryRejectedItem(rt, cliCaller(), id));
+      printResult(io, opts, r, () => `${r.accepted ? 'Accepted now' : 'Refused again'}: ${describeRejected(r.item)}`);
+    },
+  );
 }

@@ -17,7 +17,10 @@ let partner: { id: string; code: string; apiKey: string };
 beforeAll(async () => {
   t = await startTestApp({ env: { LUMEN_ATTACHMENT_RETRY_DELAY_MS: '0' } });
   api = adminFetch(t, await adminToken(t, 'photo-desk'));
-  host = await startStub((_req, res) => (serving ? res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG) : res.writeHead(404).end()));
+  host = await startStub((_req, res) => {
+    if (serving) res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
+    else res.writeHead(404).end();
+  });
   tenantId = (await makeTenant(t.rt, { intakePolicy: 'manual' })).id;
   partner = (await makePartner(t.rt, { tenantId })) as never;
 });

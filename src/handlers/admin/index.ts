@@ -3,7 +3,7 @@ import type { Handler } from '../../http/surface.js';
 import { createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
 import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
-import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
+import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
 import { listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
@@ -71,6 +71,8 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getPartnerPolling,
   pollPartnerNow,
   listRejectedInboundItems,
+  dismissRejectedInboundItem,
+  retryRejectedInboundItem,
   // WebhookDeliveries (events)
   listWebhookDeliveries,
   getWebhookDelivery,
