@@ -62,6 +62,13 @@ export interface Config {
   readonly embeddedRestartAttempts: number;
   /** Pause before the first restart, doubled each time. Default 1000 ms. */
   readonly embeddedRestartDelayMs: number;
+  /**
+   * The origin operators' browsers use to reach Lumen (LUMEN_PUBLIC_URL, e.g.
+   * https://lumen.city.example), without path. Console sessions: the cookie is Secure
+   * when it is https, and a state-changing request with the cookie must come from it
+   * (or from the Host the request names). Default: none.
+   */
+  readonly publicOrigin: string | null;
   /** Optional TLS termination: certificate and key files (PEM). */
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Nominatim-compatible geocoder base URL (LUMEN_GEOCODER_URL; its /search is called). Default none: only the tenant's poles geocode. */
@@ -308,6 +315,18 @@ export function loadConfig(env: Env = process.env): Config {
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
+  let publicOrigin: string | null = null;
+  const publicRaw = (env.LUMEN_PUBLIC_URL ?? '').trim();
+  if (publicRaw !== '') {
+    try {
+      const u = new URL(publicRaw);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`LUMEN_PUBLIC_URL must be an http(s) URL (got "${publicRaw}")`);
+      else publicOrigin = u.origin;
+    } catch {
+      problems.push(`LUMEN_PUBLIC_URL is not a valid URL (got "${publicRaw}")`);
+    }
+  }
+
   const certFile = (env.LUMEN_TLS_CERT_FILE ?? '').trim();
   const keyFile = (env.LUMEN_TLS_KEY_FILE ?? '').trim();
   if ((certFile === '') !== (keyFile === '')) problems.push('LUMEN_TLS_CERT_FILE and LUMEN_TLS_KEY_FILE must be set together');
@@ -384,6 +403,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceSeconds,
     embeddedRestartAttempts,
     embeddedRestartDelayMs,
+    publicOrigin,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
     geocoderUrl,
     geocodeBudgetMs,

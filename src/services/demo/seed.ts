@@ -28,5 +28,5 @@ export async function seedDemo(deps: ServiceDeps, code = 'demo'): Promise<DemoRe
 
 /** True when the database holds no tenant yet (a first start). */
 export async function isEmpty(deps: ServiceDeps): Promise<boolean> {
-  return (await listTenants(deps.db)).length === 0;
+  return (await listTenants(deps.db, 'all')).length === 0;
 }
