@@ -194,7 +194,7 @@ describe('dist/lumen', () => {
       const tenants = await runJson(['tenant', 'list', '--json'], cwd, env);
       expect(tenants.tenants).toEqual([]);
       expect(server.output()).not.toMatch(/lmn_(live|test)_/);
-      expect(server.output()).not.toMatch(/demo@lumen\.local|password/);
+      expect(server.output()).not.toMatch(/demo@lumen\.local|password \(shown once\)/);
       expect(statSync(path.join(dataDir, 'postgres-password')).mode & 0o777).toBe(0o600);
     } finally {
       expect(await stop(server), server.output()).toBe(0);
