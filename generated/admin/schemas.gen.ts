@@ -2354,7 +2354,6 @@ export const GrantInputSchema = {
 export const AdminTokenSchema = {
     type: 'object',
     description: 'An admin token, never the token itself (only its readable prefix). `scope` says what\nit reaches: `platform` every tenant (a platform-wide service token, or an operator\'s\ntoken while the operator is a platform admin); `owner` exactly its operator\'s access\nas it is at each request; `grants` the grants below, each cut at each request to the\noperator\'s own role on that tenant when the token belongs to an operator (a token\nnever reaches more than its operator).\n',
-    additionalProperties: false,
     required: [
         'id',
         'name',
