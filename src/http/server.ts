@@ -194,7 +194,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     if (config.validateResponses) {
-      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
+      // No body (a 204) is checked as null, which is how the validator reads "no content".
+      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {
         ctx.log.error({ operationId, status: result.status, errors: check.errors }, 'response does not match the OpenAPI document');
         throw new Error(`response of ${operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);

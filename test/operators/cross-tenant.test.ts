@@ -36,7 +36,9 @@ const secrets: string[] = [];
 
 beforeAll(async () => {
   t = await startTestApp();
-  stub = await startStub((_req, res) => res.writeHead(204).end());
+  stub = await startStub((_req, res) => {
+    res.writeHead(204).end();
+  });
   const cityA = await makeTenant(t.rt, { name: 'Cidade ALFA Secreta', intakePolicy: 'manual' });
   const cityB = await makeTenant(t.rt, { name: 'Cidade BETA' });
   const partner = await makePartner(t.rt, { tenantId: cityA.id, code: 'alfa-portal', transport: 'webhook', webhookUrl: `${stub.url}/hooks`, webhookSecret: 'whsec-alfa-0123456789' });

@@ -15,10 +15,12 @@ export const SESSION_IDLE_SECONDS = 8 * 3600;
 export const SESSION_ABSOLUTE_SECONDS = 7 * 24 * 3600;
 export const SESSION_COOKIE = 'lumen_session';
 
-/** Failed sign-ins: per account (the e-mail as typed) and per client address, in 15-minute windows. */
+/**
+ * Failed sign-ins are counted per account (the e-mail as typed, known or not) and per
+ * client address, in 15-minute windows, in the database (every instance counts
+ * together); the limits are LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT and _PER_ADDRESS.
+ */
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
-export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
-export const SIGN_IN_FAILURES_PER_ADDRESS = 30;
 
 export function hashSessionId(id: string): Buffer {
   return createHash('sha256').update(id, 'utf8').digest();
@@ -70,9 +72,10 @@ export interface SignInInput {
 export async function signIn(deps: ServiceDeps, input: SignInInput): Promise<SessionView & { sessionId: string }> {
   const typed = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, PASSWORD_MAX_LENGTH) : '';
-  const keys = [accountKey(typed), addressKey(input.address)];
+  const perAddress = deps.config.signInFailuresPerAddress;
+  const keys = [accountKey(typed), ...(perAddress > 0 ? [addressKey(input.address)] : [])];
   const counts = await signInFailures(deps.db, keys, SIGN_IN_WINDOW_SECONDS);
-  const blocked = counts.filter((c) => c.failures >= (c.key.startsWith('account:') ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS));
+  const blocked = counts.filter((c) => c.failures >= (c.key.startsWith('account:') ? deps.config.signInFailuresPerAccount : perAddress));
   if (blocked.length > 0) {
     const wait = Math.max(1, ...blocked.map((b) => b.secondsLeft));
     throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
