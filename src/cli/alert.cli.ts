@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { alertTimeline, duplicateSuggestions, createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { describeOrder } from './order.cli.js';
 import { alertIdOf, alertRefOf, linkOrderIdOf, teamIdOf, TENANT_HINT } from './refs.js';
 
@@ -36,7 +35,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--page-size <n>', 'alerts per page (at most 500)', '50'),
   ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; page: string; pageSize: string }) => {
     const page = await withRuntime(io, (rt) =>
-      listAlerts(rt, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
+      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
     );
     printResult(io, opts, page, () =>
       page.items.length === 0 ? 'No alerts match.' : [...page.items.map(describeAlert), `(page ${page.page}, ${page.items.length} of ${page.total})`].join('\n'),
@@ -44,7 +43,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   });
 
   jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(async (id: string, opts: JsonOption & { tenant?: string }) => {
-    const a = await withRuntime(io, async (rt) => getAlert(rt, await alertIdOf(rt, id, opts.tenant), 'en'));
+    const a = await withRuntime(io, async (rt) => getAlert(rt, PLATFORM_ACCESS, await alertIdOf(rt, id, opts.tenant), 'en'));
     printResult(io, opts, a, () =>
       [
         describeAlert(a),
@@ -88,7 +87,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     const order: ServiceOrder = await withRuntime(io, async (rt) => {
       const ref = await alertRefOf(rt, alertId, opts.tenant);
       const teamId = opts.team === undefined ? undefined : await teamIdOf(rt, opts.team, ref.tenantId, 'alert');
-      return createOrderFromAlert(rt, cliActor(), ref.id, { teamId, reasonCode: opts.reason, poleId: opts.pole });
+      return createOrderFromAlert(rt, cliActorOf(rt), ref.id, { teamId, reasonCode: opts.reason, poleId: opts.pole });
     });
     printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
   });
@@ -103,7 +102,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   ).action(async (alertId: string, opts: JsonOption & { tenant?: string; order: string }) => {
     const a = await withRuntime(io, async (rt) => {
       const ref = await alertRefOf(rt, alertId, opts.tenant);
-      return linkAlert(rt, cliActor(), ref.id, await linkOrderIdOf(rt, opts.order, ref.tenantId), 'en');
+      return linkAlert(rt, cliActorOf(rt), ref.id, await linkOrderIdOf(rt, opts.order, ref.tenantId), 'en');
     });
     printResult(io, opts, a, () => `Linked ${describeAlert(a)}`);
   });
@@ -116,7 +115,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option(...TENANT_HINT)
       .option('--reason <text>', 'why (kept on the alert and in the audit log)'),
   ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason?: string }) => {
-    const a = await withRuntime(io, async (rt) => discardAlert(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
+    const a = await withRuntime(io, async (rt) => discardAlert(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Discarded ${describeAlert(a)}`);
   });
 
@@ -128,7 +127,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option(...TENANT_HINT)
       .requiredOption('--reason <code>', 'internal reason code of the tenant'),
   ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason: string }) => {
-    const a = await withRuntime(io, async (rt) => reclassifyAlert(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
+    const a = await withRuntime(io, async (rt) => reclassifyAlert(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Reclassified ${describeAlert(a)}`);
   });
 
@@ -143,7 +142,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   ).action(async (alertId: string, opts: JsonOption & { tenant?: string; lat: string; lon: string }) => {
     const lat = coordinate('--lat', opts.lat);
     const lon = coordinate('--lon', opts.lon);
-    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActor(), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en'));
+    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en'));
     printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
   });
 }

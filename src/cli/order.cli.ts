@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
 import type { ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/index.js';
-import { cliCaller } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { orderTimeline, setOrderPole, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
-import { orderIdOf, orderRefOf, teamIdOf, TENANT_HINT } from './refs.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { TENANT_HINT, cliCallerOf, orderIdOf, orderRefOf, teamIdOf } from './refs.js';
 
 export function describeOrder(o: ServiceOrder): string {
   const team = o.team ? `team=${o.team.name}` : 'no team';
@@ -59,13 +57,13 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option('--clear', "clear the order's pole"),
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; pole?: string; clear?: boolean }) => {
     if ((opts.pole === undefined) === !opts.clear) throw new CliError('give exactly one of --pole or --clear');
-    const o = await withRuntime(io, async (rt) => setOrderPole(rt, cliCaller(), await orderRefOf(rt, orderId, opts.tenant), opts.clear ? null : opts.pole!));
+    const o = await withRuntime(io, async (rt) => setOrderPole(rt, cliCallerOf(rt), await orderRefOf(rt, orderId, opts.tenant), opts.clear ? null : opts.pole!));
     printResult(io, opts, o, () => `${describeOrder(o)}  pole=${o.poleId ?? 'none'}`);
   });
 
   jsonOption(order.command('show').description('show one service order (2.3 shape); its alerts: lumen alert list --order ID').argument('<id>', 'service order id or number (OS-2026-00042)').option(...TENANT_HINT)).action(
     async (id: string, opts: JsonOption & { tenant?: string }) => {
-      const o = await withRuntime(io, async (rt) => getServiceOrder(rt, await orderIdOf(rt, id, opts.tenant)));
+      const o = await withRuntime(io, async (rt) => getServiceOrder(rt, PLATFORM_ACCESS, await orderIdOf(rt, id, opts.tenant)));
       printResult(io, opts, o, () => describeOrder(o));
     },
   );
@@ -81,7 +79,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; team: string; note?: string }) => {
     const o = await withRuntime(io, async (rt) => {
       const ref = await orderRefOf(rt, orderId, opts.tenant);
-      return assignServiceOrder(rt, cliActor(), ref.id, await teamIdOf(rt, opts.team, ref.tenantId, 'order'), opts.note);
+      return assignServiceOrder(rt, cliActorOf(rt), ref.id, await teamIdOf(rt, opts.team, ref.tenantId, 'order'), opts.note);
     });
     printResult(io, opts, o, () => describeOrder(o));
   });
@@ -94,7 +92,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option(...TENANT_HINT)
       .option('--note <text>', 'kept in the status history and the audit log'),
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; note?: string }) => {
-    const o = await withRuntime(io, async (rt) => startServiceOrder(rt, cliActor(), await orderIdOf(rt, orderId, opts.tenant), opts.note));
+    const o = await withRuntime(io, async (rt) => startServiceOrder(rt, cliActorOf(rt), await orderIdOf(rt, orderId, opts.tenant), opts.note));
     printResult(io, opts, o, () => describeOrder(o));
   });
 
@@ -106,7 +104,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option(...TENANT_HINT)
       .option('--note <text>', 'kept in the status history and the audit log'),
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; note?: string }) => {
-    const o = await withRuntime(io, async (rt) => completeServiceOrder(rt, cliActor(), await orderIdOf(rt, orderId, opts.tenant), opts.note));
+    const o = await withRuntime(io, async (rt) => completeServiceOrder(rt, cliActorOf(rt), await orderIdOf(rt, orderId, opts.tenant), opts.note));
     printResult(io, opts, o, () => describeOrder(o));
   });
 
@@ -118,7 +116,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option(...TENANT_HINT)
       .option('--reason <text>', 'why (kept in the status history and the audit log)'),
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; reason?: string }) => {
-    const o = await withRuntime(io, async (rt) => cancelServiceOrder(rt, cliActor(), await orderIdOf(rt, orderId, opts.tenant), opts.reason));
+    const o = await withRuntime(io, async (rt) => cancelServiceOrder(rt, cliActorOf(rt), await orderIdOf(rt, orderId, opts.tenant), opts.reason));
     printResult(io, opts, o, () => describeOrder(o));
   });
 }

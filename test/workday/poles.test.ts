@@ -6,7 +6,7 @@ import { intakeBody, postJson } from '../intake/support.js';
 import { duplicateSuggestions, mapPoles, resolveOrder, setOrderPole } from '../../src/services/operations/index.js';
 import { PLATFORM_ACCESS } from '../../src/services/operators/index.js';
 import { AppError } from '../../src/lib/errors.js';
-import { cityAccess } from './support.js';
+import { cityAccess, outsiderCaller } from './support.js';
 
 let t: TestApp;
 let api: ReturnType<typeof adminFetch>;
@@ -82,9 +82,9 @@ describe('orders carry a pole', () => {
 
     const ref = await resolveOrder(t.rt.db, PLATFORM_ACCESS, order.number);
     const before = JSON.stringify(await orderRow(t, order.id));
-    const outsider = await setOrderPole(t.rt, { access: cityAccess((await makeTenant(t.rt)).id), actor: { kind: 'admin-token', name: 'x' } }, ref, near.code).then(() => null, (e: unknown) => e);
+    const outsider = await setOrderPole(t.rt, outsiderCaller(cityAccess((await makeTenant(t.rt)).id)), ref, near.code).then(() => null, (e: unknown) => e);
     expect((outsider as AppError).code).toBe('not-found');
-    const viewer = await setOrderPole(t.rt, { access: cityAccess(tenantId, 'viewer'), actor: { kind: 'admin-token', name: 'x' } }, ref, near.code).then(() => null, (e: unknown) => e);
+    const viewer = await setOrderPole(t.rt, outsiderCaller(cityAccess(tenantId, 'viewer')), ref, near.code).then(() => null, (e: unknown) => e);
     expect((viewer as AppError).code).toBe('forbidden');
     expect(JSON.stringify(await orderRow(t, order.id))).toBe(before);
   });

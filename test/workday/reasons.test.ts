@@ -4,7 +4,7 @@ import { makeAlert, makeCityOrder, makePartner, makeReason, makeTenant } from '.
 import { adminFetch, adminToken, auditOf, cliJson, problemOf } from '../operations/support.js';
 import { applyReasonMapping, mapReason, partnerReasonCodes, tenantAttention } from '../../src/services/operations/index.js';
 import { AppError } from '../../src/lib/errors.js';
-import { cityAccess } from './support.js';
+import { cityAccess, outsiderCaller } from './support.js';
 
 let t: TestApp;
 let api: ReturnType<typeof adminFetch>;
@@ -92,15 +92,15 @@ describe('reason catalogue and partner reason mapping', () => {
     await makeReason(t.rt, { tenantId, code: 'OTHER_CITY_TRY' });
     cliJson(await t.cli('reason', 'map', '--partner', partner.code, '--from', 'OUTRO', '--to', 'OTHER_CITY_TRY', '--json'));
     const before = JSON.stringify(await t.rt.db.selectFrom('alert').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute()) + (await auditOf(t, partner.id)).length;
-    const them = { access: cityAccess(other), actor: { kind: 'admin-token' as const, name: 'other-city' } };
+    const them = outsiderCaller(cityAccess(other));
     const code = async (p: Promise<unknown>) => ((await p.then(() => null, (e: unknown) => e)) as AppError).code;
     expect(await code(partnerReasonCodes(t.rt, partner.code, them))).toBe('not-found');
     expect(await code(mapReason(t.rt, { partnerCode: partner.code, from: 'OUTRO', to: 'LAMP_OUT' }, them))).toBe('not-found');
     expect(await code(applyReasonMapping(t.rt, partner.code, 'OUTRO', them))).toBe('not-found');
     expect(await code(tenantAttention(t.rt, them.access, tenantId))).toBe('not-found');
-    const viewer = { access: cityAccess(tenantId, 'viewer'), actor: them.actor };
+    const viewer = outsiderCaller(cityAccess(tenantId, 'viewer'));
     expect(await code(applyReasonMapping(t.rt, partner.code, 'OUTRO', viewer))).toBe('forbidden');
-    expect(await code(mapReason(t.rt, { partnerCode: partner.code, from: 'OUTRO', to: 'LAMP_OUT' }, { ...viewer, access: cityAccess(tenantId, 'triager') }))).toBe('forbidden');
+    expect(await code(mapReason(t.rt, { partnerCode: partner.code, from: 'OUTRO', to: 'LAMP_OUT' }, outsiderCaller(cityAccess(tenantId, 'triager'))))).toBe('forbidden');
     expect((await partnerReasonCodes(t.rt, partner.code, viewer)).partner).toBe(partner.code);
     const after = JSON.stringify(await t.rt.db.selectFrom('alert').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute()) + (await auditOf(t, partner.id)).length;
     expect(after).toBe(before);

@@ -6,7 +6,7 @@ import { adminFetch, adminToken, auditOf, cliJson } from '../operations/support.
 import { intakeBody } from '../intake/support.js';
 import { dismissRejectedItem, retryRejectedItem } from '../../src/services/partner-poll/index.js';
 import { AppError } from '../../src/lib/errors.js';
-import { cityAccess } from './support.js';
+import { cityAccess, outsiderCaller } from './support.js';
 
 let t: TestApp;
 let api: ReturnType<typeof adminFetch>;
@@ -50,7 +50,7 @@ describe('rejected inbound items', () => {
     const bad = await rejected(intakeBody('POLL-RETRY-2', { assetType: 'TREE' }));
     expect(await attention()).toBe(2);
 
-    const other = { access: cityAccess((await makeTenant(t.rt)).id), actor: { kind: 'admin-token' as const, name: 'other' } };
+    const other = outsiderCaller(cityAccess((await makeTenant(t.rt)).id));
     expect(((await retryRejectedItem(t.rt, other, good).then(() => null, (e: unknown) => e)) as AppError).code).toBe('not-found');
     expect(((await dismissRejectedItem(t.rt, other, bad).then(() => null, (e: unknown) => e)) as AppError).code).toBe('not-found');
     expect(await t.rt.db.selectFrom('alert').select('id').where('protocol_number', '=', 'POLL-RETRY-1').execute()).toHaveLength(0);

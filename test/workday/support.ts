@@ -4,3 +4,8 @@ import type { AdminAccess, TenantRole } from '../../src/services/operators/index
 export function cityAccess(tenantId: string, role: TenantRole = 'city-admin'): AdminAccess {
   return { platformAdmin: false, grants: new Map([[tenantId, role]]) };
 }
+
+/** A caller with that access, audited as an admin token of its own. */
+export function outsiderCaller(access: AdminAccess) {
+  return { access, actor: { kind: 'admin-token' as const, name: 'other-city', access } };
+}

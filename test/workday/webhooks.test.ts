@@ -34,7 +34,7 @@ describe('redeliver every dead delivery of a partner', () => {
     await waitFor(async () => (await deliveriesOf(ok!.eventId))[0]?.status === 'succeeded', 10_000, 'a delivered event');
     expect(((await (await admin(`/tenants/${p.tenantId}/attention`)).json()) as { deadDeliveries: number }).deadDeliveries).toBe(1);
 
-    const outsider = await redeliverDead(t.rt, p.partner.code, { kind: 'admin-token', name: 'other' }, cityAccess((await makeTenant(t.rt)).id)).then(() => null, (e: unknown) => e);
+    const outsider = await redeliverDead(t.rt, p.partner.code, { kind: 'admin-token', name: 'other', access: cityAccess((await makeTenant(t.rt)).id) }).then(() => null, (e: unknown) => e);
     expect((outsider as AppError).code).toBe('not-found');
     expect(await deliveriesOf(dead!.eventId)).toHaveLength(1);
 

@@ -9,17 +9,22 @@ import { listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
-import { getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createSession, deleteSession, getSession } from './session.js';
+import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
+import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
 
 /**
  * Every operation of openapi/admin.yaml, by operationId. One file per tag exports
  * handlers named exactly as their operationIds; add one line per operation here.
- * Every valid admin token may call every operation.
+ * The role each operation needs is declared in the document (x-lumen-role) and checked
+ * by the admin surface and, on the tenant of the rows touched, by the services.
  */
 export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>> = {
   // Tenants
   listTenants,
+  createTenant,
   getTenant,
   setTenantIntakePolicy,
   getTenantAttention,
@@ -79,4 +84,20 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   redeliverWebhook,
   redeliverWebhooksSince,
   redeliverDeadWebhooks,
+  // Session (console sign-in)
+  createSession,
+  getSession,
+  deleteSession,
+  // Operators
+  listOperators,
+  createOperator,
+  getOperator,
+  disableOperator,
+  enableOperator,
+  grantOperatorRole,
+  revokeOperatorRole,
+  // AdminTokens
+  listAdminTokens,
+  createAdminToken,
+  revokeAdminToken,
 };

@@ -5,7 +5,7 @@ import { actorOf, bodyOf, bodyRef, orderOf, queryOf } from './context.js';
 
 const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
 
-export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, await orderId(ctx)) });
+export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, ctx.principal.access, await orderId(ctx)) });
 
 export const assignServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
   const { teamId, note } = bodyOf<{ teamId: string; note?: string }>(ctx);
