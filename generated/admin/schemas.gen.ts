@@ -869,6 +869,66 @@ export const AlertSchema = {
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
+        },
+        ageMinutes: {
+            type: 'integer',
+            minimum: 0,
+            description: 'In lists only (the inbox). Minutes since the alert arrived.',
+            examples: [
+                95
+            ]
+        },
+        overdue: {
+            type: 'boolean',
+            description: 'In lists only. Pending or Linked and past `slaDueAt`.',
+            examples: [
+                false
+            ]
+        },
+        photos: {
+            type: 'array',
+            description: 'In lists only. The request\'s attachments in their order: `success` with the id to\nfetch the stored image (`GET /api/admin/alerts/{alertId}/attachments/{id}`), or the\nerror code of a download or check that failed.\n',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'filename',
+                    'contentType',
+                    'success',
+                    'error',
+                    'sizeBytes'
+                ],
+                properties: {
+                    id: {
+                        type: 'string',
+                        format: 'uuid'
+                    },
+                    filename: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    },
+                    contentType: {
+                        type: 'string'
+                    },
+                    success: {
+                        type: 'boolean'
+                    },
+                    error: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    },
+                    sizeBytes: {
+                        type: [
+                            'integer',
+                            'null'
+                        ]
+                    }
+                }
+            }
         }
     }
 } as const;

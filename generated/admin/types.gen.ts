@@ -383,6 +383,28 @@ export type Alert = {
     cancelReason: string | null;
     createdAt: string;
     updatedAt: string;
+    /**
+     * In lists only (the inbox). Minutes since the alert arrived.
+     */
+    ageMinutes?: number;
+    /**
+     * In lists only. Pending or Linked and past `slaDueAt`.
+     */
+    overdue?: boolean;
+    /**
+     * In lists only. The request's attachments in their order: `success` with the id to
+     * fetch the stored image (`GET /api/admin/alerts/{alertId}/attachments/{id}`), or the
+     * error code of a download or check that failed.
+     *
+     */
+    photos?: Array<{
+        id: string;
+        filename: string | null;
+        contentType: string;
+        success: boolean;
+        error: string | null;
+        sizeBytes: number | null;
+    }>;
 };
 
 /**
@@ -2347,6 +2369,26 @@ export type ListAlertsData = {
          * Only alerts linked to this service order.
          */
         serviceOrderId?: string;
+        /**
+         * Only alerts of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Only alerts of this internal reason.
+         */
+        reason?: string;
+        /**
+         * true lists only Pending or Linked alerts past their SLA deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Case-insensitive substring of the protocol number, description or address.
+         */
+        text?: string;
+        /**
+         * `number` (oldest first, the default), `age` (longest waiting first), `priority` (Critical first, then earliest deadline) or `newest`.
+         */
+        sort?: 'number' | 'age' | 'priority' | 'newest';
         /**
          * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
          */
