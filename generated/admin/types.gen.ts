@@ -1401,7 +1401,7 @@ export type AttachmentFailureIdPath = string;
 
 /**
  * Only this tenant's items. Without it, the items of every tenant the caller can see.
- * A tenant the caller cannot see is 404.
+ * A tenant the caller cannot see (or that does not exist) gives an empty list.
  *
  */
 export type TenantFilterQuery = string;
@@ -3759,7 +3759,7 @@ export type ListServiceOrdersData = {
     query?: {
         /**
          * Only this tenant's items. Without it, the items of every tenant the caller can see.
-         * A tenant the caller cannot see is 404.
+         * A tenant the caller cannot see (or that does not exist) gives an empty list.
          *
          */
         tenantId?: string;
@@ -3768,7 +3768,7 @@ export type ListServiceOrdersData = {
          */
         status?: string;
         /**
-         * Only orders assigned to this team (its id or its name).
+         * Only orders assigned to this team (its id or its name; one that names no team the caller sees is 404).
          */
         team?: string;
         /**

@@ -3,7 +3,7 @@ import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { alertTimeline, duplicateSuggestions, createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
-import { describeOrder } from './order.cli.js';
+import { describeOrder, describeTimeline } from './order.cli.js';
 import { alertIdOf, alertRefOf, linkOrderIdOf, teamIdOf, TENANT_HINT } from './refs.js';
 
 /** One line per alert: what an operator scans in the triage inbox. */
@@ -64,7 +64,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   jsonOption(alert.command('timeline').description("an alert's story: status changes, audit entries, events and deliveries").argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(
     async (id: string, opts: JsonOption & { tenant?: string }) => {
       const tl = await withRuntime(io, async (rt) => alertTimeline(rt.db, PLATFORM_ACCESS, await alertRefOf(rt, id, opts.tenant)));
-      printResult(io, opts, tl, () => tl.items.map((e) => `${e.at}  ${e.kind.padEnd(8)} ${e.title}${e.actor ? `  by ${e.actor}` : ''}${e.note ? `  (${e.note})` : ''}`).join('\n') || 'Nothing yet.');
+      printResult(io, opts, tl, () => describeTimeline(tl));
     },
   );
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ServiceOrder } from '../../generated/admin/types.gen.js';
+import type { ServiceOrder, Timeline } from '../../generated/admin/types.gen.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { orderTimeline, setOrderPole, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
@@ -10,6 +10,11 @@ export function describeOrder(o: ServiceOrder): string {
   const where = `${o.address}${o.neighborhood ? ` - ${o.neighborhood}` : ''}`;
   const location = o.latitude === null ? 'NOT GEOLOCATED' : `${o.latitude},${o.longitude}`;
   return `${o.number} ${o.status}  ${o.type} ${o.priority}  ${where}  ${location}  ${team}${o.closedAt ? `  closed ${o.closedAt}` : ''}  id=${o.id}`;
+}
+
+/** One line per timeline entry, oldest first. */
+export function describeTimeline(tl: Timeline): string {
+  return tl.items.map((e) => `${e.at}  ${e.kind.padEnd(8)} ${e.title}${e.actor ? `  by ${e.actor}` : ''}${e.note ? `  (${e.note})` : ''}`).join('\n') || 'Nothing yet.';
 }
 
 export function registerOrderCommands(program: Command, io: CliIo): void {
@@ -43,7 +48,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
   jsonOption(order.command('timeline').description("an order's story: status changes, audit entries, events and deliveries").argument('<id>', 'service order id or number (OS-2026-00042)').option(...TENANT_HINT)).action(
     async (id: string, opts: JsonOption & { tenant?: string }) => {
       const tl = await withRuntime(io, async (rt) => orderTimeline(rt.db, PLATFORM_ACCESS, await orderRefOf(rt, id, opts.tenant)));
-      printResult(io, opts, tl, () => tl.items.map((e) => `${e.at}  ${e.kind.padEnd(8)} ${e.title}${e.actor ? `  by ${e.actor}` : ''}${e.note ? `  (${e.note})` : ''}`).join('\n') || 'Nothing yet.');
+      printResult(io, opts, tl, () => describeTimeline(tl));
     },
   );
 

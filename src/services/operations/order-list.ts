@@ -38,7 +38,8 @@ interface CursorState {
 /**
  * Service orders of the tenants the caller sees (or of `tenantId`), filtered, sorted,
  * one keyset page at a time: `nextCursor` continues exactly after the last row, however
- * many orders are written meanwhile. `total` counts every match.
+ * many orders are written meanwhile. `total` counts every match. A tenantId the caller
+ * cannot see gives an empty page, as one that does not exist.
  */
 export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, input: OrderListInput): Promise<AdminServiceOrderPage> {
   const errors: FieldError[] = [];
@@ -53,8 +54,9 @@ export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, 
   const text = input.text?.trim();
   if (text !== undefined && text.length > 200) errors.push({ pointer: '/query/text', message: 'must be at most 200 characters' });
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
-  if (input.tenantId !== undefined && roleOn(access, input.tenantId) === null) throw new AppError('not-found', { resource: `tenant ${input.tenantId}` });
 
+  // A tenant the caller cannot see reads as an unknown one: nothing in it (as the alert list).
+  if (input.tenantId !== undefined && roleOn(access, input.tenantId) === null) return { items: [], limit: Math.min(requested, ORDER_PAGE_MAX), total: 0, nextCursor: null };
   const visible = visibleTenants(access);
   const filter: OrderListFilter = {
     tenants: input.tenantId !== undefined ? [input.tenantId] : visible === 'all' ? null : visible,
