@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.js';
+import type { Reads } from '../db/read-replica.js';
 import { eventsWaiting, oldestDueDeliveryAge, queueDepths } from '../db/repositories/metrics.repository.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -12,6 +13,8 @@ export interface MetricsSources {
   readonly log: Logger;
   /** Whether the database is the embedded one (lumen_embedded_postgres_up is exported then). */
   readonly embedded: boolean;
+  /** Where partner reads run (the replica gauges are exported when one is configured). */
+  readonly reads?: Reads;
 }
 
 /**
@@ -63,6 +66,20 @@ export class Metrics {
     this.eventsWaiting = new Gauge({ name: 'lumen_events_waiting', help: 'Events a polling partner has not confirmed yet', labelNames: ['partner'], registers });
     this.databaseUp = new Gauge({ name: 'lumen_database_up', help: 'Whether the database answered the last scrape (1) or not (0)', registers });
     this.embeddedUp = sources.embedded ? new Gauge({ name: 'lumen_embedded_postgres_up', help: 'Whether the embedded PostgreSQL answered the last scrape (1) or not (0)', registers }) : null;
+    const reads = sources.reads;
+    if (reads?.configured) {
+      const inUse: Gauge = new Gauge({ name: 'lumen_read_replica_in_use', help: 'Whether partner reads run on the replica (1) or on the primary (0)', registers, collect: () => void inUse.set(reads.status().state === 'in-use' ? 1 : 0) });
+      const lag: Gauge = new Gauge({
+        name: 'lumen_read_replica_lag_seconds',
+        help: "How far the replica was behind the primary at its last check (absent while unknown)",
+        registers,
+        collect: () => {
+          lag.reset();
+          const s = reads.status().lagSeconds;
+          if (s !== null) lag.set(s);
+        },
+      });
+    }
     this.instrumentPool();
   }
 
