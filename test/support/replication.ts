@@ -35,7 +35,8 @@ interface Bin {
 
 async function findBinaries(): Promise<Bin> {
   const root = '/usr/lib/postgresql';
-  if (existsSync(root)) {
+  // LUMEN_TEST_REPLICATION_RUNTIME=embedded tries the path taken where the machine has no PostgreSQL binaries.
+  if (existsSync(root) && process.env.LUMEN_TEST_REPLICATION_RUNTIME !== 'embedded') {
     const majors = readdirSync(root)
       .filter((v) => /^\d+$/.test(v) && existsSync(path.join(root, v, 'bin', 'pg_basebackup')))
       .sort((a, b) => Number(b) - Number(a));
