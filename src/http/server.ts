@@ -139,7 +139,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
     let principal: unknown;
     try {
-      principal = await surface.authenticate(deps, req.headers);
+      principal = await surface.authenticate(deps, req.headers, operationId);
     } catch (err) {
       if (err instanceof AppError && err.status === 401) authFailures.fail(address);
       throw err;

@@ -37,7 +37,12 @@ export interface ApiSurface<P> {
   readonly basePath: string;
   readonly api: OpenAPIBackend;
   readonly document: Record<string, unknown>;
-  authenticate(deps: AppDeps, headers: IncomingHttpHeaders): Promise<P>;
+  /**
+   * The caller, or 401/403. A surface may also count the request against the
+   * principal's quota here (429), in the same statement as the key lookup; it then has
+   * no `rateLimit`.
+   */
+  authenticate(deps: AppDeps, headers: IncomingHttpHeaders, operationId: string): Promise<P>;
   /** Throws 403 when the principal may not call this operation. */
   authorize(principal: P, operationId: string): void;
   /** Throws 429 when the principal's quota is spent (after authentication). */
