@@ -57,8 +57,7 @@ describe('rate limits (N10)', () => {
 
   it("counts nothing for a wrong secret of a known key id, a call without the operation's scope, or a disabled partner", async () => {
     const p = await makePartner(t.rt, { scopes: ['canCreateAlerts'] });
-    const counted = async () =>
-      (await t.rt.db.selectFrom('rate_limit_window').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), sql<number>`0`).as('n')).where('subject', '=', p.id).executeTakeFirstOrThrow()).n;
+    const counted = async () => (await sql<{ n: number }>`SELECT coalesce(sum(count), 0) AS n FROM rate_limit_window WHERE subject = ${p.id}`.execute(t.rt.db)).rows[0]!.n;
     // Same key id, another secret: 401, and the partner's quota is untouched.
     const forged = p.apiKey.slice(0, -4) + (p.apiKey.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     for (let i = 0; i < 3; i++) expect((await t.fetch('/api/external/health', { apiKey: forged })).status).toBe(401);
