@@ -22,7 +22,7 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     document,
     // The key and the rate limit (every operation, /events included: its own minimum
     // interval applies on top) in one statement.
-    authenticate: (deps, headers, operationId) =>
+    authenticate: (deps, headers, { operationId }) =>
       authenticatePartnerCounted(deps.db, headers, { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute }),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
     admit: (deps, principal, operationId) => {
