@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordReliability } from '../support/reliability.js';
 import { documentOf, operationsOf, rawExchange, schemaErrors, violation } from '../reliability/hostile-support.js';
@@ -435,6 +436,13 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
       });
       const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(w.raw).digest('hex')}`;
       if (w.headers['x-lumen-signature'] !== signature) problems.push(`webhook ${i}: signature does not verify`);
+      // A partner created through the API signs with both schemes; its plain secret counts as whsec_ + base64 of it.
+      try {
+        new Webhook(`whsec_${Buffer.from(WEBHOOK_SECRET).toString('base64')}`).verify(w.raw.toString('utf8'), w.headers as Record<string, string>);
+      } catch (err) {
+        problems.push(`webhook ${i}: Standard Webhooks signature does not verify (${(err as Error).message})`);
+      }
+      if (w.headers['webhook-id'] !== event.eventId) problems.push(`webhook ${i}: webhook-id is not the eventId`);
       if (w.headers['x-lumen-event-id'] !== event.eventId || w.headers['x-lumen-event-type'] !== event.eventType) problems.push(`webhook ${i}: headers disagree with the body`);
     }
     expect(problems).toEqual([]);
@@ -519,6 +527,17 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'rotatePartnerKey', method: 'POST', path: '/api/admin/partners/conf-unknown/rotate-key', headers: bearer(), expect: 404 });
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': s.reader.apiKey }, expect: 401, problem: 'unauthorized' });
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': rotated.body.apiKey }, expect: 200 });
+  });
+
+  it('admin: webhook secret rotation with an overlap', async () => {
+    const rotate = (mode: 'strict' | 'lax', code: string, body: unknown, expectStatus: number) =>
+      ex[mode]('admin', { operationId: 'rotatePartnerWebhookSecret', method: 'POST', path: `/api/admin/partners/${code}/rotate-secret`, headers: bearer(), body, expect: expectStatus });
+    const rotated = await rotate('strict', s.hook.code, { overlapSeconds: 3600 }, 200);
+    expect(rotated.body.webhookSecret).toMatch(/^whsec_/);
+    expect(rotated.body.previousWebhookSecretUntil).not.toBeNull();
+    await rotate('strict', 'conf-unknown', {}, 404);
+    await rotate('lax', s.hook.code, { overlapSeconds: -5 }, 422);
+    await rotate('strict', s.poll.code, {}, 422);
   });
 
   it('telemetry: batches applied, stale and unknown, and every refusal', async () => {
