@@ -31,6 +31,8 @@ export interface IntakeOptions {
   checkedByHttp?: boolean;
   /** Who the status history names; default `partner:<code>` (Lumen's own telemetry alerts say `telemetry`). */
   actor?: string;
+  /** reasonCode names one of the tenant's own reasons (Open311's service_code) instead of a partner code to map. Default false. */
+  internalReason?: boolean;
 }
 
 /** The alert as it was when the slow work was planned; the transaction checks it did not move. */
@@ -74,7 +76,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   for (let round = 1; ; round++) {
     // The context is read once, beside the first round's state.
     const [ctx, state]: [IntakeContext, IntakeState] = await Promise.all([
-      known ?? loadContext(deps, caller, input, opts.actor),
+      known ?? loadContext(deps, caller, input, opts.actor, opts.internalReason),
       findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber),
     ]);
     known = ctx;
@@ -110,8 +112,8 @@ function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'
 }
 
 /** Who sends the request, for which tenant, and the reason its code maps to: one statement. */
-async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput, actor?: string): Promise<IntakeContext> {
-  const setting = await findIntakeSetting(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode);
+async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput, actor?: string, internalReason = false): Promise<IntakeContext> {
+  const setting = await findIntakeSetting(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, internalReason);
   if (!setting) throw new Error(`intake caller ${caller.externalSystemId} does not belong to tenant ${caller.tenantId}, or the tenant has no ${DEFAULT_REASON_CODE} reason`);
   return {
     caller,

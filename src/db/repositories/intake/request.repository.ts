@@ -3,7 +3,7 @@ import type { Executor } from '../../database.js';
 import type { AlertStatus, AlertTable, ServiceOrderTable } from '../../tables/domain.js';
 import type { VersionedAlertRow } from './alert.repository.js';
 import type { IdempotencyKeyRow } from './idempotency.repository.js';
-import { mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
+import { DEFAULT_REASON_CODE, mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
 import type { TenantRow } from '../tenant.repository.js';
 
 // The statements of one intake request besides the number allocation: what it reads
@@ -21,11 +21,21 @@ export interface IntakeSetting {
  * (see mappedReasonCode), in one statement. Undefined when the partner is not the
  * tenant's, or the tenant has no EXTERNAL_OTHER reason.
  */
-export async function findIntakeSetting(db: Executor, externalSystemId: string, tenantId: string, partnerReasonCode: string | null): Promise<IntakeSetting | undefined> {
+export async function findIntakeSetting(
+  db: Executor,
+  externalSystemId: string,
+  tenantId: string,
+  partnerReasonCode: string | null,
+  /** The code is one of the tenant's own reasons (an Open311 service_code), not a partner code to map. Default false. */
+  internalReason = false,
+): Promise<IntakeSetting | undefined> {
+  const reasonCode = internalReason
+    ? sql<string>`coalesce((SELECT x.code FROM reason x WHERE x.tenant_id = ${tenantId} AND x.code = ${partnerReasonCode}), ${DEFAULT_REASON_CODE})`
+    : mappedReasonCode(externalSystemId, tenantId, partnerReasonCode);
   const row = await db
     .selectFrom('external_system as es')
     .innerJoin('tenant as t', 't.id', 'es.tenant_id')
-    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', mappedReasonCode(externalSystemId, tenantId, partnerReasonCode)))
+    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', reasonCode))
     .selectAll('r')
     .select(['es.code as partner_code', 't.name as tenant_name', 't.ibge_code as tenant_ibge_code', 't.intake_policy as tenant_intake_policy'])
     .where('es.id', '=', externalSystemId)
