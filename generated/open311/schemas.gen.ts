@@ -100,6 +100,13 @@ export const DiscoverySchema = {
     }
 } as const;
 
+export const XmlTextSchema = {
+    type: 'string',
+    title: 'GeoReport v2 XML',
+    contentMediaType: 'text/xml',
+    description: 'The same answer as the JSON form, as the specification\'s XML: each member an element\nof the same name, each list in its own element with one child per item\n(`services`/`service`, `service_requests`/`request`, `errors`/`error`,\n`endpoints`/`endpoint`, `formats`/`format`, `attributes`/`attribute`,\n`values`/`value`), `null` as an empty element, UTF-8 with an XML declaration.\nFor example `<service_requests><request><service_request_id>1188</service_request_id>\n<service_notice>Prazo de atendimento 24 h</service_notice><account_id></account_id></request></service_requests>`.\n'
+} as const;
+
 export const ErrorsSchema = {
     type: 'array',
     title: 'Open311Errors',

@@ -28,6 +28,20 @@ export type Discovery = {
 };
 
 /**
+ * GeoReport v2 XML
+ *
+ * The same answer as the JSON form, as the specification's XML: each member an element
+ * of the same name, each list in its own element with one child per item
+ * (`services`/`service`, `service_requests`/`request`, `errors`/`error`,
+ * `endpoints`/`endpoint`, `formats`/`format`, `attributes`/`attribute`,
+ * `values`/`value`), `null` as an empty element, UTF-8 with an XML declaration.
+ * For example `<service_requests><request><service_request_id>1188</service_request_id>
+ * <service_notice>Prazo de atendimento 24 h</service_notice><account_id></account_id></request></service_requests>`.
+ *
+ */
+export type XmlText = string;
+
+/**
  * Open311Errors
  *
  * The GeoReport v2 error list. In XML: `<errors><error><code>…</code><description>…</description></error></errors>`.

@@ -156,6 +156,8 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     const { deps, req, url, lang } = o;
     const query = queryOf(url);
     const method = (req.method ?? 'GET').toLowerCase();
+    // Discovery reads nothing of the request (any query is ignored) and needs no key.
+    if (route.operationId === 'getDiscovery') return render(format, route.root, 200, discovery(endpointUrl(req, deps.config.tls !== null)));
     if (param !== undefined && param.includes('\u0000')) throw new AppError('invalid-parameter', {}, [{ pointer: `/path/${route.param}`, message: 'must not contain the NUL character (U+0000)' }]);
     if (route.param === 'service_request_id' && !/^[0-9]{1,18}$/.test(param!)) throw new AppError('invalid-parameter', {}, [{ pointer: '/path/service_request_id', message: 'must be the digits of a request number' }]);
     if (route.param === 'token' && !UUID.test(param!)) throw new AppError('invalid-parameter', {}, [{ pointer: '/path/token', message: 'must be a token this endpoint gave (a UUID)' }]);
@@ -163,7 +165,6 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     const nul = Object.entries(query).filter(([, v]) => [v].flat().some((x) => x.includes('\u0000')));
     if (nul.length > 0) throw new AppError('invalid-parameter', {}, nul.map(([k]) => ({ pointer: `/query/${k}`, message: 'must not contain the NUL character (U+0000)' })));
 
-    if (route.operationId === 'getDiscovery') return render(format, route.root, 200, discovery(endpointUrl(req, deps.config.tls !== null)));
 
     // The key: X-Api-Key, else api_key in the query, else (a POST) api_key in the form, read after the body.
     const headerKey = one(req.headers['x-api-key']) ?? one(query.api_key);
