@@ -211,6 +211,32 @@ describe('Open311 GeoReport v2', () => {
     expect(media.status).toBe(415);
   });
 
+  it('the specification’s own POST example and answer shapes, XML and JSON carrying the same request', async () => {
+    // The GeoReport v2 "POST Service Request" example, with this city's key and service.
+    const res = await fetch(`${t.baseUrl}/open311/v2/requests.xml`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `api_key=${city.key}&jurisdiction_id=city.gov&service_code=LAMP_OUT&lat=37.76524078&long=-122.4212043&address_string=1234+5th+street&email=smit222%40sfgov.edu&device_id=tt222111&account_id=123456&first_name=john&last_name=smith&phone=111111111&description=A+large+sinkhole+is+destroying+the+street&media_url=${encodeURIComponent(`${photos.url}/media/12345.jpg`)}`,
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(201);
+    expect(text).toMatch(/^<\?xml version="1.0" encoding="utf-8"\?>\n<service_requests>\s*<request>\s*<service_request_id>\d+<\/service_request_id>\s*<service_notice>[^<]+<\/service_notice>\s*<account_id><\/account_id>\s*<\/request>\s*<\/service_requests>\s*$/);
+    const id = xml.parse(text).service_requests.request[0].service_request_id as string;
+    const row = await orderOf(city.tenantId, id);
+    expect(row.requester_name).toBe('john smith');
+    expect(row.requester_phone).toBeNull();
+    expect(row.additional_notes).toBe('email: smit222@sfgov.edu\nphone: 111111111\ndevice_id: tt222111\naccount_id: 123456');
+
+    // GET Service Request: the specification's elements, in XML and JSON alike.
+    const inXml = xml.parse(await (await get(`requests/${id}.xml?api_key=${city.key}`)).text()).service_requests.request[0] as Record<string, string>;
+    const [inJson] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    const fields = ['service_request_id', 'status', 'status_notes', 'service_name', 'service_code', 'description', 'agency_responsible', 'service_notice', 'requested_datetime', 'updated_datetime', 'expected_datetime', 'address', 'address_id', 'zipcode', 'lat', 'long', 'media_url'];
+    expect(Object.keys(inXml)).toEqual(fields);
+    expect(Object.keys(inJson!)).toEqual(fields);
+    for (const f of fields) expect(inXml[f], f).toBe(inJson![f] === null ? '' : String(inJson![f]));
+    expect(inJson).toMatchObject({ address: '1234 5th street', lat: 37.76524078, long: -122.4212043, zipcode: null, description: 'A large sinkhole is destroying the street' });
+  });
+
   it('another city’s partner sees none of these requests', async () => {
     const res = await postForm('requests.json', fixMyStreet('77'));
     const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
