@@ -78,6 +78,14 @@ describe('Open311 GeoReport v2', () => {
     expect(doc.discovery.endpoints.endpoint[0].formats.format).toEqual(['text/xml', 'application/json']);
     expect(doc.discovery.endpoints.endpoint[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/open311\/v2$/);
 
+    // Its contract is served and rendered like the others.
+    const served = (await (await get('openapi.json')).json()) as { info: { title: string }; paths: Record<string, unknown> };
+    expect(served.info.title).toBe('Lumen Open311 GeoReport v2');
+    expect(Object.keys(served.paths)).toContain('/open311/v2/requests.{format}');
+    const page = await fetch(`${t.baseUrl}/docs/open311`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/open311/v2/openapi.json');
+
     const s = xml.parse(await (await get(`services.xml?jurisdiction_id=x&api_key=${city.key}`)).text());
     const lamp = s.services.service.find((x: { service_code: string }) => x.service_code === 'LAMP_OUT');
     expect(lamp).toMatchObject({ service_name: 'Lâmpada apagada', metadata: 'false', type: 'realtime' });
