@@ -71,7 +71,7 @@ export async function submitOpen311Request(deps: AppDeps, caller: Open311Caller,
   if (!caller.scopes.includes('canCreateServiceOrders') && !caller.scopes.includes('canCreateAlerts')) throw new AppError('forbidden', { scopes: 'canCreateServiceOrders | canCreateAlerts' });
   const errors: FieldError[] = [];
   const code = text(f.service_code) ?? '';
-  const reason = code ? await requireService(deps, caller, code).catch(() => null) : null;
+  const reason = code ? await requireService(deps, caller, code).catch((err: unknown) => (err instanceof AppError && err.code === 'not-found' ? null : Promise.reject(err))) : null;
   if (!reason) errors.push({ pointer: '/service_code', message: code ? `${code} is not a service of this city` : 'is required' });
 
   const attributes = f.attribute ?? {};

@@ -52,7 +52,8 @@ const UPDATED = sql`greatest(a.updated_at, o.updated_at)`;
  */
 export async function findOpen311Requests(db: Executor, externalSystemId: string, tenantId: string, f: Open311Filter): Promise<Open311RequestRow[]> {
   const where: RawBuilder<unknown>[] = [sql`a.external_system_id = ${externalSystemId}`, sql`a.tenant_id = ${tenantId}`];
-  if (f.alertNumbers) where.push(sql`a.alert_number = ANY(${f.alertNumbers.map(Number)}::bigint[])`);
+  // As text: ids of up to 18 digits do not all fit a JS number.
+  if (f.alertNumbers) where.push(sql`a.alert_number = ANY(${[...f.alertNumbers]}::text[]::bigint[])`);
   if (f.alertId) where.push(sql`a.id = ${f.alertId}`);
   if (f.serviceCodes) where.push(sql`coalesce(o.reason_code, a.reason_code) = ANY(${f.serviceCodes}::text[])`);
   if (f.requestedFrom) where.push(sql`a.requested_at >= ${f.requestedFrom}`);
