@@ -352,7 +352,7 @@ export const ServiceRequestSchema = {
                 'string',
                 'null'
             ],
-            description: 'The city operator\'s latest note on the request (the completion note, the cancel or discard reason, a note on an assignment or start).',
+            description: 'The city operator\'s latest note on the request: the completion note, the cancel or\ndiscard reason, a note on an assignment or start (as events carry them, whatever\nthe partner\'s event subscriptions).\n',
             examples: [
                 'Lâmpada trocada por LED 100 W.'
             ]

@@ -117,7 +117,10 @@ export type ServiceRequest = {
      */
     status: 'open' | 'closed';
     /**
-     * The city operator's latest note on the request (the completion note, the cancel or discard reason, a note on an assignment or start).
+     * The city operator's latest note on the request: the completion note, the cancel or
+     * discard reason, a note on an assignment or start (as events carry them, whatever
+     * the partner's event subscriptions).
+     *
      */
     status_notes: string | null;
     service_name: string;

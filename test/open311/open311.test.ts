@@ -7,6 +7,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/audit/index.js';
+import { updatePartner } from '../../src/services/partners/index.js';
 import { assignServiceOrder, completeServiceOrder, createOrderFromAlert, createReason, discardAlert, startServiceOrder } from '../../src/services/operations/index.js';
 import { makeCityTeam, makePartner, makeTenant } from '../support/factories.js';
 import { JPEG, startIntakeApp, startStub, type IntakeTestApp, type StubServer } from '../intake/support.js';
@@ -217,6 +218,20 @@ describe('Open311 GeoReport v2', () => {
     expect((await get(`requests.json?start_date=yesterday&api_key=${city.key}`)).status).toBe(400);
     const media = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': city.key }, body: 'service_code=LAMP_OUT' });
     expect(media.status).toBe(415);
+  });
+
+  it('status_notes does not depend on the partner’s event subscriptions', async () => {
+    const quiet = await makePartner(t.rt, { tenantId: city.tenantId, scopes: ['canCreateServiceOrders'], transport: 'polling' });
+    await updatePartner(t.rt, quiet.code, { eventTypes: ['Alert.Cancelled'] }, cliActor());
+    const res = await postForm('requests.json', [['api_key', quiet.apiKey], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66']]);
+    const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+    const row = await orderOf(city.tenantId, id);
+    const team = await makeCityTeam(t.rt, { tenantId: city.tenantId });
+    await assignServiceOrder(t.rt, cliActor(), row.service_order_id!, team.id);
+    await completeServiceOrder(t.rt, cliActor(), row.service_order_id!, 'Reator substituído.');
+    expect(await t.rt.db.selectFrom('event').select('id').where('alert_id', '=', row.id).execute()).toEqual([]);
+    const [shown] = (await (await get(`requests/${id}.json?api_key=${quiet.apiKey}`)).json()) as Record<string, unknown>[];
+    expect(shown).toMatchObject({ status: 'closed', status_notes: 'Reator substituído.' });
   });
 
   it('the specification’s own POST example and answer shapes, XML and JSON carrying the same request', async () => {

@@ -47,8 +47,11 @@ const UPDATED = sql`greatest(a.updated_at, o.updated_at)`;
 
 /**
  * The requests a partner sent (any door), in its tenant, newest first. The note is the
- * operator's note of the latest event that carries one (the events are the partner's
- * own, so a note is exactly what the partner was told), else the discard reason.
+ * operator's latest note: of the partner's events that carry one (exactly what the
+ * partner was told), or of the current order's start, completion or cancellation in its
+ * history (those history notes are the operator's own words; they also cover event
+ * types the partner is not subscribed to and events past their retention); else the
+ * discard reason.
  */
 export async function findOpen311Requests(db: Executor, externalSystemId: string, tenantId: string, f: Open311Filter): Promise<Open311RequestRow[]> {
   const where: RawBuilder<unknown>[] = [sql`a.external_system_id = ${externalSystemId}`, sql`a.tenant_id = ${tenantId}`];
@@ -70,8 +73,13 @@ export async function findOpen311Requests(db: Executor, externalSystemId: string
       a.address_street, a.address_number, a.address_neighborhood,
       coalesce(a.latitude, o.latitude) AS latitude, coalesce(a.longitude, o.longitude) AS longitude,
       p.code AS pole_code, a.cancel_reason,
-      (SELECT e.payload->>'note' FROM event e WHERE e.alert_id = a.id AND e.external_system_id = a.external_system_id AND e.payload ? 'note'
-        ORDER BY e.occurred_at DESC, e.sequence DESC LIMIT 1) AS note,
+      (SELECT n.note FROM (
+          SELECT e.payload->>'note' AS note, e.occurred_at AS at FROM event e
+          WHERE e.alert_id = a.id AND e.external_system_id = a.external_system_id AND e.payload ? 'note'
+          UNION ALL
+          SELECT h.note, h.at FROM service_order_status_history h
+          WHERE h.service_order_id = a.service_order_id AND h.note IS NOT NULL AND h.to_status IN ('IN_PROGRESS', 'COMPLETED', 'CANCELLED')
+        ) n ORDER BY n.at DESC LIMIT 1) AS note,
       (SELECT x.source_url FROM alert_attachment x WHERE x.alert_id = a.id AND x.source_kind = 'url' ORDER BY x.seq LIMIT 1) AS media_url
     FROM alert a
     JOIN tenant t ON t.id = a.tenant_id
