@@ -168,7 +168,7 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
 
     // The key: X-Api-Key, else api_key in the query, else (a POST) api_key in the form, read after the body.
     const headerKey = one(req.headers['x-api-key']) ?? one(query.api_key);
-    let principal: PartnerPrincipal | null = headerKey ? await o.authenticate({ 'x-api-key': headerKey }) : null;
+    let principal: PartnerPrincipal | null = headerKey ? await o.authenticate({ 'x-api-key': headerKey }, route.operationId) : null;
     let release: (() => void) | null = null;
     try {
       let body: Record<string, unknown> | undefined;
@@ -179,11 +179,11 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
         if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
         if (!principal) {
           const formKey = typeof body.api_key === 'string' ? body.api_key : undefined;
-          principal = await o.authenticate(formKey ? { 'x-api-key': formKey } : ({} as IncomingHttpHeaders));
+          principal = await o.authenticate(formKey ? { 'x-api-key': formKey } : ({} as IncomingHttpHeaders), route.operationId);
           release = admit(deps, principal);
         }
       }
-      if (!principal) principal = await o.authenticate({});
+      if (!principal) principal = await o.authenticate({}, route.operationId);
       await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
 
       // Path parameters are checked above (the backend cannot cut them, see ROUTES); unknown

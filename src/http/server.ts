@@ -12,7 +12,7 @@ import { migrationsApplied } from '../db/migrator.js';
 import { readBody, parseJson, requireJson } from './body.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
-import type { ApiSurface } from './surface.js';
+import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
@@ -127,14 +127,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
 
   /** The surface's authentication, refused at once (429) for an address with too many recent failures. */
-  async function authenticate(surface: ApiSurface<unknown>, req: IncomingMessage, headers: IncomingMessage['headers']): Promise<unknown> {
-    const address = req.socket.remoteAddress ?? 'unknown';
-    const wait = authFailures.retryAfter(address);
+  async function authenticate(surface: ApiSurface<unknown>, headers: IncomingMessage['headers'], request: { method: string; operationId: string; client: ClientInfo }): Promise<unknown> {
+    const wait = authFailures.retryAfter(request.client.address);
     if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
     try {
-      return await surface.authenticate(deps, headers);
+      return await surface.authenticate(deps, headers, request);
     } catch (err) {
-      if (err instanceof AppError && err.status === 401) authFailures.fail(address);
+      if (err instanceof AppError && err.status === 401) authFailures.fail(request.client.address);
       throw err;
     }
   }
@@ -147,12 +146,15 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const operationId = operation.operationId!;
     ctx.route.name = operationId;
 
-    const principal = await authenticate(surface, req, req.headers);
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+    if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
+    const principal = await authenticate(surface, req.headers, { method, operationId, client });
     surface.authorize(principal, operationId);
     await surface.rateLimit?.(deps, principal, operationId);
     const release = surface.admit?.(deps, principal, operationId) ?? null;
     try {
-      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
+      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, client });
     } finally {
       release?.();
     }
@@ -163,9 +165,9 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     req: IncomingMessage,
     url: URL,
     ctx: RouteContext,
-    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown },
+    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown; client: ClientInfo },
   ): Promise<HttpResult> {
-    const { method, query, oasReq, operation, operationId, principal } = r;
+    const { method, query, oasReq, operation, operationId, principal, client } = r;
     let body: unknown;
     if (operation.requestBody) {
       const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);
@@ -193,10 +195,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     const handler = surface.handlers[operationId];
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
-    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
+    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     if (config.validateResponses) {
-      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
+      // No body (a 204) is checked as null, which is how the validator reads "no content".
+      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {
         ctx.log.error({ operationId, status: result.status, errors: check.errors }, 'response does not match the OpenAPI document');
         throw new Error(`response of ${operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);
@@ -274,7 +277,19 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });
     if (surface.serve) {
-      return surface.serve({ deps, req, url, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal, route: (name) => (ctx.route.name = name), authenticate: (headers) => authenticate(surface, req, headers) });
+      const client = { address: req.socket.remoteAddress ?? 'unknown', secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+      const method = (req.method ?? 'GET').toLowerCase();
+      return surface.serve({
+        deps,
+        req,
+        url,
+        lang: ctx.lang,
+        requestId: ctx.requestId,
+        log: ctx.log,
+        signal: ctx.signal,
+        route: (name) => (ctx.route.name = name),
+        authenticate: (headers, operationId) => authenticate(surface, headers, { method, operationId, client }),
+      });
     }
     return dispatch(surface, req, url, ctx);
   }

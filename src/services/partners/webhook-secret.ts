@@ -6,6 +6,7 @@ import { findLiveKeyPrefix } from '../../db/repositories/api-key.repository.js';
 import type { Executor } from '../../db/database.js';
 import type { ServiceDeps } from '../deps.js';
 import { recordAudit, type Actor } from '../audit/index.js';
+import { inScope } from '../operators/index.js';
 import { generateWebhookSecret, partnerView, type PartnerView } from './service.js';
 
 /** How long a replaced webhook secret keeps signing when the caller does not say. Default 24 h. */
@@ -36,7 +37,9 @@ export async function rotateWebhookSecret(deps: ServiceDeps, code: string, input
 
   const keys = keyringOf(deps.config);
   return deps.db.transaction().execute(async (tx) => {
-    const row = await lockExternalSystemByCode(tx, code);
+    const found = await lockExternalSystemByCode(tx, code);
+    // A partner of a tenant the operator may not administer is not found, as everywhere.
+    const row = actor ? inScope(actor.access, found, 'city-admin', `partner ${code}`) : found;
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
     if (!row.webhook_secret_enc) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '', message: 'the partner has no webhook secret to rotate: set one with webhookSecret first' }]);
     let previous: string | null = null;
