@@ -126,6 +126,18 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   let inFlight = 0;
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
 
+  /** The surface's authentication, refused at once (429) for an address with too many recent failures. */
+  async function authenticate(surface: ApiSurface<unknown>, headers: IncomingMessage['headers'], request: { method: string; operationId: string; client: ClientInfo }): Promise<unknown> {
+    const wait = authFailures.retryAfter(request.client.address);
+    if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
+    try {
+      return await surface.authenticate(deps, headers, request);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) authFailures.fail(request.client.address);
+      throw err;
+    }
+  }
+
   async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: RouteContext): Promise<HttpResult> {
     const method = (req.method ?? 'GET').toLowerCase();
     const query = splitQuery(url);
@@ -137,15 +149,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const address = req.socket.remoteAddress ?? 'unknown';
     const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
     if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
-    const wait = authFailures.retryAfter(address);
-    if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
-    let principal: unknown;
-    try {
-      principal = await surface.authenticate(deps, req.headers, { method, operationId, client });
-    } catch (err) {
-      if (err instanceof AppError && err.status === 401) authFailures.fail(address);
-      throw err;
-    }
+    const principal = await authenticate(surface, req.headers, { method, operationId, client });
     surface.authorize(principal, operationId);
     await surface.rateLimit?.(deps, principal, operationId);
     const release = surface.admit?.(deps, principal, operationId) ?? null;
@@ -266,11 +270,27 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (p === '/docs' || p === '/docs/') return found('docs', docsPage('/api/external/openapi.json', 'Lumen partner API'));
       if (p === '/docs/admin') return found('docs', docsPage('/api/admin/openapi.json', 'Lumen admin API'));
       if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
+      if (p === '/docs/open311') return found('docs', docsPage('/open311/v2/openapi.json', 'Lumen Open311 GeoReport v2'));
       const asset = await docsAsset(p);
       if (asset) return found('docs', asset);
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });
+    if (surface.serve) {
+      const client = { address: req.socket.remoteAddress ?? 'unknown', secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+      const method = (req.method ?? 'GET').toLowerCase();
+      return surface.serve({
+        deps,
+        req,
+        url,
+        lang: ctx.lang,
+        requestId: ctx.requestId,
+        log: ctx.log,
+        signal: ctx.signal,
+        route: (name) => (ctx.route.name = name),
+        authenticate: (headers, operationId) => authenticate(surface, headers, { method, operationId, client }),
+      });
+    }
     return dispatch(surface, req, url, ctx);
   }
 

@@ -31,6 +31,8 @@ export interface IntakeOptions {
   checkedByHttp?: boolean;
   /** Who the status history names; default `partner:<code>` (Lumen's own telemetry alerts say `telemetry`). */
   actor?: string;
+  /** reasonCode names one of the tenant's own reasons (Open311's service_code) instead of a partner code to map. Default false. */
+  internalReason?: boolean;
 }
 
 /** The alert as it was when the slow work was planned; the transaction checks it did not move. */
@@ -79,7 +81,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
       ctx = known;
       state = await findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber);
     } else {
-      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber);
+      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber, opts.internalReason);
       ctx = contextOf(caller, first.setting, opts.actor);
       state = first.state;
     }
