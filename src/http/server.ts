@@ -9,7 +9,8 @@ import { negotiateLanguage, type Language } from '../lib/i18n.js';
 import { JsonText } from '../lib/json-text.js';
 import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
-import { readBody, parseJson, requireJson } from './body.js';
+import { readJson } from './body.js';
+import { Budget, type Lease } from '../lib/budget.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
@@ -125,6 +126,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   let draining = false;
   let inFlight = 0;
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
+  // Request bodies held in memory at once by this server (LUMEN_BODY_MEMORY).
+  const bodies = new Budget(config.bodyMemoryBytes);
 
   async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: RouteContext): Promise<HttpResult> {
     const method = (req.method ?? 'GET').toLowerCase();
@@ -163,11 +166,40 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   ): Promise<HttpResult> {
     const { method, query, oasReq, operation, operationId, principal } = r;
     let body: unknown;
-    if (operation.requestBody) {
-      const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);
-      requireJson(req.headers['content-type']);
-      body = parseJson(raw);
+    const held = operation.requestBody ? await holdBodyMemory(req, ctx.signal) : null;
+    try {
+      if (operation.requestBody) {
+        // Held whole until the request ends: the parsed value lives that long, and the
+        // text it was parsed from is garbage that the collector frees only later.
+        body = await readJson(req, config.bodyLimitBytes, config.bodyTimeoutMs);
+      }
+      return await handle(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, body });
+    } finally {
+      held?.release();
     }
+  }
+
+  /**
+   * Room in LUMEN_BODY_MEMORY for a body about to be read: twice its Content-Length (its
+   * bytes, then its text, then the parsed value), or twice the body limit when it
+   * declares none. Waits, never fails, unless the client leaves; a body that declares
+   * more than the limit does not wait (readBody refuses it at once).
+   */
+  async function holdBodyMemory(req: IncomingMessage, signal: AbortSignal): Promise<Lease | null> {
+    const declared = Number(req.headers['content-length']);
+    const size = Number.isSafeInteger(declared) && declared >= 0 ? declared : config.bodyLimitBytes;
+    if (size > config.bodyLimitBytes) return null;
+    return bodies.acquire(2 * size, signal);
+  }
+
+  async function handle(
+    surface: ApiSurface<unknown>,
+    req: IncomingMessage,
+    url: URL,
+    ctx: RouteContext,
+    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown; body: unknown },
+  ): Promise<HttpResult> {
+    const { method, query, oasReq, operation, operationId, principal, body } = r;
 
     let params: Record<string, string>;
     try {
