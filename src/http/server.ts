@@ -13,7 +13,7 @@ import { readJson } from './body.js';
 import { Budget, type Lease } from '../lib/budget.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
-import type { ApiSurface } from './surface.js';
+import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
@@ -121,6 +121,17 @@ function lingerAfterRefusal(req: IncomingMessage): void {
   };
 }
 
+/** A request past authentication, authorization and the rate limits, before its body is read. */
+interface AdmittedRequest {
+  method: string;
+  query: Record<string, string | string[]>;
+  oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> };
+  operation: ReturnType<typeof matchOperation>;
+  operationId: string;
+  principal: unknown;
+  client: ClientInfo;
+}
+
 export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<unknown>[]): HttpServer {
   const { config, log } = deps;
   let draining = false;
@@ -138,11 +149,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     ctx.route.name = operationId;
 
     const address = req.socket.remoteAddress ?? 'unknown';
+    const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+    if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
     const wait = authFailures.retryAfter(address);
     if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
     let principal: unknown;
     try {
-      principal = await surface.authenticate(deps, req.headers);
+      principal = await surface.authenticate(deps, req.headers, { method, operationId, client });
     } catch (err) {
       if (err instanceof AppError && err.status === 401) authFailures.fail(address);
       throw err;
@@ -151,7 +164,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     await surface.rateLimit?.(deps, principal, operationId);
     const release = surface.admit?.(deps, principal, operationId) ?? null;
     try {
-      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
+      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, client });
     } finally {
       release?.();
     }
@@ -162,18 +175,17 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     req: IncomingMessage,
     url: URL,
     ctx: RouteContext,
-    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown },
+    r: AdmittedRequest,
   ): Promise<HttpResult> {
-    const { method, query, oasReq, operation, operationId, principal } = r;
     let body: unknown;
-    const held = operation.requestBody ? await holdBodyMemory(req, ctx.signal) : null;
+    const held = r.operation.requestBody ? await holdBodyMemory(req, ctx.signal) : null;
     try {
-      if (operation.requestBody) {
+      if (r.operation.requestBody) {
         // Held whole until the request ends: the parsed value lives that long, and the
         // text it was parsed from is garbage that the collector frees only later.
         body = await readJson(req, config.bodyLimitBytes, config.bodyTimeoutMs);
       }
-      return await handle(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, body });
+      return await handle(surface, req, url, ctx, { ...r, body });
     } finally {
       held?.release();
     }
@@ -197,9 +209,9 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     req: IncomingMessage,
     url: URL,
     ctx: RouteContext,
-    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown; body: unknown },
+    r: AdmittedRequest & { body: unknown },
   ): Promise<HttpResult> {
-    const { method, query, oasReq, operation, operationId, principal, body } = r;
+    const { method, query, oasReq, operation, operationId, principal, client, body } = r;
 
     let params: Record<string, string>;
     try {
@@ -221,10 +233,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     const handler = surface.handlers[operationId];
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
-    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
+    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     if (config.validateResponses) {
-      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
+      // No body (a 204) is checked as null, which is how the validator reads "no content".
+      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {
         ctx.log.error({ operationId, status: result.status, errors: check.errors }, 'response does not match the OpenAPI document');
         throw new Error(`response of ${operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);
