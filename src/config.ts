@@ -62,8 +62,8 @@ export interface Config {
   readonly intakeConcurrencyPerKey: number;
   /**
    * Request bodies held in memory at once by this process, in bytes (LUMEN_BODY_MEMORY).
-   * A body is read only when twice its Content-Length (twice the body limit, when it
-   * declares none) fits: its bytes, then its text, then the parsed value, held until its
+   * A body is read only when three times its Content-Length (three times the body limit,
+   * when it declares none) fits: its bytes, its text and the parsed value, held until its
    * request ends. A body that does not fit waits (its read timeout starts when it has
    * room). Default 256 MiB.
    */

@@ -182,7 +182,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     try {
       if (r.operation.requestBody) {
         // Held whole until the request ends: the parsed value lives that long, and the
-        // text it was parsed from is garbage that the collector frees only later.
+        // bytes and text it was parsed from are garbage that the collector frees only later.
         body = await readJson(req, config.bodyLimitBytes, config.bodyTimeoutMs);
       }
       return await handle(surface, req, url, ctx, { ...r, body });
@@ -192,16 +192,17 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   }
 
   /**
-   * Room in LUMEN_BODY_MEMORY for a body about to be read: twice its Content-Length (its
-   * bytes, then its text, then the parsed value), or twice the body limit when it
-   * declares none. Waits, never fails, unless the client leaves; a body that declares
-   * more than the limit does not wait (readBody refuses it at once).
+   * Room in LUMEN_BODY_MEMORY for a body about to be read: three times its Content-Length
+   * (three times the body limit when it declares none), as measured: its bytes, its text
+   * and the parsed value are all in memory until the collector frees the first two, some
+   * time after they are dropped. Waits, never fails, unless the client leaves; a body
+   * that declares more than the limit does not wait (readBody refuses it at once).
    */
   async function holdBodyMemory(req: IncomingMessage, signal: AbortSignal): Promise<Lease | null> {
     const declared = Number(req.headers['content-length']);
     const size = Number.isSafeInteger(declared) && declared >= 0 ? declared : config.bodyLimitBytes;
     if (size > config.bodyLimitBytes) return null;
-    return bodies.acquire(2 * size, signal);
+    return bodies.acquire(3 * size, signal);
   }
 
   async function handle(
