@@ -1,7 +1,9 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Budget } from '../../src/lib/budget.js';
+import { countConnections, type ConnectionCount } from '../support/connections.js';
+import { recordReliability } from '../support/reliability.js';
 import { DEFAULT_OUTBOUND_CONNECTIONS, outboundConnectionsInUse, outboundRequest, OutboundError, setOutboundConnectionLimit } from '../../src/lib/outbound-http.js';
 
 /**
@@ -12,9 +14,7 @@ import { DEFAULT_OUTBOUND_CONNECTIONS, outboundConnectionsInUse, outboundRequest
 
 let server: http.Server;
 let base: string;
-let open = 0;
-let peakOpen = 0;
-let opened = 0;
+let connections: ConnectionCount;
 /** Answers held back until the test lets them go. */
 const held: http.ServerResponse[] = [];
 
@@ -23,12 +23,7 @@ beforeAll(async () => {
     if (req.url === '/hold') return void held.push(res);
     res.end('ok');
   });
-  server.on('connection', (s: Socket) => {
-    opened++;
-    open++;
-    peakOpen = Math.max(peakOpen, open);
-    s.on('close', () => open--);
-  });
+  connections = countConnections(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -50,7 +45,7 @@ async function until(check: () => boolean): Promise<void> {
 describe('outbound requests in progress', () => {
   it('never exceed the cap: the rest wait, then are all served, over at most that many connections', async () => {
     setOutboundConnectionLimit(3);
-    peakOpen = 0;
+    connections.resetPeak();
     const requests = Array.from({ length: 12 }, () => outboundRequest({ url: `${base}/hold`, timeoutMs: 10_000, maxResponseBytes: 1024, allowLoopback: true }));
     await until(() => held.length === 3);
     expect(outboundConnectionsInUse()).toEqual({ inUse: 3, waiting: 9, limit: 3 });
@@ -61,8 +56,13 @@ describe('outbound requests in progress', () => {
     }
     const answers = await Promise.all(requests);
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
-    expect(peakOpen).toBeLessThanOrEqual(3);
+    expect(connections.peak).toBeLessThanOrEqual(3);
     expect(outboundConnectionsInUse()).toEqual({ inUse: 0, waiting: 0, limit: 3 });
+    recordReliability('Security and load', {
+      item: 'outbound requests past LUMEN_OUTBOUND_CONNECTIONS (cap set to 3)',
+      figure: `12 sent at once: ${answers.length} answered, ${connections.peak} connections open at most`,
+      detail: 'Every request held by the receiver until let go one at a time: 3 in progress, 9 waiting for a place (none failed), each answer letting one more in (test/unit/outbound-cap.test.ts).',
+    });
   });
 
   it('starts the timeout when a request has its place, and lets an aborted one leave the queue', async () => {
