@@ -237,7 +237,7 @@ export function setOutboundConnectionLimit(limit: number): void {
   agents.clear();
 }
 
-/** Outbound requests in progress and waiting for a place now (for metrics and tests). */
+/** Outbound requests in progress and waiting for a place now (for tests and diagnostics). */
 export function outboundConnectionsInUse(): { inUse: number; waiting: number; limit: number } {
   return { inUse: connections.inUse, waiting: connections.waiting, limit: connections.capacity };
 }
