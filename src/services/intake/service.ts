@@ -11,7 +11,7 @@ import { DEFAULT_REASON_CODE } from '../../db/repositories/operations/reason.rep
 import { blobStoreFor, type BlobStore } from '../../lib/blob-store/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
-import { prepareAttachments } from '../attachments/index.js';
+import { attachmentMemory, prepareAttachments } from '../attachments/index.js';
 import { geocode } from '../geocoding/index.js';
 import { applyResend, isClosed, type IntakeContext, type IntakeResult, type LocationPlan, type Plan } from './apply.js';
 import { createIntake } from './create.js';
@@ -152,7 +152,7 @@ async function preparePlan(deps: AppDeps, blobs: BlobStore, ctx: IntakeContext, 
   const [location, attachments] = await Promise.all([
     needsLocation ? locate(deps, ctx, input, signal) : Promise.resolve(undefined),
     prepareAttachments(
-      { blobs, log: deps.log, limits },
+      { blobs, log: deps.log, limits, memory: attachmentMemory(deps.config) },
       { tenantId: ctx.tenant.id, alertId, inputs: frozen ? [] : input.attachments, existing: snapshot?.attachments ?? [] },
       signal,
     ),
