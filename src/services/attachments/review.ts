@@ -9,6 +9,8 @@ import { requireTenantRole, type AdminAccess } from '../operators/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
 import { failureView } from './failures.js';
+import { MAX_ATTACHMENT_BYTES } from './content.js';
+import { attachmentMemory } from './memory.js';
 import { blobPathOf, fetchContent } from './prepare.js';
 
 /** An alert the caller may read (its id and tenant, as the operations' resolver gives them). */
@@ -74,9 +76,17 @@ export async function retryAttachmentFailure(deps: ServiceDeps, by: { access: Ad
   const blobs = blobStoreFor(deps.config.blobStore);
   const contentType = seen.content_type as AttachmentContentType;
   const limits = { ...deps.config.attachmentDownload, allowLoopback: deps.config.allowLoopback };
-  const got = await fetchContent({ blobs, log: deps.log, limits }, { kind: 'url', url: seen.url, contentType, filename: seen.filename }, signal);
+  const memory = attachmentMemory(deps.config);
   const path = blobPathOf(seen.tenant_id, seen.alert_id, seen.attachment_id, contentType);
-  if (got.ok) await blobs.put(path, got.bytes, contentType, signal);
+  // Held in the process's attachment memory like an intake's download: 5 MiB until it is in.
+  const lease = await memory.acquire(MAX_ATTACHMENT_BYTES, signal);
+  let got: Awaited<ReturnType<typeof fetchContent>>;
+  try {
+    got = await fetchContent({ blobs, log: deps.log, limits, memory }, { kind: 'url', url: seen.url, contentType, filename: seen.filename }, signal);
+    if (got.ok) await blobs.put(path, got.bytes, contentType, signal);
+  } finally {
+    lease.release();
+  }
   return deps.db.transaction().execute(async (tx) => {
     const row = await lockAttachmentFailure(tx, failureId);
     if (!row) return { resolved: true, failure: null };
