@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { attachmentContent, attachmentFailures, dismissAttachmentFailure, retryAttachmentFailure, type AttachmentFailureView } from '../services/attachments/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { TENANT_HINT, alertRefOf, cliCallerOf } from './refs.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { TENANT_HINT, alertRefOf } from './refs.js';
+import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption, cliActorOf } from './context.js';
 
 const describe = (f: AttachmentFailureView): string =>
   `${f.createdAt}  ${f.partner}  ${f.protocolNumber}  alert #${f.alertNumber}  ${f.errorCode} (${f.detail}, ${f.attempts} attempt(s))\n    ${f.url}`;
@@ -30,14 +30,14 @@ export function registerAttachmentCommands(program: Command, io: CliIo): void {
 
   jsonOption(attachment.command('retry').description('download a failed attachment URL again now; stored and removed from the queue when it works').argument('<failureId>', 'failure id')).action(
     async (id: string, opts: JsonOption) => {
-      const r = await withRuntime(io, (rt) => retryAttachmentFailure(rt, cliCallerOf(rt), id));
+      const r = await withRuntime(io, (rt) => retryAttachmentFailure(rt, cliActorOf(rt), id));
       printResult(io, opts, r, () => (r.resolved ? 'Downloaded and stored; removed from the queue.' : `Still failing: ${describe(r.failure!)}`));
     },
   );
 
   jsonOption(attachment.command('dismiss').description('mark a failed attachment URL as looked at (it leaves the queue and the counts)').argument('<failureId>', 'failure id')).action(
     async (id: string, opts: JsonOption) => {
-      const f = await withRuntime(io, (rt) => dismissAttachmentFailure(rt, cliCallerOf(rt), id));
+      const f = await withRuntime(io, (rt) => dismissAttachmentFailure(rt, cliActorOf(rt), id));
       printResult(io, opts, f, () => `Dismissed ${describe(f)}`);
     },
   );

@@ -12,7 +12,6 @@ import {
   type RejectedInboundItemView,
 } from '../services/partner-poll/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
-import { cliCallerOf } from './refs.js';
 
 const ago = (at: string | null, now = Date.now()): string => {
   if (!at) return 'never';
@@ -115,14 +114,14 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
 
   jsonOption(inbound.command('dismiss').description('mark a rejected item as looked at (it leaves --status open and the counts)').argument('<itemId>', 'rejected item id')).action(
     async (id: string, opts: JsonOption) => {
-      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliCallerOf(rt), id));
+      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliActorOf(rt), id));
       printResult(io, opts, item, () => `Dismissed ${describeRejected(item)}`);
     },
   );
 
   jsonOption(inbound.command('retry').description('submit a rejected item to intake again (after its cause was fixed)').argument('<itemId>', 'rejected item id')).action(
     async (id: string, opts: JsonOption) => {
-      const r = await withRuntime(io, (rt) => retryRejectedItem(rt, cliCallerOf(rt), id));
+      const r = await withRuntime(io, (rt) => retryRejectedItem(rt, cliActorOf(rt), id));
       printResult(io, opts, r, () => `${r.accepted ? 'Accepted now' : 'Refused again'}: ${describeRejected(r.item)}`);
     },
   );

@@ -3,7 +3,7 @@ import type { ServiceOrder, Timeline } from '../../generated/admin/types.gen.js'
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { orderTimeline, setOrderPole, listServiceOrders, assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
-import { TENANT_HINT, cliCallerOf, orderIdOf, orderRefOf, teamIdOf } from './refs.js';
+import { TENANT_HINT, orderIdOf, orderRefOf, teamIdOf } from './refs.js';
 
 export function describeOrder(o: ServiceOrder): string {
   const team = o.team ? `team=${o.team.name}` : 'no team';
@@ -62,7 +62,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option('--clear', "clear the order's pole"),
   ).action(async (orderId: string, opts: JsonOption & { tenant?: string; pole?: string; clear?: boolean }) => {
     if ((opts.pole === undefined) === !opts.clear) throw new CliError('give exactly one of --pole or --clear');
-    const o = await withRuntime(io, async (rt) => setOrderPole(rt, cliCallerOf(rt), await orderRefOf(rt, orderId, opts.tenant), opts.clear ? null : opts.pole!));
+    const o = await withRuntime(io, async (rt) => setOrderPole(rt, cliActorOf(rt), await orderRefOf(rt, orderId, opts.tenant), opts.clear ? null : opts.pole!));
     printResult(io, opts, o, () => `${describeOrder(o)}  pole=${o.poleId ?? 'none'}`);
   });
 

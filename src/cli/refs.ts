@@ -1,8 +1,6 @@
 import type { Runtime } from '../runtime.js';
 import { resolveAlert, resolveField, resolveOrder } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import type { Caller } from '../services/operations/index.js';
-import { cliActorOf } from './context.js';
 
 /**
  * Display references on the command line: `42`/`#42` for alerts, `OS-2026-00042` for
@@ -35,10 +33,4 @@ export async function orderRefOf(rt: Runtime, ref: string, tenantId?: string) {
 /** A team name or id, in the tenant of the alert or order it is given for. */
 export async function teamIdOf(rt: Runtime, ref: string, tenantId: string, owner: 'alert' | 'order'): Promise<string> {
   return resolveField(rt.db, PLATFORM_ACCESS, 'team', ref, tenantId, '/teamId', owner);
-}
-
-/** The CLI's caller: the machine's administrator (every tenant), audited as cli:<user> or the --as operator. */
-export function cliCallerOf(rt: Runtime): Caller {
-  const actor = cliActorOf(rt);
-  return { access: actor.access, actor };
 }

@@ -29,7 +29,7 @@ afterAll(async () => {
   await host?.close();
 });
 
-const caller = (access = cityAccess(tenantId, 'triager')) => ({ access, actor: { kind: 'admin-token' as const, name: 'test', access } });
+const caller = (access = cityAccess(tenantId, 'triager')) => ({ kind: 'admin-token' as const, name: 'test', access });
 
 describe('attachments for operators', () => {
   it("streams an alert's stored photo with its content type and cache headers; the thumbnail is the original", async () => {

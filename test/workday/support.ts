@@ -5,7 +5,7 @@ export function cityAccess(tenantId: string, role: TenantRole = 'city-admin'): A
   return { platformAdmin: false, grants: new Map([[tenantId, role]]) };
 }
 
-/** A caller with that access, audited as an admin token of its own. */
+/** An actor with that access, audited as an admin token of its own. */
 export function outsiderCaller(access: AdminAccess) {
-  return { access, actor: { kind: 'admin-token' as const, name: 'other-city', access } };
+  return { kind: 'admin-token' as const, name: 'other-city', access };
 }

@@ -21,6 +21,6 @@ export const listAttachmentFailures: Handler<AdminPrincipal> = async (ctx) => {
   };
 };
 
-export const retryAttachmentFailure: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retry(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, ctx.request.params.failureId!, ctx.signal) });
+export const retryAttachmentFailure: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retry(ctx.deps, actorOf(ctx), ctx.request.params.failureId!, ctx.signal) });
 
-export const dismissAttachmentFailure: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismiss(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, ctx.request.params.failureId!) });
+export const dismissAttachmentFailure: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismiss(ctx.deps, actorOf(ctx), ctx.request.params.failureId!) });

@@ -22,6 +22,6 @@ export const listRejectedInboundItems: Handler<AdminPrincipal> = async (ctx) => 
   };
 };
 
-export const dismissRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismissRejectedItem(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, ctx.request.params.itemId!) });
+export const dismissRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismissRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!) });
 
-export const retryRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retryRejectedItem(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, ctx.request.params.itemId!, ctx.signal) });
+export const retryRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retryRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!, ctx.signal) });

@@ -1,5 +1,5 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
-import type { Handler, HandlerContext } from '../../http/surface.js';
+import type { Handler } from '../../http/surface.js';
 import {
   applyReasonMapping,
   createReason as create,
@@ -7,24 +7,21 @@ import {
   mapReason,
   partnerReasonCodes,
   unmapReason,
-  type Caller,
 } from '../../services/operations/index.js';
 import { actorOf, bodyOf } from './context.js';
-
-const callerOf = (ctx: HandlerContext<AdminPrincipal>): Caller => ({ access: ctx.principal.access, actor: actorOf(ctx) });
 
 export const listReasons: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: (await list(ctx.deps, ctx.request.params.tenantId!, ctx.principal.access)).reasons } });
 
 export const createReason: Handler<AdminPrincipal> = async (ctx) => {
   const body = bodyOf<{ code: string; namePt: string; nameEn: string; priority: string; slaHours: number }>(ctx);
-  return { status: 201, body: await create(ctx.deps, { ...body, tenantId: ctx.request.params.tenantId! }, callerOf(ctx)) };
+  return { status: 201, body: await create(ctx.deps, { ...body, tenantId: ctx.request.params.tenantId! }, actorOf(ctx)) };
 };
 
-export const listPartnerReasonCodes: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await partnerReasonCodes(ctx.deps, ctx.request.params.code!, callerOf(ctx)) });
+export const listPartnerReasonCodes: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await partnerReasonCodes(ctx.deps, ctx.request.params.code!, actorOf(ctx)) });
 
 export const mapPartnerReasonCode: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await mapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode!, to: bodyOf<{ reasonCode: string }>(ctx).reasonCode }, callerOf(ctx), {
+  body: await mapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode!, to: bodyOf<{ reasonCode: string }>(ctx).reasonCode }, actorOf(ctx), {
     from: '/path/partnerCode',
     to: '/reasonCode',
   }),
@@ -32,10 +29,10 @@ export const mapPartnerReasonCode: Handler<AdminPrincipal> = async (ctx) => ({
 
 export const unmapPartnerReasonCode: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await unmapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode! }, callerOf(ctx)),
+  body: await unmapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode! }, actorOf(ctx)),
 });
 
 export const applyPartnerReasonMapping: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await applyReasonMapping(ctx.deps, ctx.request.params.code!, ctx.request.params.partnerCode!, callerOf(ctx)),
+  body: await applyReasonMapping(ctx.deps, ctx.request.params.code!, ctx.request.params.partnerCode!, actorOf(ctx)),
 });

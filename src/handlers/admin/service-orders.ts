@@ -42,5 +42,5 @@ export const getServiceOrderTimeline: Handler<AdminPrincipal> = async (ctx) => (
 
 export const setServiceOrderPole: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await setOrderPole(ctx.deps, { access: ctx.principal.access, actor: actorOf(ctx) }, await orderOf(ctx), bodyOf<{ poleId: string | null }>(ctx).poleId),
+  body: await setOrderPole(ctx.deps, actorOf(ctx), await orderOf(ctx), bodyOf<{ poleId: string | null }>(ctx).poleId),
 });

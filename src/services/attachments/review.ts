@@ -53,12 +53,12 @@ async function lockFailure(deps: ServiceDeps, tx: Parameters<typeof lockAttachme
  * Marks a failed URL as looked at (nothing more to do): it leaves the attention count
  * and the default list. Dismissing it again changes nothing. Audited on the alert.
  */
-export async function dismissAttachmentFailure(deps: ServiceDeps, by: { access: AdminAccess; actor: Actor }, failureId: string): Promise<AttachmentFailure> {
+export async function dismissAttachmentFailure(deps: ServiceDeps, by: Actor, failureId: string): Promise<AttachmentFailure> {
   return deps.db.transaction().execute(async (tx) => {
     const row = await lockFailure(deps, tx, by.access, failureId);
     if (row.dismissed_at) return failureView(tx, row.id);
-    await tx.updateTable('attachment_failure').set({ dismissed_at: sql<Date>`now()`, dismissed_by: actorLabel(by.actor) }).where('id', '=', row.id).execute();
-    await recordAudit(tx, by.actor, { tenantId: row.tenant_id, action: 'attachment.dismiss', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, url: row.url }, after: null });
+    await tx.updateTable('attachment_failure').set({ dismissed_at: sql<Date>`now()`, dismissed_by: actorLabel(by) }).where('id', '=', row.id).execute();
+    await recordAudit(tx, by, { tenantId: row.tenant_id, action: 'attachment.dismiss', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, url: row.url }, after: null });
     return failureView(tx, row.id);
   });
 }
@@ -71,7 +71,7 @@ export async function dismissAttachmentFailure(deps: ServiceDeps, by: { access: 
  * failure row is locked while the result is recorded, so two retries at once record
  * one success.
  */
-export async function retryAttachmentFailure(deps: ServiceDeps, by: { access: AdminAccess; actor: Actor }, failureId: string, signal?: AbortSignal): Promise<{ resolved: boolean; failure: AttachmentFailure | null }> {
+export async function retryAttachmentFailure(deps: ServiceDeps, by: Actor, failureId: string, signal?: AbortSignal): Promise<{ resolved: boolean; failure: AttachmentFailure | null }> {
   const seen = await deps.db.transaction().execute((tx) => lockFailure(deps, tx, by.access, failureId));
   const blobs = blobStoreFor(deps.config.blobStore);
   const contentType = seen.content_type as AttachmentContentType;
@@ -93,11 +93,11 @@ export async function retryAttachmentFailure(deps: ServiceDeps, by: { access: Ad
     if (got.ok) {
       await tx.updateTable('alert_attachment').set({ success: true, blob_path: path, size_bytes: got.bytes.length, content_sha256: got.sha256, error_code: null, error_params: null }).where('id', '=', row.attachment_id).execute();
       await tx.deleteFrom('attachment_failure').where('id', '=', row.id).execute();
-      await recordAudit(tx, by.actor, { tenantId: row.tenant_id, action: 'attachment.retry', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, errorCode: row.error_code }, after: { attachmentId: row.attachment_id, stored: true } });
+      await recordAudit(tx, by, { tenantId: row.tenant_id, action: 'attachment.retry', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, errorCode: row.error_code }, after: { attachmentId: row.attachment_id, stored: true } });
       return { resolved: true, failure: null };
     }
     await tx.updateTable('attachment_failure').set({ error_code: got.code, detail: got.detail.slice(0, 1000), attempts: row.attempts + got.attempts }).where('id', '=', row.id).execute();
-    await recordAudit(tx, by.actor, { tenantId: row.tenant_id, action: 'attachment.retry', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, errorCode: row.error_code }, after: { failureId: row.id, errorCode: got.code, stored: false } });
+    await recordAudit(tx, by, { tenantId: row.tenant_id, action: 'attachment.retry', entityType: 'alert', entityId: row.alert_id, before: { failureId: row.id, errorCode: row.error_code }, after: { failureId: row.id, errorCode: got.code, stored: false } });
     return { resolved: false, failure: await failureView(tx, row.id) };
   });
 }

@@ -6,7 +6,7 @@
  */
 export { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './order-lifecycle.js';
 export { loadServiceOrder, serviceOrderView } from './order-view.js';
-export { cliCaller, createReason, listReasons, mapReason, unmapReason, type Caller, type ReasonMappingView, type ReasonView } from './reasons.js';
+export { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from './reasons.js';
 export { applyReasonMapping, partnerReasonCodes } from './reason-mappings.js';
 export { createTeam, listTeams } from './teams.js';
 export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './triage.js';

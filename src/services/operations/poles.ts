@@ -8,9 +8,8 @@ import { requireTenantRole, type AdminAccess } from '../operators/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
 import { lockOrder, updateOrder } from '../../db/repositories/operations/triage.repository.js';
-import { recordAudit } from '../audit/index.js';
+import { recordAudit, type Actor } from '../audit/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
-import type { Caller } from './reasons.js';
 import type { Ref } from './resolve.js';
 import { operatorTransaction } from './transaction.js';
 
@@ -129,7 +128,7 @@ export async function duplicateSuggestions(deps: ServiceDeps, access: AdminAcces
  * code, of the order's tenant. No event: the status does not change; partners read the
  * new poleId with the order. Audited with the pole before and after.
  */
-export async function setOrderPole(deps: ServiceDeps, by: Caller, ref: Ref, pole: string | null): Promise<ServiceOrder> {
+export async function setOrderPole(deps: ServiceDeps, by: Actor, ref: Ref, pole: string | null): Promise<ServiceOrder> {
   requireTenantRole(by.access, ref.tenantId, 'triager', `service order ${ref.id}`);
   return operatorTransaction(deps, async (tx) => {
     const order = (await lockOrder(tx, ref.id))!;
@@ -137,7 +136,7 @@ export async function setOrderPole(deps: ServiceDeps, by: Caller, ref: Ref, pole
     const poleId = pole === null ? null : await poleForOrder(deps, tx, order.tenant_id, pole, order);
     if (poleId === order.pole_id) return serviceOrderView((await loadServiceOrder(tx, order.id))!);
     await updateOrder(tx, order.id, { pole_id: poleId });
-    await recordAudit(tx, by.actor, { tenantId: order.tenant_id, action: 'service-order.set-pole', entityType: 'service_order', entityId: order.id, before: { poleId: order.pole_id }, after: { poleId } });
+    await recordAudit(tx, by, { tenantId: order.tenant_id, action: 'service-order.set-pole', entityType: 'service_order', entityId: order.id, before: { poleId: order.pole_id }, after: { poleId } });
     return serviceOrderView((await loadServiceOrder(tx, order.id))!);
   });
 }

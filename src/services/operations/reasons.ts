@@ -17,15 +17,6 @@ import { PLATFORM_ACCESS, requireTenantRole, type AdminAccess } from '../operato
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
 
-/** Who asks: what they may reach and how the audit log names them. The CLI (the machine's administrator) by default. */
-export interface Caller {
-  readonly access: AdminAccess;
-  readonly actor: Actor;
-}
-
-export function cliCaller(): Caller {
-  return { access: PLATFORM_ACCESS, actor: cliActor() };
-}
 
 /** An internal reason of a tenant, as operators see it. */
 export interface ReasonView {
@@ -89,7 +80,7 @@ export async function requirePartner(deps: ServiceDeps, access: AdminAccess, cod
 }
 
 /** Adds an internal reason to a tenant's catalogue (priority and SLA feed the orders created from it). */
-export async function createReason(deps: ServiceDeps, input: CreateReasonInput, by: Caller = cliCaller()): Promise<ReasonView> {
+export async function createReason(deps: ServiceDeps, input: CreateReasonInput, by: Actor = cliActor()): Promise<ReasonView> {
   const errors: FieldError[] = [];
   const code = input.code?.trim() ?? '';
   if (!CODE_SHAPE.test(code)) errors.push({ pointer: '/code', message: 'must be 1 to 64 letters, digits, "_", "." or "-"' });
@@ -107,7 +98,7 @@ export async function createReason(deps: ServiceDeps, input: CreateReasonInput, 
   try {
     return await deps.db.transaction().execute(async (tx) => {
       const view = reasonView(await insertReason(tx, { tenant_id: input.tenantId, code, name_pt: namePt, name_en: nameEn, priority: priority!, sla_hours: slaHours }));
-      await recordAudit(tx, by.actor, { tenantId: input.tenantId, action: 'reason.create', entityType: 'tenant', entityId: input.tenantId, before: null, after: view });
+      await recordAudit(tx, by, { tenantId: input.tenantId, action: 'reason.create', entityType: 'tenant', entityId: input.tenantId, before: null, after: view });
       return view;
     });
   } catch (err) {
@@ -134,7 +125,7 @@ export async function listReasons(deps: ServiceDeps, tenantId: string, access: A
 export async function mapReason(
   deps: ServiceDeps,
   input: { partnerCode: string; from: string; to: string },
-  by: Caller = cliCaller(),
+  by: Actor = cliActor(),
   pointers: { from: string; to: string } = { from: '/from', to: '/to' },
 ): Promise<ReasonMappingView> {
   const from = input.from ?? '';
@@ -147,7 +138,7 @@ export async function mapReason(
   return deps.db.transaction().execute(async (tx) => {
     const before = await findReasonMapping(tx, partner.id, from);
     const row = await upsertReasonMapping(tx, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code });
-    await recordAudit(tx, by.actor, {
+    await recordAudit(tx, by, {
       tenantId: partner.tenant_id,
       action: 'reason.map',
       entityType: 'partner',
@@ -160,13 +151,13 @@ export async function mapReason(
 }
 
 /** Removes a mapping: that partner code falls back to EXTERNAL_OTHER. Audited when there was one. */
-export async function unmapReason(deps: ServiceDeps, input: { partnerCode: string; from: string }, by: Caller = cliCaller()): Promise<{ partner: string; partnerCode: string; removed: boolean }> {
+export async function unmapReason(deps: ServiceDeps, input: { partnerCode: string; from: string }, by: Actor = cliActor()): Promise<{ partner: string; partnerCode: string; removed: boolean }> {
   const partner = await requirePartner(deps, by.access, input.partnerCode, 'city-admin');
   return deps.db.transaction().execute(async (tx) => {
     const before = await findReasonMapping(tx, partner.id, input.from);
     const removed = await deleteReasonMapping(tx, partner.id, input.from);
     if (removed && before) {
-      await recordAudit(tx, by.actor, { tenantId: partner.tenant_id, action: 'reason.unmap', entityType: 'partner', entityId: partner.id, before: { partnerCode: input.from, reasonCode: before.reason_code }, after: null });
+      await recordAudit(tx, by, { tenantId: partner.tenant_id, action: 'reason.unmap', entityType: 'partner', entityId: partner.id, before: { partnerCode: input.from, reasonCode: before.reason_code }, after: null });
     }
     return { partner: partner.code, partnerCode: input.from, removed };
   });

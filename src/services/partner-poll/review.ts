@@ -11,11 +11,6 @@ import { isUuid } from '../tenants/index.js';
 import { submitPolledItem } from './intake.js';
 import { rejectedItemView, type RejectedInboundItemView } from './status.js';
 
-interface By {
-  access: AdminAccess;
-  actor: Actor;
-}
-
 /** A rejected item the caller may act on (triager on its tenant), locked; not-found otherwise. */
 async function lockItem(tx: Tx, access: AdminAccess, id: string) {
   const resource = `rejected inbound item ${id}`;
@@ -32,12 +27,12 @@ async function viewOf(db: ServiceDeps['db'], id: string, partnerId: string): Pro
 }
 
 /** Looked at, nothing to do: it leaves the open list and the attention count. Idempotent; audited on the partner. */
-export async function dismissRejectedItem(deps: ServiceDeps, by: By, id: string): Promise<RejectedInboundItemView> {
+export async function dismissRejectedItem(deps: ServiceDeps, by: Actor, id: string): Promise<RejectedInboundItemView> {
   const partnerId = await deps.db.transaction().execute(async (tx) => {
     const row = await lockItem(tx, by.access, id);
     if (!row.dismissed_at) {
-      await tx.updateTable('rejected_inbound_item').set({ dismissed_at: sql<Date>`now()`, dismissed_by: actorLabel(by.actor) }).where('id', '=', row.id).execute();
-      await recordAudit(tx, by.actor, { tenantId: row.tenant_id, action: 'inbound.dismiss', entityType: 'partner', entityId: row.external_system_id, before: { itemId: row.id, protocolNumber: row.protocol_number }, after: null });
+      await tx.updateTable('rejected_inbound_item').set({ dismissed_at: sql<Date>`now()`, dismissed_by: actorLabel(by) }).where('id', '=', row.id).execute();
+      await recordAudit(tx, by, { tenantId: row.tenant_id, action: 'inbound.dismiss', entityType: 'partner', entityId: row.external_system_id, before: { itemId: row.id, protocolNumber: row.protocol_number }, after: null });
     }
     return row.external_system_id;
   });
@@ -50,7 +45,7 @@ export async function dismissRejectedItem(deps: ServiceDeps, by: By, id: string)
  * setting). Accepted: it and the other open refusals of its protocolNumber get
  * `resolvedAt`. Refused again: it keeps the new problem and reasons. Audited either way.
  */
-export async function retryRejectedItem(deps: AppDeps, by: By, id: string, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
+export async function retryRejectedItem(deps: AppDeps, by: Actor, id: string, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
   const seen = await deps.db.transaction().execute((tx) => lockItem(tx, by.access, id));
   const partner = await findExternalSystem(deps.db, seen.external_system_id);
   if (!partner) throw new AppError('not-found', { resource: `rejected inbound item ${id}` });
@@ -62,7 +57,7 @@ export async function retryRejectedItem(deps: AppDeps, by: By, id: string, signa
     } else {
       await tx.updateTable('rejected_inbound_item').set({ problem_code: outcome.code, reasons: JSON.stringify(outcome.reasons) }).where('id', '=', seen.id).execute();
     }
-    await recordAudit(tx, by.actor, { tenantId: seen.tenant_id, action: 'inbound.retry', entityType: 'partner', entityId: partner.id, before: { itemId: seen.id, problemCode: seen.problem_code }, after: { accepted: outcome.kind === 'accepted' } });
+    await recordAudit(tx, by, { tenantId: seen.tenant_id, action: 'inbound.retry', entityType: 'partner', entityId: partner.id, before: { itemId: seen.id, problemCode: seen.problem_code }, after: { accepted: outcome.kind === 'accepted' } });
   });
   return { accepted: outcome.kind === 'accepted', item: await viewOf(deps.db, seen.id, partner.id) };
 }
