@@ -51,7 +51,7 @@ describe('sign-in', () => {
     const res = await signInRaw(t, op.email.toUpperCase(), op.password);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const body = await res.json();
+    const body = (await res.json()) as { operator: unknown; csrfToken: string };
     expect(body).toEqual({ operator: { id: op.id, email: op.email, name: 'Ana Souza', platformAdmin: false, grants: [{ tenantId: city.id, tenantName: city.name, role: 'triager' }] }, csrfToken: expect.any(String) });
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^lumen_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=604800$/);
