@@ -1097,9 +1097,11 @@ export type ListTenantsErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1171,9 +1173,11 @@ export type CreateTenantErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1268,9 +1272,11 @@ export type GetTenantErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1286,7 +1292,8 @@ export type GetTenantErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -1349,9 +1356,11 @@ export type SetTenantIntakePolicyErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1367,7 +1376,8 @@ export type SetTenantIntakePolicyErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -1452,9 +1462,11 @@ export type ListTeamsErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1470,7 +1482,8 @@ export type ListTeamsErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -1531,9 +1544,11 @@ export type CreateTeamErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1658,9 +1673,11 @@ export type ListAlertsErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1731,9 +1748,11 @@ export type GetAlertErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1749,7 +1768,8 @@ export type GetAlertErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -1819,9 +1839,11 @@ export type CreateOrderFromAlertErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1837,7 +1859,8 @@ export type CreateOrderFromAlertErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -1934,9 +1957,11 @@ export type LinkAlertErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -1952,7 +1977,8 @@ export type LinkAlertErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2052,9 +2078,11 @@ export type DiscardAlertErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2070,7 +2098,8 @@ export type DiscardAlertErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2167,9 +2196,11 @@ export type ReclassifyAlertErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2185,7 +2216,8 @@ export type ReclassifyAlertErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2283,9 +2315,11 @@ export type SetAlertLocationErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2301,7 +2335,8 @@ export type SetAlertLocationErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2396,9 +2431,11 @@ export type GetServiceOrderErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2414,7 +2451,8 @@ export type GetServiceOrderErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2481,9 +2519,11 @@ export type AssignServiceOrderErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2499,7 +2539,8 @@ export type AssignServiceOrderErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2599,9 +2640,11 @@ export type StartServiceOrderErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2617,7 +2660,8 @@ export type StartServiceOrderErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2717,9 +2761,11 @@ export type CompleteServiceOrderErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2735,7 +2781,8 @@ export type CompleteServiceOrderErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2835,9 +2882,11 @@ export type CancelServiceOrderErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -2853,7 +2902,8 @@ export type CancelServiceOrderErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -2948,9 +2998,11 @@ export type ListPartnersErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3028,9 +3080,11 @@ export type CreatePartnerErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3046,7 +3100,8 @@ export type CreatePartnerErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3141,9 +3196,11 @@ export type GetPartnerErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3159,7 +3216,8 @@ export type GetPartnerErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3220,9 +3278,11 @@ export type UpdatePartnerErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3238,7 +3298,8 @@ export type UpdatePartnerErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3323,9 +3384,11 @@ export type RotatePartnerKeyErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3341,7 +3404,8 @@ export type RotatePartnerKeyErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3402,9 +3466,11 @@ export type GetPartnerPollingErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3420,7 +3486,8 @@ export type GetPartnerPollingErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3481,9 +3548,11 @@ export type PollPartnerNowErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3499,7 +3568,8 @@ export type PollPartnerNowErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3579,9 +3649,11 @@ export type ListRejectedInboundItemsErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3597,7 +3669,8 @@ export type ListRejectedInboundItemsErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3678,9 +3751,11 @@ export type ListAuditEntriesErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3764,9 +3839,11 @@ export type ListWebhookDeliveriesErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3782,7 +3859,8 @@ export type ListWebhookDeliveriesErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3848,9 +3926,11 @@ export type RedeliverWebhooksSinceErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3866,7 +3946,8 @@ export type RedeliverWebhooksSinceErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -3961,9 +4042,11 @@ export type GetWebhookDeliveryErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -3979,7 +4062,8 @@ export type GetWebhookDeliveryErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4040,9 +4124,11 @@ export type RedeliverWebhookErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4058,7 +4144,8 @@ export type RedeliverWebhookErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4124,9 +4211,11 @@ export type DeleteSessionErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4192,9 +4281,11 @@ export type GetSessionErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4351,9 +4442,11 @@ export type ListOperatorsErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4427,9 +4520,11 @@ export type CreateOperatorErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4540,9 +4635,11 @@ export type GetOperatorErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4558,7 +4655,8 @@ export type GetOperatorErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4619,9 +4717,11 @@ export type DisableOperatorErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4637,7 +4737,8 @@ export type DisableOperatorErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4698,9 +4799,11 @@ export type EnableOperatorErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4716,7 +4819,8 @@ export type EnableOperatorErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4781,9 +4885,11 @@ export type RevokeOperatorRoleErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4799,7 +4905,8 @@ export type RevokeOperatorRoleErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4866,9 +4973,11 @@ export type GrantOperatorRoleErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -4884,7 +4993,8 @@ export type GrantOperatorRoleErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
@@ -4964,9 +5074,11 @@ export type ListAdminTokensErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -5041,9 +5153,11 @@ export type CreateAdminTokenErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -5143,9 +5257,11 @@ export type RevokeAdminTokenErrors = {
      */
     400: Problem;
     /**
-     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
-     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
-     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
      *
      */
     401: Problem;
@@ -5161,7 +5277,8 @@ export type RevokeAdminTokenErrors = {
     403: Problem;
     /**
      * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
-     * partner or reason that does not exist.
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
      *
      */
     404: Problem;
