@@ -1027,7 +1027,7 @@ export type AcceptLanguage = string;
 export type TenantIdPath = string;
 
 /**
- * Only this tenant's items.
+ * Only this tenant's items. A tenant the caller holds no role on answers as one that does not exist.
  */
 export type TenantIdQuery = string;
 
@@ -1446,7 +1446,7 @@ export type ListTeamsData = {
     path?: never;
     query: {
         /**
-         * Only this tenant's items.
+         * Only this tenant's items. A tenant the caller holds no role on answers as one that does not exist.
          */
         tenantId: string;
     };
@@ -1637,7 +1637,7 @@ export type ListAlertsData = {
     path?: never;
     query: {
         /**
-         * Only this tenant's items.
+         * Only this tenant's items. A tenant the caller holds no role on answers as one that does not exist.
          */
         tenantId: string;
         /**
