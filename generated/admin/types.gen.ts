@@ -4416,6 +4416,103 @@ export type CreateSessionResponses = {
 
 export type CreateSessionResponse = CreateSessionResponses[keyof CreateSessionResponses];
 
+export type ChangeSessionPasswordData = {
+    body: {
+        currentPassword: string;
+        newPassword: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/admin/session/password';
+};
+
+export type ChangeSessionPasswordErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ChangeSessionPasswordError = ChangeSessionPasswordErrors[keyof ChangeSessionPasswordErrors];
+
+export type ChangeSessionPasswordResponses = {
+    /**
+     * Changed; other sessions ended.
+     */
+    204: void;
+};
+
+export type ChangeSessionPasswordResponse = ChangeSessionPasswordResponses[keyof ChangeSessionPasswordResponses];
+
 export type ListOperatorsData = {
     body?: never;
     headers?: {

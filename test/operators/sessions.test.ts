@@ -183,6 +183,24 @@ describe('a session in use', () => {
     expect((await sessionFetch(second, s)('/session')).status).toBe(401);
   });
 
+  it('changes one\'s own password from the session: the current one checked, other sessions ended, this one kept', async () => {
+    const me = await makeOperator(t.rt, { grants: [{ tenantId: city.id, role: 'viewer' }] });
+    const here = await signIn(t, me.email, me.password);
+    const elsewhere = await signIn(t, me.email, me.password);
+    secrets.push(me.password, here.cookie.split('=')[1]!, here.csrfToken, elsewhere.cookie.split('=')[1]!, elsewhere.csrfToken, 'my new long password');
+    const call = sessionFetch(t, here);
+    const wrong = await call('/session/password', { json: { currentPassword: 'not-my-password', newPassword: 'my new long password' } });
+    expect(wrong.status).toBe(422);
+    expect(((await wrong.json()) as { errors: { pointer: string }[] }).errors[0]!.pointer).toBe('/currentPassword');
+    expect((await call('/session/password', { json: { currentPassword: me.password, newPassword: 'short' } })).status).toBe(422);
+    expect((await sessionFetch(t, here, { csrf: false })('/session/password', { json: { currentPassword: me.password, newPassword: 'my new long password' } })).status).toBe(403);
+    expect((await call('/session/password', { json: { currentPassword: me.password, newPassword: 'my new long password' } })).status).toBe(204);
+    expect((await call('/session')).status).toBe(200);
+    expect((await sessionFetch(t, elsewhere)('/session')).status).toBe(401);
+    expect((await signInRaw(t, me.email, me.password)).status).toBe(401);
+    await signIn(t, me.email, 'my new long password');
+  });
+
   it('a disabled operator\'s sessions and tokens stop at once, on another instance too', async () => {
     const victim = await makeOperator(t.rt, { grants: [{ tenantId: city.id, role: 'city-admin' }] });
     secrets.push(victim.password);
