@@ -821,7 +821,7 @@ export type AcceptLanguage = string;
 export type Page = number;
 
 /**
- * Items per page, default 500. Values above 1000 are cut down to 1000 (not an error);
+ * Items per page, default 500 (on a `cursor` call: the walk's own size, kept in the cursor). Values above 1000 are cut down to 1000 (not an error);
  * the envelope's `pageSize` reports the effective size. Values below 1 or
  * non-integers are 400 `invalid-parameter`. May change between the calls of a cursor walk.
  *
@@ -842,8 +842,9 @@ export type UpdatedSince = string;
  * to walk a large set. The next page continues strictly after the last item you
  * received, so items that change during the walk never shift the rest of it (a changed
  * item is served again at the end). It carries the walk's position, its `updatedSince`
- * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
- * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+ * filter, its page number and its page size, so `page` and `updatedSince` are ignored
+ * when it is sent; `pageSize` may be sent (and may change between calls): without it
+ * the page has the size the previous page of the walk was served with, not the default. A cursor does not expire, but
  * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
  * that was altered, comes from the other list endpoint or another tenant, or can no
  * longer be read (for example after an upgrade of Lumen changed its encoding or after
@@ -973,7 +974,7 @@ export type ListServiceOrdersData = {
          */
         page?: number;
         /**
-         * Items per page, default 500. Values above 1000 are cut down to 1000 (not an error);
+         * Items per page, default 500 (on a `cursor` call: the walk's own size, kept in the cursor). Values above 1000 are cut down to 1000 (not an error);
          * the envelope's `pageSize` reports the effective size. Values below 1 or
          * non-integers are 400 `invalid-parameter`. May change between the calls of a cursor walk.
          *
@@ -992,8 +993,9 @@ export type ListServiceOrdersData = {
          * to walk a large set. The next page continues strictly after the last item you
          * received, so items that change during the walk never shift the rest of it (a changed
          * item is served again at the end). It carries the walk's position, its `updatedSince`
-         * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
-         * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+         * filter, its page number and its page size, so `page` and `updatedSince` are ignored
+         * when it is sent; `pageSize` may be sent (and may change between calls): without it
+         * the page has the size the previous page of the walk was served with, not the default. A cursor does not expire, but
          * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
          * that was altered, comes from the other list endpoint or another tenant, or can no
          * longer be read (for example after an upgrade of Lumen changed its encoding or after
@@ -1198,7 +1200,7 @@ export type ListPolesData = {
          */
         page?: number;
         /**
-         * Items per page, default 500. Values above 1000 are cut down to 1000 (not an error);
+         * Items per page, default 500 (on a `cursor` call: the walk's own size, kept in the cursor). Values above 1000 are cut down to 1000 (not an error);
          * the envelope's `pageSize` reports the effective size. Values below 1 or
          * non-integers are 400 `invalid-parameter`. May change between the calls of a cursor walk.
          *
@@ -1217,8 +1219,9 @@ export type ListPolesData = {
          * to walk a large set. The next page continues strictly after the last item you
          * received, so items that change during the walk never shift the rest of it (a changed
          * item is served again at the end). It carries the walk's position, its `updatedSince`
-         * filter and its page number, so `page` and `updatedSince` are ignored when it is sent;
-         * `pageSize` may be sent (and may change between calls). A cursor does not expire, but
+         * filter, its page number and its page size, so `page` and `updatedSince` are ignored
+         * when it is sent; `pageSize` may be sent (and may change between calls): without it
+         * the page has the size the previous page of the walk was served with, not the default. A cursor does not expire, but
          * it is tied to the list and the tenant it came from. Send it back unchanged: a cursor
          * that was altered, comes from the other list endpoint or another tenant, or can no
          * longer be read (for example after an upgrade of Lumen changed its encoding or after
