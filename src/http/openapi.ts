@@ -34,13 +34,21 @@ export interface MatchedOperation {
   operation: Operation;
 }
 
-/** Route a request: 404 when no path matches, 405 when the path exists with other methods. */
+const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'] as const;
+
+/**
+ * Route a request: 404 when no path matches, 405 when the path exists with other
+ * methods, with the `Allow` header RFC 9110 asks for (the methods the document declares there).
+ */
 export function matchOperation(api: OpenAPIBackend, req: OasRequest): Operation {
   try {
     return api.router.matchOperation(req, true);
   } catch (err) {
     const msg = (err as Error).message;
-    if (msg.startsWith('405')) throw new AppError('method-not-allowed', { method: req.method.toUpperCase(), path: req.path });
+    if (msg.startsWith('405')) {
+      const allow = METHODS.filter((method) => api.router.matchOperation({ ...req, method }) !== undefined).map((m) => m.toUpperCase());
+      throw new AppError('method-not-allowed', { method: req.method.toUpperCase(), path: req.path }, undefined, { allow: allow.join(', ') });
+    }
     throw new AppError('not-found', { resource: req.path });
   }
 }

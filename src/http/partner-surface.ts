@@ -2,7 +2,7 @@ import partnerDocument from '../../generated/openapi/partner.json' with { type: 
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartner, requireScope, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
 
@@ -25,7 +25,7 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
     rateLimit: async (deps, principal) => {
       // Every operation, /events included: its own minimum interval applies on top.
-      await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+      return rateLimitHeaders(await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
     },
     admit: (deps, principal, operationId) => {
       if (operationId !== 'createServiceOrder') return null;

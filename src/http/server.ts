@@ -15,6 +15,7 @@ import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
 import { AuthFailureThrottle } from './auth-failures.js';
+import { compress, compressible, COMPRESS_MIN_BYTES, negotiateEncoding } from './compress.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
 
 export interface HttpServer {
@@ -39,17 +40,28 @@ interface RouteContext {
   route: { name: string };
 }
 
-function send(res: ServerResponse, result: HttpResult, lang: Language, requestId: string): void {
+async function send(res: ServerResponse, result: HttpResult, lang: Language, requestId: string, acceptEncoding: string | undefined): Promise<void> {
   if (res.headersSent) return;
   const headers: Record<string, string> = { 'x-request-id': requestId, 'content-language': lang, ...result.headers };
   if (result.body === undefined) {
     res.writeHead(result.status, headers).end();
     return;
   }
-  const payload =
+  const text =
     typeof result.body === 'string' || Buffer.isBuffer(result.body) ? result.body : result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
+  let payload = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
   headers['content-type'] = result.contentType ?? 'application/json; charset=utf-8';
   if (headers['content-type'] === 'application/problem+json') headers['content-type'] = 'application/problem+json; charset=utf-8';
+  if (compressible(headers['content-type'])) {
+    // gzip or br when the client asks (a page of 1000 poles shrinks about tenfold).
+    headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+    const encoding = payload.length >= COMPRESS_MIN_BYTES ? negotiateEncoding(acceptEncoding) : null;
+    if (encoding) {
+      payload = await compress(payload, encoding);
+      headers['content-encoding'] = encoding;
+    }
+  }
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(result.status, headers).end(payload);
 }
 
@@ -145,12 +157,18 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       throw err;
     }
     surface.authorize(principal, operationId);
-    await surface.rateLimit?.(deps, principal, operationId);
-    const release = surface.admit?.(deps, principal, operationId) ?? null;
+    // Counted requests report their quota on every answer, errors included.
+    const quota = (await surface.rateLimit?.(deps, principal, operationId)) ?? {};
     try {
-      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
-    } finally {
-      release?.();
+      const release = surface.admit?.(deps, principal, operationId) ?? null;
+      try {
+        const result = await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
+        return { ...result, headers: { ...quota, ...result.headers } };
+      } finally {
+        release?.();
+      }
+    } catch (err) {
+      throw err instanceof AppError ? err.withHeaders(quota) : err;
     }
   }
 
@@ -239,7 +257,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       result = problemResult(err, { lang, requestId, instance: url.pathname, log: reqLog });
     }
     if (result.headers?.connection === 'close' && !req.complete) lingerAfterRefusal(req);
-    send(res, result, lang, requestId);
+    await send(res, result, lang, requestId, req.headers['accept-encoding']);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     deps.metrics.observeRequest(routeName.name, result.status, ms / 1000);
     reqLog.info({ method: req.method, path: url.pathname, status: result.status, ms: Math.round(ms * 10) / 10 }, 'request');

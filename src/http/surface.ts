@@ -40,8 +40,11 @@ export interface ApiSurface<P> {
   authenticate(deps: AppDeps, headers: IncomingHttpHeaders): Promise<P>;
   /** Throws 403 when the principal may not call this operation. */
   authorize(principal: P, operationId: string): void;
-  /** Throws 429 when the principal's quota is spent (after authentication). */
-  rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<void>;
+  /**
+   * Throws 429 when the principal's quota is spent (after authentication); otherwise the
+   * headers that report the quota, added to the answer whatever it is.
+   */
+  rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<Record<string, string>>;
   /**
    * Admits the request before its body is read (429 when the principal has too many in
    * progress), and returns what to call when it is over; null when nothing is held.
