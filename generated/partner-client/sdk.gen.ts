@@ -141,7 +141,10 @@ export const listServiceOrders = <ThrowOnError extends boolean = false>(options?
  * 40 MiB); over it: 413. Ten inline photos of the maximum size exceed the default:
  * send large photos by `url`.
  *
- * Unknown body properties are ignored (forward compatibility).
+ * **Unknown properties are refused.** The body is closed at every level (see
+ * `IntakeRequest`): a property the document does not list is 422 `validation-failed`
+ * with an `errors[]` entry pointing at it, so a misspelt field cannot be silently
+ * dropped. Ignore unknown fields in the *responses* instead: new ones may be added.
  *
  */
 export const createServiceOrder = <ThrowOnError extends boolean = false>(options: Options<CreateServiceOrderData, ThrowOnError>) => (options.client ?? client).post<CreateServiceOrderResponses, CreateServiceOrderErrors, ThrowOnError>({

@@ -13,7 +13,7 @@ import { readBody, parseJson, requireJson } from './body.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
-import { docsPage, docsAsset } from './docs.js';
+import { docsRoute } from './docs.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { compress, compressible, COMPRESS_MIN_BYTES, negotiateEncoding } from './compress.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
@@ -278,11 +278,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (p === '/metrics' && config.metricsPort === null) return found('metrics', scrapeMetrics());
       const doc = surfaces.find((s) => p === `${s.basePath}/openapi.json`);
       if (doc) return found('openapi', { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } });
-      if (p === '/docs' || p === '/docs/') return found('docs', docsPage('/api/external/openapi.json', 'Lumen partner API'));
-      if (p === '/docs/admin') return found('docs', docsPage('/api/admin/openapi.json', 'Lumen admin API'));
-      if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
-      const asset = await docsAsset(p);
-      if (asset) return found('docs', asset);
+      const docs = await docsRoute(p);
+      if (docs) return found('docs', docs);
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });

@@ -114,3 +114,47 @@ describe('compression when Accept-Encoding asks', () => {
     expect(JSON.parse(small.body.toString('utf8'))).toMatchObject({ status: 'ok' });
   });
 });
+
+describe('closed request bodies', () => {
+  it('refuses an unknown property of a telemetry report with 422 and a pointer to it, and stores nothing', async () => {
+    const tenant = await makeTenant(t.rt);
+    const key = await createTelemetryKey(t.rt, { tenantId: tenant.id, name: 'network' });
+    const report = { deviceIdentifier: 'TG-1', online: true, relayOn: true, reportedAt: '2026-03-14T00:00:00Z' };
+    const res = await t.fetch('/api/telemetry/reports', { method: 'POST', apiKey: key.apiKey, json: { reports: [report, { ...report, relay: false }], source: 'scada' } });
+    expect(res.status).toBe(422);
+    const problem = (await res.json()) as { type: string; errors: { pointer: string }[] };
+    expect(problem.type).toBe('urn:lumen:problem:validation-failed');
+    expect(problem.errors.map((e) => e.pointer).sort()).toEqual(['/reports/1/relay', '/source']);
+  });
+});
+
+describe('docs pages', () => {
+  it('serve and render the polling contract beside the others', async () => {
+    const doc = await t.fetch('/docs/partner-polling.json');
+    expect(doc.status).toBe(200);
+    expect(((await doc.json()) as { info: { title: string } }).info.title).toBe('Lumen partner polling endpoint');
+    for (const [page, spec] of [
+      ['/docs', '/api/external/openapi.json'],
+      ['/docs/polling', '/docs/partner-polling.json'],
+      ['/docs/sandbox', '/api/external/sandbox/openapi.json'],
+      ['/docs/telemetry', '/api/telemetry/openapi.json'],
+      ['/docs/admin', '/api/admin/openapi.json'],
+    ]) {
+      const res = await t.fetch(page!);
+      expect(res.status, page).toBe(200);
+      expect(await res.text()).toContain(`spec-url="${spec}"`);
+      expect((await t.fetch(spec!)).status, spec).toBe(200);
+    }
+  });
+
+  it('make no request to another host: no external resource in the page or in the Redoc bundle', async () => {
+    const html = await (await t.fetch('/docs/polling')).text();
+    // Any src/href in the page is relative.
+    expect([...html.matchAll(/(?:src|href|spec-url)="([^"]*)"/g)].map((m) => m[1]).filter((u) => /^(https?:)?\/\//.test(u!))).toEqual([]);
+    const js = await (await t.fetch('/docs/redoc.standalone.js')).text();
+    // What would load something: an image/script source, a stylesheet or font URL, a fetch of an absolute URL.
+    const loads = js.match(/(?:src\s*[:=]\s*|url\(\s*|@import\s+|fetch\(\s*)["']?(?:https?:)?\/\/[^"')\s]+/g) ?? [];
+    expect(loads).toEqual([]);
+    expect(js).not.toContain('cdn.redoc.ly');
+  });
+});
