@@ -2405,10 +2405,12 @@ export const OperatorGrantSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         tenantName: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -2443,19 +2445,23 @@ export const SessionSchema = {
             properties: {
                 id: {
                     type: 'string',
-                    format: 'uuid'
+                    format: 'uuid',
+                    maxLength: 36
                 },
                 email: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 254
                 },
                 name: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 200
                 },
                 platformAdmin: {
                     type: 'boolean'
                 },
                 grants: {
                     type: 'array',
+                    maxItems: 10000,
                     items: {
                         $ref: '#/components/schemas/OperatorGrant'
                     }
@@ -2463,7 +2469,8 @@ export const SessionSchema = {
             }
         },
         csrfToken: {
-            type: 'string'
+            type: 'string',
+            maxLength: 128
         }
     },
     example: {
@@ -2502,14 +2509,17 @@ export const OperatorSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         email: {
             type: 'string',
+            maxLength: 254,
             description: 'Lower-case; one account per address.'
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         platformAdmin: {
             type: 'boolean',
@@ -2517,6 +2527,7 @@ export const OperatorSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 $ref: '#/components/schemas/OperatorGrant'
             }
@@ -2529,15 +2540,18 @@ export const OperatorSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         updatedAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {
@@ -2570,7 +2584,8 @@ export const GrantInputSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -2599,13 +2614,16 @@ export const AdminTokenSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         keyPrefix: {
             type: 'string',
+            maxLength: 32,
             example: 'lmn_adm_Ab3dE9xQ'
         },
         scope: {
@@ -2633,13 +2651,16 @@ export const AdminTokenSchema = {
                     properties: {
                         id: {
                             type: 'string',
-                            format: 'uuid'
+                            format: 'uuid',
+                            maxLength: 36
                         },
                         email: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 254
                         },
                         name: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 200
                         }
                     }
                 }
@@ -2647,6 +2668,7 @@ export const AdminTokenSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 type: 'object',
                 additionalProperties: false,
@@ -2657,7 +2679,8 @@ export const AdminTokenSchema = {
                 properties: {
                     tenantId: {
                         type: 'string',
-                        format: 'uuid'
+                        format: 'uuid',
+                        maxLength: 36
                     },
                     role: {
                         $ref: '#/components/schemas/TenantRole'
@@ -2667,21 +2690,24 @@ export const AdminTokenSchema = {
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         expiresAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         revokedAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {
