@@ -108,6 +108,9 @@ export const listServiceOrders = <ThrowOnError extends boolean = false>(options?
  * - alert `Linked`: `requester`, `problem`, `lampType`, `address.reference`, new
  * attachments; the location of a service order never moves silently;
  * - alert `Resolved` or `Cancelled`: nothing (200 with the current state);
+ * - the answer is the request's current state (`IntakeResponse` has the body for each
+ * state: `OPEN` with the order while one is linked or completed, `RECEIVED` with the
+ * alert while it has none, also after its order was cancelled);
  * - `assetType` and `requestedAt` are never changed.
  *
  * A resend carries the whole request, as the partner now knows it: a mutable optional

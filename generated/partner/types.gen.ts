@@ -636,6 +636,22 @@ export type AlertResult = {
  * `status` tells whether the request has become a service order; it is not the order's
  * current status (read that from `GET /api/external/service-orders` or from events).
  *
+ * A resend (a known `protocolNumber` with no key or a new one) answers the request's
+ * state at that moment; a replay (the same `Idempotency-Key`) answers the first body,
+ * whatever happened since:
+ *
+ * | State when resent | `status` | `id`, `createdAt` | `internalProtocol`, `priority` | `alert.status` |
+ * |---|---|---|---|---|
+ * | awaiting triage | `RECEIVED` | the alert's | absent | `Pending` |
+ * | linked, the order `OPEN`, `ASSIGNED` or `IN_PROGRESS` | `OPEN` | the order's | the order's | `Linked` |
+ * | the order was completed | `OPEN` | the completed order's | the order's | `Resolved` |
+ * | the order was cancelled (the alert waits for a new triage) | `RECEIVED` | the alert's | absent | `Pending` |
+ * | triaged again into another order | `OPEN` | the new order's | the new order's | `Linked` (then `Resolved`) |
+ * | discarded in triage | `RECEIVED` | the alert's | absent | `Cancelled` |
+ *
+ * So `RECEIVED` after `OPEN` means the order was cancelled and the request is back in
+ * triage (the `ServiceOrder.Cancelled` event says the same); it is not an error.
+ *
  */
 export type IntakeResponse = {
     /**
