@@ -30,6 +30,7 @@ const PAGES: Readonly<Record<string, { spec: string; title: string }>> = {
   '/docs/polling': { spec: '/docs/partner-polling.json', title: 'Lumen partner polling endpoint (implemented by the partner)' },
   '/docs/sandbox': { spec: '/api/external/sandbox/openapi.json', title: 'Lumen partner sandbox' },
   '/docs/telemetry': { spec: '/api/telemetry/openapi.json', title: 'Lumen telemetry ingestion' },
+  '/docs/open311': { spec: '/open311/v2/openapi.json', title: 'Lumen Open311 GeoReport v2' },
   '/docs/admin': { spec: '/api/admin/openapi.json', title: 'Lumen admin API' },
 };
 

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Language } from '../lib/i18n.js';
 import type { Logger } from '../lib/logger.js';
@@ -44,6 +44,11 @@ export interface ApiSurface<P> {
   readonly basePath: string;
   readonly api: OpenAPIBackend;
   readonly document: Record<string, unknown>;
+  /**
+   * The caller, or 401/403. A surface may also count the request against the
+   * principal's quota here (429), in the same statement as the key lookup; its
+   * `rateLimit` then only reports the decision.
+   */
   authenticate(deps: AppDeps, headers: IncomingHttpHeaders, request: { readonly method: string; readonly operationId: string; readonly client: ClientInfo }): Promise<P>;
   /**
    * Operations anyone may call, without credentials (the console's sign-in): no
@@ -64,4 +69,26 @@ export interface ApiSurface<P> {
    */
   admit?(deps: AppDeps, principal: P, operationId: string): (() => void) | null;
   readonly handlers: Readonly<Record<string, Handler<P>>>;
+  /**
+   * A surface whose protocol is not Lumen's own (Open311: a format extension on every
+   * path, form bodies, keys in a query or form field, errors as its own list) answers
+   * its requests itself; the server still owns the request id, language, throttling of
+   * failed authentications, logging and metrics.
+   */
+  serve?(request: OwnRequest<P>): Promise<HttpResult>;
+}
+
+/** What the server gives a surface that answers its requests itself. */
+export interface OwnRequest<P> {
+  readonly deps: AppDeps;
+  readonly req: IncomingMessage;
+  readonly url: URL;
+  readonly lang: Language;
+  readonly requestId: string;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  /** Names the route for the metrics (its operationId once known). */
+  route(name: string): void;
+  /** The surface's authenticate for this operation, behind the server's throttle of failed attempts per address. */
+  authenticate(headers: IncomingHttpHeaders, operationId: string): Promise<P>;
 }

@@ -31,6 +31,18 @@ describe('config', () => {
     expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: pooled, LUMEN_DIRECT_DATABASE_URL: 'mysql://x/y' })).toThrow(/LUMEN_DIRECT_DATABASE_URL must be a postgres/);
   });
 
+  it('reads partner reads from LUMEN_READ_DATABASE_URL while it is at most LUMEN_READ_MAX_LAG behind (default 30 s)', () => {
+    const dir = dataDir();
+    const db = 'postgres://lumen@db:5432/lumen';
+    const c = loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db });
+    expect([c.readDatabaseUrl, c.readMaxLagMs]).toEqual([null, 30_000]);
+    const r = loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_DATABASE_URL: 'postgres://lumen@replica:5432/lumen', LUMEN_READ_MAX_LAG: '5s' });
+    expect([r.readDatabaseUrl, r.readMaxLagMs]).toEqual(['postgres://lumen@replica:5432/lumen', 5_000]);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_READ_DATABASE_URL: 'postgres://lumen@replica/lumen' })).toThrow(/LUMEN_READ_DATABASE_URL needs DATABASE_URL/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_MAX_LAG: '10' })).toThrow(/LUMEN_READ_MAX_LAG must be a duration/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_MAX_LAG: '50ms' })).toThrow(/LUMEN_READ_MAX_LAG must be a duration/);
+  });
+
   it('keeps a generated secret key in the data directory across loads', () => {
     const dir = dataDir();
     const a = loadConfig({ LUMEN_DATA_DIR: dir });
@@ -61,6 +73,18 @@ describe('config', () => {
 
   it('refuses loopback and a missing secret key in production', () => {
     expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_ALLOW_LOOPBACK: 'true', DATABASE_URL: 'postgres://x/y' })).toThrow(/LUMEN_ALLOW_LOOPBACK[\s\S]*LUMEN_SECRET_KEY|LUMEN_SECRET_KEY[\s\S]*LUMEN_ALLOW_LOOPBACK/);
+  });
+
+  it('bounds what one process holds: body and attachment memory, outbound requests', () => {
+    const dir = dataDir();
+    const d = loadConfig({ LUMEN_DATA_DIR: dir });
+    expect([d.bodyMemoryBytes, d.attachmentMemoryBytes, d.outboundConnections]).toEqual([256 * 1024 * 1024, 128 * 1024 * 1024, 64]);
+    const c = loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_BODY_MEMORY: '64MiB', LUMEN_ATTACHMENT_MEMORY: '20mb', LUMEN_OUTBOUND_CONNECTIONS: '8' });
+    expect([c.bodyMemoryBytes, c.attachmentMemoryBytes, c.outboundConnections]).toEqual([64 * 1024 * 1024, 20 * 1024 * 1024, 8]);
+    // An attachment budget below one attachment (5 MiB) or a body budget below 1 MiB is a mistake, named with the others.
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_BODY_MEMORY: '512kb', LUMEN_ATTACHMENT_MEMORY: '4MiB', LUMEN_OUTBOUND_CONNECTIONS: '0' })).toThrow(
+      /LUMEN_BODY_MEMORY[\s\S]*LUMEN_ATTACHMENT_MEMORY[\s\S]*LUMEN_OUTBOUND_CONNECTIONS/,
+    );
   });
 
   it('parses sizes', () => {
