@@ -345,7 +345,10 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     s.pendingAlerts.push(manual.body.alert.id);
     s.pendingAlerts.push((await post('strict', s.writer.apiKey, intake('CONF-M-0002', { address: { street: 'Rua Sem Coordenadas' } }), 201)).body.alert.id);
 
-    await post('strict', s.hook.apiKey, intake('CONF-0004'), 400, { 'idempotency-key': 'not-a-uuid' }, 'invalid-idempotency-key');
+    // The key's form is in the document now (a UUID): a bad one breaks it on purpose.
+    await post('lax', s.hook.apiKey, intake('CONF-0004'), 400, { 'idempotency-key': 'not-a-uuid' }, 'invalid-idempotency-key');
+    // So does an unknown property: request bodies are closed.
+    await post('lax', s.hook.apiKey, intake('CONF-0004', { reasonCod: 'LAMPADA_APAGADA' }), 422, {}, 'validation-failed');
     await post('direct', s.hook.apiKey, '{"protocolNumber": "CONF-0005",', 400, {}, 'malformed-json');
     await post('lax', null, intake('CONF-0006'), 401, {}, 'unauthorized');
     await post('strict', 'lmn_test_unknown', intake('CONF-0006'), 401, {}, 'unauthorized');
