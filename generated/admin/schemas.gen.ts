@@ -28,12 +28,14 @@ export const TenantSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
         },
         name: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'São Paulo'
             ]
@@ -43,6 +45,7 @@ export const TenantSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 7,
             pattern: '^[0-9]{7}$',
             description: 'IBGE municipality code, 7 digits; null when not registered.',
             examples: [
@@ -62,6 +65,7 @@ export const TenantSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -69,6 +73,7 @@ export const TenantSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:00:00.000Z'
             ]
@@ -91,6 +96,7 @@ export const ProblemSchema = {
         type: {
             type: 'string',
             format: 'uri-reference',
+            maxLength: 200,
             description: 'Stable identifier of the problem kind, `urn:lumen:problem:<code>`.',
             examples: [
                 'urn:lumen:problem:validation-failed'
@@ -98,6 +104,7 @@ export const ProblemSchema = {
         },
         title: {
             type: 'string',
+            maxLength: 200,
             description: 'Short, human-readable summary of the problem kind, in the negotiated language.',
             examples: [
                 'Falha de validação'
@@ -105,6 +112,7 @@ export const ProblemSchema = {
         },
         status: {
             type: 'integer',
+            format: 'int32',
             minimum: 400,
             maximum: 599,
             description: 'The HTTP status code, repeated for convenience.',
@@ -114,6 +122,7 @@ export const ProblemSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'Human-readable explanation of this occurrence, in the negotiated language.',
             examples: [
                 'O corpo da requisição tem 2 problema(s); veja errors.'
@@ -121,6 +130,7 @@ export const ProblemSchema = {
         },
         instance: {
             type: 'string',
+            maxLength: 2048,
             description: 'URI reference of this occurrence; Lumen sends the path of the request.',
             examples: [
                 '/api/external/service-orders'
@@ -128,6 +138,7 @@ export const ProblemSchema = {
         },
         requestId: {
             type: 'string',
+            maxLength: 64,
             description: 'Identifier of the request, the same value as the `X-Request-Id` header.',
             examples: [
                 'b7e1c2d4-6f8a-4b3c-9d2e-1a5f7c9e3b60'
@@ -135,6 +146,7 @@ export const ProblemSchema = {
         },
         errors: {
             type: 'array',
+            maxItems: 100,
             description: 'One entry per problem found, for `validation-failed` (body) and `invalid-parameter`\n(query parameters and headers). Absent for other problems.\n',
             items: {
                 type: 'object',
@@ -145,6 +157,7 @@ export const ProblemSchema = {
                 properties: {
                     pointer: {
                         type: 'string',
+                        maxLength: 2048,
                         description: 'Where the problem is. For the body, a JSON Pointer (RFC 6901) into the request\nbody (`/requester/name`, `/attachments/0/contentType`; for a missing property it\npoints at where the property should be; `""` is the whole body). For parameters,\n`/query/<name>` or `/header/<name>`.\n',
                         examples: [
                             '/requester/name'
@@ -152,6 +165,7 @@ export const ProblemSchema = {
                     },
                     message: {
                         type: 'string',
+                        maxLength: 4000,
                         description: 'What is wrong there, in plain words.',
                         examples: [
                             'is required'
@@ -180,6 +194,7 @@ export const TenantAttentionSchema = {
     properties: {
         tenantId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -187,6 +202,8 @@ export const TenantAttentionSchema = {
         },
         pendingAlerts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Alerts waiting for triage (`Pending`).',
             examples: [
@@ -195,6 +212,8 @@ export const TenantAttentionSchema = {
         },
         overduePendingAlerts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Of those, the ones past their SLA deadline.',
             examples: [
@@ -203,6 +222,8 @@ export const TenantAttentionSchema = {
         },
         notGeolocatedAlerts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Pending or Linked alerts without coordinates.',
             examples: [
@@ -211,6 +232,8 @@ export const TenantAttentionSchema = {
         },
         overdueServiceOrders: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) past their SLA deadline.',
             examples: [
@@ -219,6 +242,8 @@ export const TenantAttentionSchema = {
         },
         deadDeliveries: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Webhook deliveries of the tenant\'s partners that gave up and were not redelivered since.',
             examples: [
@@ -227,6 +252,8 @@ export const TenantAttentionSchema = {
         },
         rejectedInboundItems: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Items read from partners\' polling endpoints that could not be accepted, not replaced by a valid one and not dismissed.',
             examples: [
@@ -235,6 +262,8 @@ export const TenantAttentionSchema = {
         },
         failedAttachmentUrls: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Attachment URLs that could not be downloaded, not dismissed.',
             examples: [
@@ -273,6 +302,7 @@ export const ReasonSchema = {
     properties: {
         tenantId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -280,6 +310,7 @@ export const ReasonSchema = {
         },
         code: {
             type: 'string',
+            maxLength: 1000,
             pattern: '^[A-Za-z0-9_.-]{1,64}$',
             examples: [
                 'LAMP_OUT'
@@ -287,12 +318,14 @@ export const ReasonSchema = {
         },
         namePt: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Lâmpada apagada'
             ]
         },
         nameEn: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Lamp out'
             ]
@@ -302,6 +335,7 @@ export const ReasonSchema = {
         },
         slaHours: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 8760,
             examples: [
@@ -310,6 +344,7 @@ export const ReasonSchema = {
         },
         createdAt: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             examples: [
                 '2026-03-01T12:00:00.000Z'
@@ -317,6 +352,7 @@ export const ReasonSchema = {
         },
         updatedAt: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             examples: [
                 '2026-03-01T12:00:00.000Z'
@@ -343,6 +379,7 @@ export const MapPoleSchema = {
     properties: {
         id: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
@@ -350,18 +387,21 @@ export const MapPoleSchema = {
         },
         code: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'P-000123'
             ]
         },
         address: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Rua Augusta, 1500'
             ]
         },
         neighborhood: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Consolação'
             ]
@@ -415,6 +455,7 @@ export const MapPoleSchema = {
             properties: {
                 identifier: {
                     type: 'string',
+                    maxLength: 1000,
                     examples: [
                         'TG-000123'
                     ]
@@ -442,6 +483,7 @@ export const MapPoleSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 64,
                     format: 'date-time',
                     examples: [
                         '2026-03-14T12:58:40.101Z'
@@ -463,6 +505,7 @@ export const MapPolesSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 5000,
             items: {
                 $ref: '#/components/schemas/MapPole'
             }
@@ -490,6 +533,7 @@ export const AdminTeamSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
             ]
@@ -497,6 +541,7 @@ export const AdminTeamSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
@@ -512,6 +557,7 @@ export const AdminTeamSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -520,19 +566,32 @@ export const AdminTeamSchema = {
 } as const;
 
 export const AlertStatusSchema = {
-    type: 'string',
     title: 'AlertStatus',
-    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n',
-    enum: [
-        'Pending',
-        'Linked',
-        'Resolved',
-        'Cancelled'
+    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "not final yet", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownAlertStatus',
+            enum: [
+                'Pending',
+                'Linked',
+                'Resolved',
+                'Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherAlertStatus',
+            description: 'A state added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
 export const ServiceOrderNumberSchema = {
     type: 'string',
+    maxLength: 20,
     title: 'ServiceOrderNumber',
     description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
     pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
@@ -542,15 +601,27 @@ export const ServiceOrderNumberSchema = {
 } as const;
 
 export const ServiceOrderStatusSchema = {
-    type: 'string',
     title: 'ServiceOrderStatus',
-    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n',
-    enum: [
-        'OPEN',
-        'ASSIGNED',
-        'IN_PROGRESS',
-        'COMPLETED',
-        'CANCELLED'
+    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownServiceOrderStatus',
+            enum: [
+                'OPEN',
+                'ASSIGNED',
+                'IN_PROGRESS',
+                'COMPLETED',
+                'CANCELLED'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherServiceOrderStatus',
+            description: 'A status added after this version of the document.',
+            pattern: '^[A-Z][A-Z_]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
@@ -590,12 +661,15 @@ export const AlertSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
             ]
         },
         alertNumber: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Per-tenant number, unique and increasing within the tenant; it may skip values.',
             examples: [
@@ -605,6 +679,7 @@ export const AlertSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
@@ -620,12 +695,14 @@ export const AlertSchema = {
                 id: {
                     type: 'string',
                     format: 'uuid',
+                    maxLength: 36,
                     examples: [
                         '0b8e6c4a-2d1f-4e3a-9b5c-7d9f1a3c5e20'
                     ]
                 },
                 code: {
                     type: 'string',
+                    maxLength: 100,
                     examples: [
                         'PORTAL-156-SP'
                     ]
@@ -634,6 +711,7 @@ export const AlertSchema = {
         },
         protocolNumber: {
             type: 'string',
+            maxLength: 100,
             description: 'The request\'s identifier in the partner\'s system.',
             examples: [
                 '156-2026-0004471'
@@ -644,6 +722,7 @@ export const AlertSchema = {
         },
         reasonCode: {
             type: 'string',
+            maxLength: 100,
             description: 'Internal reason (`EXTERNAL_OTHER` until reclassified, when the partner\'s code was missing or unmapped).',
             examples: [
                 'LAMP_OUT'
@@ -651,6 +730,7 @@ export const AlertSchema = {
         },
         reasonName: {
             type: 'string',
+            maxLength: 200,
             description: 'Name of the internal reason, in the negotiated language.',
             examples: [
                 'Lâmpada apagada'
@@ -662,6 +742,7 @@ export const AlertSchema = {
         slaDueAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the request should be served, per the reason\'s SLA hours, counted from the alert\'s arrival.',
             examples: [
                 '2026-03-15T12:30:00.000Z'
@@ -670,6 +751,7 @@ export const AlertSchema = {
         requestedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the request was registered at the partner.',
             examples: [
                 '2026-03-14T12:29:10.000Z'
@@ -677,6 +759,7 @@ export const AlertSchema = {
         },
         requesterName: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Maria da Silva'
             ]
@@ -686,6 +769,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 16,
             examples: [
                 '+5511987654321'
             ]
@@ -695,6 +779,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             examples: [
                 'LED'
             ]
@@ -704,6 +789,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             description: 'The reason code the partner sent, as received.',
             examples: [
                 'LAMP-OFF'
@@ -711,6 +797,7 @@ export const AlertSchema = {
         },
         description: {
             type: 'string',
+            maxLength: 4000,
             examples: [
                 'Poste apagado há três noites'
             ]
@@ -720,6 +807,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 4000,
             examples: [
                 null
             ]
@@ -735,6 +823,7 @@ export const AlertSchema = {
             properties: {
                 street: {
                     type: 'string',
+                    maxLength: 300,
                     examples: [
                         'Rua Augusta'
                     ]
@@ -744,6 +833,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         '1500'
                     ]
@@ -753,6 +843,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         'Consolação'
                     ]
@@ -762,6 +853,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         'em frente à padaria'
                     ]
@@ -829,6 +921,7 @@ export const AlertSchema = {
                         id: {
                             type: 'string',
                             format: 'uuid',
+                            maxLength: 36,
                             examples: [
                                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
                             ]
@@ -851,6 +944,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'The operator\'s reason, when the alert was discarded.',
             examples: [
                 null
@@ -859,6 +953,7 @@ export const AlertSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:30:00.000Z'
             ]
@@ -866,12 +961,15 @@ export const AlertSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
         },
         ageMinutes: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'In lists only (the inbox). Minutes since the alert arrived.',
             examples: [
@@ -887,6 +985,7 @@ export const AlertSchema = {
         },
         photos: {
             type: 'array',
+            maxItems: 5000,
             description: 'In lists only. The request\'s attachments in their order: `success` with the id to\nfetch the stored image (`GET /api/admin/alerts/{alertId}/attachments/{id}`), or the\nerror code of a download or check that failed.\n',
             items: {
                 type: 'object',
@@ -901,16 +1000,19 @@ export const AlertSchema = {
                 properties: {
                     id: {
                         type: 'string',
+                        maxLength: 36,
                         format: 'uuid'
                     },
                     filename: {
                         type: [
                             'string',
                             'null'
-                        ]
+                        ],
+                        maxLength: 1000
                     },
                     contentType: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 1000
                     },
                     success: {
                         type: 'boolean'
@@ -919,13 +1021,17 @@ export const AlertSchema = {
                         type: [
                             'string',
                             'null'
-                        ]
+                        ],
+                        maxLength: 1000
                     },
                     sizeBytes: {
                         type: [
                             'integer',
                             'null'
-                        ]
+                        ],
+                        format: 'int32',
+                        minimum: 0,
+                        maximum: 2147483647
                     }
                 }
             }
@@ -946,12 +1052,15 @@ export const AlertPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 500,
             items: {
                 $ref: '#/components/schemas/Alert'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             examples: [
                 1
@@ -959,6 +1068,7 @@ export const AlertPageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 500,
             description: 'Effective page size.',
@@ -968,6 +1078,8 @@ export const AlertPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of alerts matching the filters.',
             examples: [
@@ -992,6 +1104,7 @@ export const TimelineEntrySchema = {
     properties: {
         at: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             examples: [
                 '2026-03-14T13:02:11.412Z'
@@ -1014,6 +1127,7 @@ export const TimelineEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             description: 'Who did it (`admin-token:<name>`, `cli:<user>`, `intake`, ...); null for what Lumen did on its own.',
             examples: [
                 'admin-token:ops-desk'
@@ -1021,6 +1135,7 @@ export const TimelineEntrySchema = {
         },
         title: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Pending -> Linked'
             ]
@@ -1030,6 +1145,7 @@ export const TimelineEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 4000,
             examples: [
                 'new order OS-2026-00042'
             ]
@@ -1057,6 +1173,7 @@ export const TimelineSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 5000,
             items: {
                 $ref: '#/components/schemas/TimelineEntry'
             }
@@ -1076,6 +1193,7 @@ export const DuplicateSuggestionsSchema = {
     properties: {
         alertId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
@@ -1086,6 +1204,7 @@ export const DuplicateSuggestionsSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 36,
             format: 'uuid',
             description: 'The pole the alert was matched to; null when none is near enough.',
             examples: [
@@ -1094,6 +1213,7 @@ export const DuplicateSuggestionsSchema = {
         },
         items: {
             type: 'array',
+            maxItems: 5000,
             items: {
                 type: 'object',
                 required: [
@@ -1114,6 +1234,7 @@ export const DuplicateSuggestionsSchema = {
                         properties: {
                             id: {
                                 type: 'string',
+                                maxLength: 36,
                                 format: 'uuid'
                             },
                             number: {
@@ -1123,13 +1244,15 @@ export const DuplicateSuggestionsSchema = {
                                 $ref: '#/components/schemas/ServiceOrderStatus'
                             },
                             address: {
-                                type: 'string'
+                                type: 'string',
+                                maxLength: 1000
                             },
                             poleId: {
                                 type: [
                                     'string',
                                     'null'
                                 ],
+                                maxLength: 36,
                                 format: 'uuid'
                             }
                         }
@@ -1174,6 +1297,7 @@ export const AttachmentFailureSchema = {
     properties: {
         id: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '8e0a2c4f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
@@ -1181,6 +1305,7 @@ export const AttachmentFailureSchema = {
         },
         createdAt: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             examples: [
                 '2026-03-14T13:02:11.412Z'
@@ -1188,18 +1313,21 @@ export const AttachmentFailureSchema = {
         },
         partner: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'PORTAL-156-SP'
             ]
         },
         protocolNumber: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 '156-2026-000123456'
             ]
         },
         alertId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
@@ -1207,12 +1335,16 @@ export const AttachmentFailureSchema = {
         },
         alertNumber: {
             type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
             examples: [
                 42
             ]
         },
         attachmentId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '1a3c5e7f-9b2d-4f6a-8c0e-2d4f6a8c0e13'
@@ -1220,6 +1352,7 @@ export const AttachmentFailureSchema = {
         },
         url: {
             type: 'string',
+            maxLength: 2048,
             examples: [
                 'https://fotos.example.gov.br/156/000123456/1.jpg'
             ]
@@ -1229,18 +1362,21 @@ export const AttachmentFailureSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             examples: [
                 'poste.jpg'
             ]
         },
         contentType: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'image/jpeg'
             ]
         },
         errorCode: {
             type: 'string',
+            maxLength: 1000,
             description: 'The attachment error code (as in the intake response\'s attachment results).',
             examples: [
                 'download-failed'
@@ -1248,6 +1384,7 @@ export const AttachmentFailureSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'The last technical cause (HTTP status, timeout, refused address, ...).',
             examples: [
                 'HTTP 404'
@@ -1255,6 +1392,8 @@ export const AttachmentFailureSchema = {
         },
         attempts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             examples: [
                 3
@@ -1265,6 +1404,7 @@ export const AttachmentFailureSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 64,
             format: 'date-time',
             examples: [
                 null
@@ -1275,6 +1415,7 @@ export const AttachmentFailureSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             examples: [
                 null
             ]
@@ -1294,12 +1435,14 @@ export const TeamSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
             ]
         },
         name: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Equipe Centro 03'
             ]
@@ -1310,7 +1453,7 @@ export const TeamSchema = {
 export const ServiceOrderSchema = {
     type: 'object',
     title: 'ServiceOrder',
-    description: 'A service order (OS) of the key\'s tenant (interface 2.3). See `ServiceOrderStatus`\nfor the status machine.\n',
+    description: 'A service order (OS) of the key\'s tenant. See `ServiceOrderStatus`\nfor the status machine.\n',
     required: [
         'id',
         'number',
@@ -1331,6 +1474,7 @@ export const ServiceOrderSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
             ]
@@ -1346,6 +1490,7 @@ export const ServiceOrderSchema = {
         },
         type: {
             type: 'string',
+            maxLength: 200,
             description: 'Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).',
             examples: [
                 'LAMP_OUT'
@@ -1353,6 +1498,7 @@ export const ServiceOrderSchema = {
         },
         address: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Rua Augusta, 1500'
             ]
@@ -1362,6 +1508,7 @@ export const ServiceOrderSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 300,
             examples: [
                 'Consolação'
             ]
@@ -1396,6 +1543,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The pole the order is linked to; null when none.',
             examples: [
                 '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
@@ -1415,6 +1563,7 @@ export const ServiceOrderSchema = {
         openedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:30:02.184Z'
             ]
@@ -1422,6 +1571,7 @@ export const ServiceOrderSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.',
             examples: [
                 '2026-03-14T13:05:48.221Z'
@@ -1433,6 +1583,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the order was completed or cancelled; null while it is open.',
             examples: [
                 null
@@ -1460,6 +1611,7 @@ export const AdminServiceOrderSchema = {
             properties: {
                 tenantId: {
                     type: 'string',
+                    maxLength: 36,
                     format: 'uuid',
                     examples: [
                         '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -1467,6 +1619,7 @@ export const AdminServiceOrderSchema = {
                 },
                 slaDueAt: {
                     type: 'string',
+                    maxLength: 64,
                     format: 'date-time',
                     examples: [
                         '2026-03-15T13:02:11.412Z'
@@ -1480,6 +1633,8 @@ export const AdminServiceOrderSchema = {
                 },
                 alertCount: {
                     type: 'integer',
+                    format: 'int32',
+                    maximum: 2147483647,
                     minimum: 0,
                     examples: [
                         2
@@ -1487,9 +1642,11 @@ export const AdminServiceOrderSchema = {
                 },
                 partners: {
                     type: 'array',
+                    maxItems: 5000,
                     description: 'Codes of the partners whose alerts are linked to the order.',
                     items: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 1000
                     },
                     examples: [
                         [
@@ -1515,12 +1672,14 @@ export const AdminServiceOrderPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 5000,
             items: {
                 $ref: '#/components/schemas/AdminServiceOrder'
             }
         },
         limit: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 500,
             description: 'Effective page size.',
@@ -1530,6 +1689,8 @@ export const AdminServiceOrderPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Number of orders matching the filters (every page, not just this one).',
             examples: [
@@ -1541,6 +1702,7 @@ export const AdminServiceOrderPageSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             description: 'Send as `cursor` for the next page; null on the last page.',
             examples: [
                 null
@@ -1550,15 +1712,27 @@ export const AdminServiceOrderPageSchema = {
 } as const;
 
 export const EventTypeSchema = {
-    type: 'string',
     title: 'EventType',
-    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n',
-    enum: [
-        'ServiceOrder.Created',
-        'ServiceOrder.Completed',
-        'ServiceOrder.StatusChanged',
-        'ServiceOrder.Cancelled',
-        'Alert.Cancelled'
+    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "acknowledge and ignore", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownEventType',
+            enum: [
+                'ServiceOrder.Created',
+                'ServiceOrder.Completed',
+                'ServiceOrder.StatusChanged',
+                'ServiceOrder.Cancelled',
+                'Alert.Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherEventType',
+            description: 'An event type added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*(\\.[A-Z][A-Za-z]*)+$',
+            maxLength: 100
+        }
     ]
 } as const;
 
@@ -1605,12 +1779,14 @@ export const PartnerSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '0b8e6c4a-2d1f-4e3a-9b5c-7d9f1a3c5e20'
             ]
         },
         code: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -1618,12 +1794,14 @@ export const PartnerSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
         },
         scopes: {
             type: 'array',
+            maxItems: 3,
             items: {
                 type: 'string',
                 enum: [
@@ -1655,6 +1833,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             examples: [
                 'https://portal156.example.gov.br/lumen/events'
             ]
@@ -1670,6 +1849,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             description: 'The partner\'s endpoint Lumen polls for new requests; null when Lumen does not poll this partner.',
             examples: [
                 null
@@ -1683,6 +1863,7 @@ export const PartnerSchema = {
         },
         pollingIntervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -1701,6 +1882,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 32,
             description: 'Readable prefix of the live API key (the marker and 8 characters); null when none is live.',
             examples: [
                 'lmn_live_Ab3dE9xQ'
@@ -1711,6 +1893,7 @@ export const PartnerSchema = {
                 'array',
                 'null'
             ],
+            maxItems: 50,
             description: 'Event types the partner is subscribed to; null means all (also types added later).',
             items: {
                 $ref: '#/components/schemas/EventType'
@@ -1724,6 +1907,8 @@ export const PartnerSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 1,
             description: 'Requests per minute allowed to this partner\'s key; null means the service default.',
             examples: [
@@ -1735,6 +1920,7 @@ export const PartnerSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             description: 'Minimum seconds between two `GET /api/external/events` calls after one that returned\n`hasMore: false`; null means no minimum.\n',
@@ -1751,6 +1937,7 @@ export const PartnerSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'After `rotate-secret`: until when the replaced webhook secret still signs (a second\nsignature beside the new secret\'s); null when only the current secret signs.\n',
             examples: [
                 null
@@ -1759,6 +1946,7 @@ export const PartnerSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -1766,6 +1954,7 @@ export const PartnerSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:00:00.000Z'
             ]
@@ -1789,6 +1978,7 @@ export const ScopeInputSchema = {
 
 export const scopesSchema = {
     type: 'array',
+    maxItems: 3,
     uniqueItems: true,
     items: {
         $ref: '#/components/schemas/ScopeInput'
@@ -1864,6 +2054,7 @@ export const pollingKeySchema = {
 
 export const pollingIntervalSecondsSchema = {
     type: 'integer',
+    format: 'int32',
     minimum: 1,
     maximum: 180,
     examples: [
@@ -1886,6 +2077,7 @@ export const PartnerWithKeySchema = {
             properties: {
                 apiKey: {
                     type: 'string',
+                    maxLength: 49,
                     pattern: '^lmn_(live|test)_[A-Za-z0-9]{40}$',
                     description: 'The whole API key. Store it now; it cannot be shown again.',
                     examples: [
@@ -1894,6 +2086,7 @@ export const PartnerWithKeySchema = {
                 },
                 webhookSecret: {
                     type: 'string',
+                    maxLength: 200,
                     minLength: 16,
                     description: 'The webhook secret Lumen made (when none was given). Give it to the partner now; it is not shown again.',
                     examples: [
@@ -1912,6 +2105,7 @@ export const PartnerSettingsSchema = {
     properties: {
         scopes: {
             type: 'array',
+            maxItems: 3,
             uniqueItems: true,
             items: {
                 $ref: '#/components/schemas/ScopeInput'
@@ -1984,6 +2178,7 @@ export const PartnerSettingsSchema = {
         },
         pollingIntervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -1995,9 +2190,17 @@ export const PartnerSettingsSchema = {
                 'array',
                 'null'
             ],
+            maxItems: 50,
             uniqueItems: true,
             items: {
-                $ref: '#/components/schemas/EventType'
+                type: 'string',
+                enum: [
+                    'ServiceOrder.Created',
+                    'ServiceOrder.Completed',
+                    'ServiceOrder.StatusChanged',
+                    'ServiceOrder.Cancelled',
+                    'Alert.Cancelled'
+                ]
             },
             examples: [
                 [
@@ -2011,6 +2214,7 @@ export const PartnerSettingsSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 1000000,
             examples: [
@@ -2022,6 +2226,7 @@ export const PartnerSettingsSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -2054,6 +2259,7 @@ export const PartnerWithSecretSchema = {
                 webhookSecret: {
                     type: 'string',
                     minLength: 16,
+                    maxLength: 200,
                     description: 'The new webhook secret. Give it to the partner now; it is not shown again.',
                     examples: [
                         'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwJ1z3Qm8eR0c='
@@ -2092,6 +2298,7 @@ export const PartnerPollingSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2105,6 +2312,7 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'Why Lumen does not poll the partner; null when it does.',
             examples: [
                 'the partner is in webhook mode'
@@ -2115,6 +2323,7 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             examples: [
                 'https://api.portal156.example/lumen/requests'
             ]
@@ -2125,6 +2334,7 @@ export const PartnerPollingSchema = {
         },
         intervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180
         },
@@ -2134,6 +2344,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'The `since` of the next call; null until a batch gave one (the next call then has no `since`).'
         },
         cursorUpdatedAt: {
@@ -2141,7 +2352,8 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastAttemptAt: {
             type: [
@@ -2149,6 +2361,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'Start of the last poll, whatever its outcome.'
         },
         lastSuccessAt: {
@@ -2156,7 +2369,8 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastCaughtUpAt: {
             type: [
@@ -2164,6 +2378,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'End of the last poll after which the partner had nothing more (`hasMore` false).'
         },
         lastError: {
@@ -2182,7 +2397,8 @@ export const PartnerPollingSchema = {
                     properties: {
                         at: {
                             type: 'string',
-                            format: 'date-time'
+                            format: 'date-time',
+                            maxLength: 64
                         },
                         kind: {
                             type: 'string',
@@ -2204,6 +2420,7 @@ export const PartnerPollingSchema = {
                         },
                         message: {
                             type: 'string',
+                            maxLength: 4000,
                             examples: [
                                 'the partner answered 503: maintenance window'
                             ]
@@ -2214,6 +2431,8 @@ export const PartnerPollingSchema = {
         },
         consecutiveFailures: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0
         },
         nextPollAt: {
@@ -2222,6 +2441,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the next poll is due; null when Lumen does not poll the partner.'
         },
         pollRequestedAt: {
@@ -2230,6 +2450,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'An operator\'s poll-now not yet started.'
         },
         lagSeconds: {
@@ -2237,6 +2458,8 @@ export const PartnerPollingSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Seconds since `lastCaughtUpAt`; null before the first complete poll.'
         },
@@ -2256,19 +2479,26 @@ export const PartnerPollingSchema = {
                     properties: {
                         at: {
                             type: 'string',
-                            format: 'date-time'
+                            format: 'date-time',
+                            maxLength: 64
                         },
                         items: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0
                         },
                         accepted: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0,
                             description: 'Items taken in (new requests and resends).'
                         },
                         rejected: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0
                         }
                     }
@@ -2286,24 +2516,34 @@ export const PartnerPollingSchema = {
             properties: {
                 itemsAccepted: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 itemsRejected: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 pollsSucceeded: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 pollsFailed: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 }
             }
         },
         openRejectedItems: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Rejected inbound items with no valid resend yet.'
         }
@@ -2322,13 +2562,15 @@ export const PollNowResultSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
         },
         requestedAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         state: {
             type: 'string',
@@ -2352,6 +2594,7 @@ export const RejectionReasonSchema = {
     properties: {
         pointer: {
             type: 'string',
+            maxLength: 2048,
             description: 'JSON Pointer into the item (`/address/street`); empty for the item as a whole.',
             examples: [
                 '/assetType'
@@ -2359,6 +2602,7 @@ export const RejectionReasonSchema = {
         },
         message: {
             type: 'string',
+            maxLength: 4000,
             examples: [
                 'must be equal to one of the allowed values: POLE'
             ]
@@ -2389,12 +2633,14 @@ export const RejectedInboundItemSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '5e1c7a3f-9b2d-4f6e-8a0c-2d4f6a8c0e13'
             ]
         },
         partner: {
             type: 'string',
+            maxLength: 100,
             description: 'Code of the partner that returned the item.',
             examples: [
                 'PORTAL-156-SP'
@@ -2405,6 +2651,7 @@ export const RejectedInboundItemSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             description: 'The item\'s `protocolNumber` when it had a usable one (a non-empty string); null otherwise.',
             examples: [
                 '156-2026-000123999'
@@ -2412,6 +2659,7 @@ export const RejectedInboundItemSchema = {
         },
         problemCode: {
             type: 'string',
+            maxLength: 100,
             description: 'The problem intake answered (the `<code>` of `urn:lumen:problem:<code>`).',
             examples: [
                 'validation-failed'
@@ -2419,6 +2667,7 @@ export const RejectedInboundItemSchema = {
         },
         reasons: {
             type: 'array',
+            maxItems: 100,
             minItems: 1,
             items: {
                 $ref: '#/components/schemas/RejectionReason'
@@ -2433,18 +2682,23 @@ export const RejectedInboundItemSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'The `since` of the call that first returned the item (null for a first call, which has none).'
         },
         firstSeenAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastSeenAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         timesSeen: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 1
         },
         resolvedAt: {
@@ -2453,6 +2707,7 @@ export const RejectedInboundItemSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When a valid request with the same `protocolNumber` was accepted; null while the item is open.'
         },
         dismissedAt: {
@@ -2460,6 +2715,7 @@ export const RejectedInboundItemSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 64,
             format: 'date-time',
             description: 'When an operator dismissed it; null otherwise.',
             examples: [
@@ -2471,6 +2727,7 @@ export const RejectedInboundItemSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             description: 'Who dismissed it.',
             examples: [
                 null
@@ -2494,6 +2751,7 @@ export const RejectedInboundPageSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2509,12 +2767,15 @@ export const RejectedInboundPageSchema = {
         },
         items: {
             type: 'array',
+            maxItems: 500,
             items: {
                 $ref: '#/components/schemas/RejectedInboundItem'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             examples: [
                 1
@@ -2522,6 +2783,7 @@ export const RejectedInboundPageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 500,
             description: 'Effective page size.',
@@ -2531,6 +2793,8 @@ export const RejectedInboundPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of items matching the filter.',
             examples: [
@@ -2552,12 +2816,14 @@ export const PartnerReasonCodesSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'PORTAL-156-SP'
             ]
         },
         tenantId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -2565,6 +2831,7 @@ export const PartnerReasonCodesSchema = {
         },
         items: {
             type: 'array',
+            maxItems: 5000,
             items: {
                 type: 'object',
                 required: [
@@ -2577,6 +2844,7 @@ export const PartnerReasonCodesSchema = {
                 properties: {
                     partnerCode: {
                         type: 'string',
+                        maxLength: 1000,
                         examples: [
                             'LAMPADA_APAGADA'
                         ]
@@ -2586,6 +2854,7 @@ export const PartnerReasonCodesSchema = {
                             'string',
                             'null'
                         ],
+                        maxLength: 1000,
                         description: 'The internal reason it maps to; null when unmapped.',
                         examples: [
                             'LAMP_OUT'
@@ -2593,6 +2862,8 @@ export const PartnerReasonCodesSchema = {
                     },
                     alerts: {
                         type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
                         minimum: 0,
                         description: 'Alerts of this partner that carried the code.',
                         examples: [
@@ -2601,6 +2872,8 @@ export const PartnerReasonCodesSchema = {
                     },
                     pendingAlerts: {
                         type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
                         minimum: 0,
                         description: 'Of those, the ones waiting as Pending (what `apply` would reclassify).',
                         examples: [
@@ -2612,6 +2885,7 @@ export const PartnerReasonCodesSchema = {
                             'string',
                             'null'
                         ],
+                        maxLength: 64,
                         format: 'date-time',
                         description: 'When an alert last carried it; null for a mapping never used.',
                         examples: [
@@ -2637,6 +2911,7 @@ export const ReasonMappingSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 1000,
             description: 'The partner\'s code.',
             examples: [
                 'PORTAL-156-SP'
@@ -2644,6 +2919,7 @@ export const ReasonMappingSchema = {
         },
         partnerCode: {
             type: 'string',
+            maxLength: 1000,
             description: 'The reason code as the partner sends it in `reasonCode`.',
             examples: [
                 'LAMPADA_APAGADA'
@@ -2651,6 +2927,7 @@ export const ReasonMappingSchema = {
         },
         tenantId: {
             type: 'string',
+            maxLength: 36,
             format: 'uuid',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -2658,6 +2935,7 @@ export const ReasonMappingSchema = {
         },
         reasonCode: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'LAMP_OUT'
             ]
@@ -2679,24 +2957,29 @@ export const ApplyMappingResultSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'PORTAL-156-SP'
             ]
         },
         partnerCode: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'LAMPADA_APAGADA'
             ]
         },
         reasonCode: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'LAMP_OUT'
             ]
         },
         reclassified: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             examples: [
                 3
@@ -2704,8 +2987,12 @@ export const ApplyMappingResultSchema = {
         },
         alertNumbers: {
             type: 'array',
+            maxItems: 5000,
             items: {
-                type: 'integer'
+                type: 'integer',
+                format: 'int32',
+                minimum: 0,
+                maximum: 2147483647
             },
             examples: [
                 [
@@ -2738,6 +3025,8 @@ export const AuditEntrySchema = {
     properties: {
         id: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Increasing identifier; the `after` parameter pages with it.',
             examples: [
@@ -2747,6 +3036,7 @@ export const AuditEntrySchema = {
         at: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
@@ -2757,6 +3047,7 @@ export const AuditEntrySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The tenant the entity belongs to; null for admin tokens.',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -2764,6 +3055,7 @@ export const AuditEntrySchema = {
         },
         actor: {
             type: 'string',
+            maxLength: 200,
             description: '`admin-token:<token name>` (admin API) or `cli:<system user>` (command line on the server).',
             examples: [
                 'admin-token:ops-desk'
@@ -2771,6 +3063,7 @@ export const AuditEntrySchema = {
         },
         action: {
             type: 'string',
+            maxLength: 100,
             description: 'What was done: `alert.create-order`, `alert.link`, `alert.discard`,\n`alert.reclassify`, `alert.set-location`, `service-order.assign`,\n`service-order.start`, `service-order.complete`, `service-order.cancel`,\n`team.create`, `tenant.set-intake`, `partner.create`, `partner.update`,\n`partner.rotate-key`, `partner.poll-now`, `webhook.redeliver`,\n`webhook.redeliver-since`, `admin-token.create`, `admin-token.revoke` (more may be\nadded).\n',
             examples: [
                 'alert.discard'
@@ -2793,6 +3086,7 @@ export const AuditEntrySchema = {
         },
         entityId: {
             type: 'string',
+            maxLength: 100,
             description: 'Id of the changed entity (for partners, their id).',
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
@@ -2820,6 +3114,7 @@ export const AuditEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'The operator\'s note or reason, when one was given.',
             examples: [
                 'duplicate'
@@ -2830,6 +3125,7 @@ export const AuditEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 64,
             description: '`X-Request-Id` of the admin API request that made the change; null for the CLI.',
             examples: [
                 '4e8a0c2f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
@@ -2849,6 +3145,7 @@ export const AuditPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 1000,
             items: {
                 $ref: '#/components/schemas/AuditEntry'
             }
@@ -2858,6 +3155,9 @@ export const AuditPageSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int64',
+            minimum: 0,
+            maximum: 9007199254740991,
             description: 'Send as `after` to read the next entries; null when there are none after this page (for now).',
             examples: [
                 4211
@@ -2882,6 +3182,8 @@ export const WebhookAttemptSchema = {
     properties: {
         attempt: {
             type: 'integer',
+            format: 'int32',
+            maximum: 1000,
             minimum: 1,
             description: 'Number of the attempt within its delivery (the `X-Lumen-Delivery-Attempt` it was sent with).',
             examples: [
@@ -2891,6 +3193,7 @@ export const WebhookAttemptSchema = {
         at: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the attempt was sent (its `X-Lumen-Timestamp`).',
             examples: [
                 '2026-03-14T15:20:10.912Z'
@@ -2898,6 +3201,8 @@ export const WebhookAttemptSchema = {
         },
         latencyMs: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'From sending to the partner\'s answer, the timeout or the error.',
             examples: [
@@ -2913,6 +3218,9 @@ export const WebhookAttemptSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
             description: 'The partner\'s HTTP status; null when no answer came (timeout, connection or TLS error, blocked address).',
             examples: [
                 503
@@ -2923,6 +3231,7 @@ export const WebhookAttemptSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2000,
             description: 'Why the attempt failed, null when it succeeded: `HTTP <status> (...)` with the start\nof the answer\'s body, or `<kind>: <message>` with kind `timeout`, `network`, `tls`,\n`blocked-address`, `insecure-scheme`, `invalid-url`, `too-large`; `not sent: ...`\nwhen the partner could not be called at all (disabled, no webhook URL or secret).\n',
             examples: [
                 'HTTP 503 (not a 2xx answer): maintenance'
@@ -2934,6 +3243,7 @@ export const WebhookAttemptSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the retry after this failure was due; null after a success or the last attempt.',
             examples: [
                 '2026-03-14T15:25:11.030Z'
@@ -2970,12 +3280,14 @@ export const WebhookDeliverySchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '5f1c3a7e-2b4d-4e6f-8a0c-1d3e5f7a9b20'
             ]
         },
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2983,12 +3295,14 @@ export const WebhookDeliverySchema = {
         eventId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '8e2a4c6d-0f5b-4d7e-b9a1-3d5f7b9c1e48'
             ]
         },
         eventType: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'ServiceOrder.Created'
             ]
@@ -2996,6 +3310,7 @@ export const WebhookDeliverySchema = {
         occurredAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:05.310Z'
             ]
@@ -3006,6 +3321,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '0e2c4a6f-8d1b-4f3a-9b5d-7c9e1a3b5d82'
             ]
@@ -3013,6 +3329,7 @@ export const WebhookDeliverySchema = {
         alertId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '2d7f9c1a-6e4b-4f8d-9c3a-7b5e1f2a8d64'
             ]
@@ -3028,6 +3345,8 @@ export const WebhookDeliverySchema = {
         },
         attempts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 1000,
             minimum: 0,
             description: 'Attempts made so far.',
             examples: [
@@ -3040,6 +3359,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the next attempt is due (pending or failed); null once the delivery has ended.',
             examples: [
                 '2026-03-14T15:25:11.030Z'
@@ -3051,6 +3371,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:10.912Z'
             ]
@@ -3060,6 +3381,9 @@ export const WebhookDeliverySchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
             examples: [
                 503
             ]
@@ -3069,6 +3393,7 @@ export const WebhookDeliverySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2000,
             examples: [
                 'HTTP 503 (not a 2xx answer): maintenance'
             ]
@@ -3079,6 +3404,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The delivery this one repeats; null for the first delivery of the event.',
             examples: [
                 null
@@ -3086,6 +3412,7 @@ export const WebhookDeliverySchema = {
         },
         requestedBy: {
             type: 'string',
+            maxLength: 200,
             description: '`event` for the delivery written with the event; the operator (`admin-token:<name>` or `cli:<user>`) for a redelivery.',
             examples: [
                 'event'
@@ -3094,6 +3421,7 @@ export const WebhookDeliverySchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:05.310Z'
             ]
@@ -3104,6 +3432,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When it succeeded or died; null while open.',
             examples: [
                 null
@@ -3111,6 +3440,7 @@ export const WebhookDeliverySchema = {
         },
         attemptLog: {
             type: 'array',
+            maxItems: 1000,
             description: 'Every attempt, first to last.',
             items: {
                 $ref: '#/components/schemas/WebhookAttempt'
@@ -3130,6 +3460,7 @@ export const WebhookDeliveryPageSchema = {
     properties: {
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -3157,6 +3488,7 @@ export const RedeliverSinceResultSchema = {
     properties: {
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -3164,12 +3496,15 @@ export const RedeliverSinceResultSchema = {
         since: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T00:00:00.000Z'
             ]
         },
         count: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Events queued for redelivery (events whose delivery is still open are skipped).',
             examples: [
@@ -3178,10 +3513,12 @@ export const RedeliverSinceResultSchema = {
         },
         deliveryIds: {
             type: 'array',
+            maxItems: 1000000,
             description: 'The new deliveries, in event order.',
             items: {
                 type: 'string',
-                format: 'uuid'
+                format: 'uuid',
+                maxLength: 36
             }
         }
     }
@@ -3210,10 +3547,12 @@ export const OperatorGrantSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         tenantName: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -3248,19 +3587,23 @@ export const SessionSchema = {
             properties: {
                 id: {
                     type: 'string',
-                    format: 'uuid'
+                    format: 'uuid',
+                    maxLength: 36
                 },
                 email: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 254
                 },
                 name: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 200
                 },
                 platformAdmin: {
                     type: 'boolean'
                 },
                 grants: {
                     type: 'array',
+                    maxItems: 10000,
                     items: {
                         $ref: '#/components/schemas/OperatorGrant'
                     }
@@ -3268,7 +3611,8 @@ export const SessionSchema = {
             }
         },
         csrfToken: {
-            type: 'string'
+            type: 'string',
+            maxLength: 128
         }
     },
     example: {
@@ -3307,14 +3651,17 @@ export const OperatorSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         email: {
             type: 'string',
+            maxLength: 254,
             description: 'Lower-case; one account per address.'
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         platformAdmin: {
             type: 'boolean',
@@ -3322,6 +3669,7 @@ export const OperatorSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 $ref: '#/components/schemas/OperatorGrant'
             }
@@ -3334,15 +3682,18 @@ export const OperatorSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         updatedAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {
@@ -3375,7 +3726,8 @@ export const GrantInputSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -3404,13 +3756,16 @@ export const AdminTokenSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         keyPrefix: {
             type: 'string',
+            maxLength: 32,
             example: 'lmn_adm_Ab3dE9xQ'
         },
         scope: {
@@ -3438,13 +3793,16 @@ export const AdminTokenSchema = {
                     properties: {
                         id: {
                             type: 'string',
-                            format: 'uuid'
+                            format: 'uuid',
+                            maxLength: 36
                         },
                         email: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 254
                         },
                         name: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 200
                         }
                     }
                 }
@@ -3452,6 +3810,7 @@ export const AdminTokenSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 type: 'object',
                 additionalProperties: false,
@@ -3462,7 +3821,8 @@ export const AdminTokenSchema = {
                 properties: {
                     tenantId: {
                         type: 'string',
-                        format: 'uuid'
+                        format: 'uuid',
+                        maxLength: 36
                     },
                     role: {
                         $ref: '#/components/schemas/TenantRole'
@@ -3472,21 +3832,24 @@ export const AdminTokenSchema = {
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         expiresAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         revokedAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {

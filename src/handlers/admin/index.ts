@@ -10,7 +10,7 @@ import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listRe
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { createTenant, getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
-import { createSession, deleteSession, getSession } from './session.js';
+import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
@@ -89,6 +89,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   createSession,
   getSession,
   deleteSession,
+  changeSessionPassword,
   // Operators
   listOperators,
   createOperator,
