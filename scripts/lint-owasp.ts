@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = process.cwd();
-const DOCUMENTS = ['partner', 'partner-polling', 'telemetry', 'sandbox', 'admin'];
+const DOCUMENTS = ['partner', 'partner-polling', 'telemetry', 'sandbox', 'admin', 'open311'];
 const SEVERITY = ['error', 'warning', 'info', 'hint'] as const;
 
 interface Finding {

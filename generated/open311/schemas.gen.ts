@@ -16,6 +16,7 @@ export const DiscoverySchema = {
     properties: {
         changeset: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             description: 'When this endpoint\'s description last changed (the document\'s release).',
             examples: [
@@ -24,12 +25,14 @@ export const DiscoverySchema = {
         },
         contact: {
             type: 'string',
+            maxLength: 10000,
             examples: [
                 'Lumen integration support of the city operation'
             ]
         },
         key_service: {
             type: 'string',
+            maxLength: 200,
             description: 'Where keys come from.',
             examples: [
                 'API keys are issued by the city operation (lumen partner create); the same key as on the Lumen partner API.'
@@ -37,6 +40,7 @@ export const DiscoverySchema = {
         },
         endpoints: {
             type: 'array',
+            maxItems: 1000,
             xml: {
                 wrapped: true
             },
@@ -55,18 +59,21 @@ export const DiscoverySchema = {
                 properties: {
                     specification: {
                         type: 'string',
+                        maxLength: 200,
                         examples: [
                             'http://wiki.open311.org/GeoReport_v2'
                         ]
                     },
                     url: {
                         type: 'string',
+                        maxLength: 10000,
                         examples: [
                             'https://lumen.example.city/open311/v2'
                         ]
                     },
                     changeset: {
                         type: 'string',
+                        maxLength: 64,
                         format: 'date-time',
                         examples: [
                             '2026-11-24T00:00:00Z'
@@ -81,11 +88,13 @@ export const DiscoverySchema = {
                     },
                     formats: {
                         type: 'array',
+                        maxItems: 1000,
                         xml: {
                             wrapped: true
                         },
                         items: {
                             type: 'string',
+                            maxLength: 200,
                             xml: {
                                 name: 'format'
                             },
@@ -102,6 +111,7 @@ export const DiscoverySchema = {
 
 export const XmlTextSchema = {
     type: 'string',
+    maxLength: 52428800,
     title: 'GeoReport v2 XML',
     contentMediaType: 'text/xml',
     description: 'The same answer as the JSON form, as the specification\'s XML: each member an element\nof the same name, each list in its own element with one child per item\n(`services`/`service`, `service_requests`/`request`, `errors`/`error`,\n`endpoints`/`endpoint`, `formats`/`format`, `attributes`/`attribute`,\n`values`/`value`), `null` as an empty element, UTF-8 with an XML declaration.\nFor example `<service_requests><request><service_request_id>1188</service_request_id>\n<service_notice>Prazo de atendimento 24 h</service_notice><account_id></account_id></request></service_requests>`.\n'
@@ -109,6 +119,7 @@ export const XmlTextSchema = {
 
 export const ErrorsSchema = {
     type: 'array',
+    maxItems: 1000,
     title: 'Open311Errors',
     description: 'The GeoReport v2 error list. In XML: `<errors><error><code>…</code><description>…</description></error></errors>`.\n',
     minItems: 1,
@@ -128,6 +139,9 @@ export const ErrorsSchema = {
         properties: {
             code: {
                 type: 'integer',
+                format: 'int32',
+                minimum: 100,
+                maximum: 599,
                 description: 'The HTTP status of the answer.',
                 examples: [
                     400
@@ -135,6 +149,7 @@ export const ErrorsSchema = {
             },
             description: {
                 type: 'string',
+                maxLength: 10000,
                 examples: [
                     'lat: must be a number'
                 ]
@@ -162,12 +177,14 @@ export const ServiceSchema = {
     properties: {
         service_code: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'LAMP_OUT'
             ]
         },
         service_name: {
             type: 'string',
+            maxLength: 200,
             description: 'The reason\'s name in the answer\'s language (Accept-Language; pt-BR by default).',
             examples: [
                 'Lâmpada apagada'
@@ -175,6 +192,7 @@ export const ServiceSchema = {
         },
         description: {
             type: 'string',
+            maxLength: 10000,
             examples: [
                 'Prioridade High, prazo de atendimento 24 h'
             ]
@@ -194,12 +212,14 @@ export const ServiceSchema = {
         },
         keywords: {
             type: 'string',
+            maxLength: 10000,
             examples: [
                 'iluminação, poste, LAMP_OUT'
             ]
         },
         group: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Iluminação pública'
             ]
@@ -209,6 +229,7 @@ export const ServiceSchema = {
 
 export const ServicesSchema = {
     type: 'array',
+    maxItems: 1000,
     title: 'Services',
     xml: {
         name: 'services',
@@ -232,12 +253,14 @@ export const ServiceDefinitionSchema = {
     properties: {
         service_code: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'LAMP_OUT'
             ]
         },
         attributes: {
             type: 'array',
+            maxItems: 1000,
             description: 'The service\'s attributes; empty for every reason today (Lumen\'s reasons define none).',
             xml: {
                 wrapped: true
@@ -261,7 +284,8 @@ export const ServiceDefinitionSchema = {
                         type: 'boolean'
                     },
                     code: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 200
                     },
                     datatype: {
                         type: 'string',
@@ -278,24 +302,32 @@ export const ServiceDefinitionSchema = {
                         type: 'boolean'
                     },
                     datatype_description: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 10000
                     },
                     order: {
-                        type: 'integer'
+                        type: 'integer',
+                        format: 'int32',
+                        minimum: 0,
+                        maximum: 2147483647
                     },
                     description: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 10000
                     },
                     values: {
                         type: 'array',
+                        maxItems: 1000,
                         items: {
                             type: 'object',
                             properties: {
                                 key: {
-                                    type: 'string'
+                                    type: 'string',
+                                    maxLength: 200
                                 },
                                 name: {
-                                    type: 'string'
+                                    type: 'string',
+                                    maxLength: 200
                                 }
                             }
                         }
@@ -334,6 +366,7 @@ export const ServiceRequestSchema = {
     properties: {
         service_request_id: {
             type: 'string',
+            maxLength: 200,
             pattern: '^[0-9]+$',
             examples: [
                 '1188'
@@ -352,49 +385,60 @@ export const ServiceRequestSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 10000,
             description: 'The city operator\'s latest note on the request: the completion note, the cancel or\ndiscard reason, a note on an assignment or start (as events carry them, whatever\nthe partner\'s event subscriptions).\n',
             examples: [
                 'Lâmpada trocada por LED 100 W.'
             ]
         },
         service_name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         service_code: {
             type: 'string',
+            maxLength: 200,
             description: 'The request\'s reason now (an operator may have reclassified it).'
         },
         description: {
-            type: 'string'
+            type: 'string',
+            maxLength: 10000
         },
         agency_responsible: {
             type: 'string',
+            maxLength: 200,
             description: 'The team the order is assigned to, else the city.'
         },
         service_notice: {
-            type: 'string'
+            type: 'string',
+            maxLength: 10000
         },
         requested_datetime: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time'
         },
         updated_datetime: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time'
         },
         expected_datetime: {
             type: 'string',
+            maxLength: 64,
             format: 'date-time',
             description: 'The SLA deadline (of the service order once there is one).'
         },
         address: {
-            type: 'string'
+            type: 'string',
+            maxLength: 10000
         },
         address_id: {
             type: [
                 'string',
                 'null'
             ],
+            maxLength: 200,
             description: 'The code of the pole the request is about, when known.'
         },
         zipcode: {
@@ -417,6 +461,7 @@ export const ServiceRequestSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 10000,
             description: 'The URL of the first photo sent by URL, when there is one.'
         }
     }
@@ -424,6 +469,7 @@ export const ServiceRequestSchema = {
 
 export const ServiceRequestsSchema = {
     type: 'array',
+    maxItems: 1000,
     title: 'ServiceRequests',
     xml: {
         name: 'service_requests',
@@ -571,6 +617,7 @@ export const RequestCreatedSchema = {
         properties: {
             service_request_id: {
                 type: 'string',
+                maxLength: 200,
                 pattern: '^[0-9]+$',
                 description: 'The alert\'s number in the city (per city, increasing).',
                 examples: [
@@ -579,13 +626,15 @@ export const RequestCreatedSchema = {
             },
             token: {
                 type: 'string',
+                maxLength: 200,
                 format: 'uuid',
                 examples: [
                     '2d7f9c1a-6e4b-4f8d-9c3a-7b5e1f2a8d64'
                 ]
             },
             service_notice: {
-                type: 'string'
+                type: 'string',
+                maxLength: 10000
             },
             account_id: {
                 type: 'null'
@@ -614,6 +663,7 @@ export const TokenAnswerSchema = {
         properties: {
             service_request_id: {
                 type: 'string',
+                maxLength: 200,
                 pattern: '^[0-9]+$',
                 description: 'Present once an operator has triaged the request.',
                 examples: [
@@ -622,6 +672,7 @@ export const TokenAnswerSchema = {
             },
             token: {
                 type: 'string',
+                maxLength: 200,
                 format: 'uuid'
             }
         }
