@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import open311Document from '../../generated/openapi/open311.json' with { type: 'json' };
+import type { Lease } from '../lib/budget.js';
 import { AppError } from '../lib/errors.js';
 import type { Language } from '../lib/i18n.js';
 import { discovery, getOpen311Request, listOpen311Requests, listServices, serviceDefinition, submitOpen311Request, tokenAnswer, toXml, type Open311Fields, type RequestQuery } from '../open311/index.js';
@@ -9,7 +10,7 @@ import { parseJson, readBody } from './body.js';
 import { InProgressLimit } from './in-progress.js';
 import { createOpenApi, unstorableParts, validationProblem } from './openapi.js';
 import type { HttpResult } from './problem.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface, OwnRequest } from './surface.js';
 
 type Format = 'json' | 'xml';
@@ -170,10 +171,14 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     const headerKey = one(req.headers['x-api-key']) ?? one(query.api_key);
     let principal: PartnerPrincipal | null = headerKey ? await o.authenticate({ 'x-api-key': headerKey }, route.operationId) : null;
     let release: (() => void) | null = null;
+    let held: Lease | null = null;
+    // Counted requests report their quota on every answer, errors included, as the partner API does.
+    let quota: Record<string, string> = {};
     try {
       let body: Record<string, unknown> | undefined;
       if (method === 'post') {
         if (principal) release = admit(deps, principal);
+        held = await o.holdBodyMemory();
         body = parseBody(await readBody(req, deps.config.bodyLimitBytes, deps.config.bodyTimeoutMs), one(req.headers['content-type']));
         const unstorable = unstorableParts(body);
         if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
@@ -184,7 +189,7 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
         }
       }
       if (!principal) principal = await o.authenticate({}, route.operationId);
-      await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+      quota = rateLimitHeaders(await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
 
       // Path parameters are checked above (the backend cannot cut them, see ROUTES); unknown
       // query parameters are tolerated, as Open311 clients send their own (api_key, jurisdiction_id, ...).
@@ -197,8 +202,12 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
         const check = api.validateResponse(result.value, operation, result.status);
         if (check.errors && check.errors.length > 0) throw new Error(`response of ${route.operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);
       }
-      return render(format, route.root, result.status, result.value);
+      return render(format, route.root, result.status, result.value, quota);
+    } catch (err) {
+      throw err instanceof AppError ? err.withHeaders(quota) : err;
     } finally {
+      // Held until the request ends: the parsed value lives that long (see the server's holdBodyMemory).
+      held?.release();
       release?.();
     }
   }

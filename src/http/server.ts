@@ -347,6 +347,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
         signal: ctx.signal,
         route: (name) => (ctx.route.name = name),
         authenticate: (headers, operationId) => authenticate(surface, headers, { method, operationId, client }),
+        holdBodyMemory: () => holdBodyMemory(req, ctx.signal),
       });
     }
     return dispatch(surface, req, url, ctx);

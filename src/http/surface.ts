@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { OpenAPIBackend } from 'openapi-backend';
+import type { Lease } from '../lib/budget.js';
 import type { Language } from '../lib/i18n.js';
 import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
@@ -91,4 +92,9 @@ export interface OwnRequest<P> {
   route(name: string): void;
   /** The surface's authenticate for this operation, behind the server's throttle of failed attempts per address. */
   authenticate(headers: IncomingHttpHeaders, operationId: string): Promise<P>;
+  /**
+   * Room in the server's body-memory budget (LUMEN_BODY_MEMORY) for the body about to be
+   * read, as the server holds it for its own surfaces; release it when the request ends.
+   */
+  holdBodyMemory(): Promise<Lease | null>;
 }

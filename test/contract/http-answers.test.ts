@@ -62,6 +62,15 @@ describe('RateLimit headers on every answer of the rate-limited surfaces', () =>
     const tel = await t.fetch('/api/telemetry/reports', { method: 'POST', apiKey: key.apiKey, json: { reports: [{ deviceIdentifier: "TG-NONE", online: true, relayOn: true, reportedAt: "2026-03-14T00:00:00Z" }] } });
     expect(tel.headers.get('ratelimit-policy')).toMatch(POLICY);
     expect(tel.headers.get('ratelimit')).toMatch(LEFT);
+    // Open311 counts its requests too: answers, its own error lists and form posts alike.
+    const services = await t.fetch('/open311/v2/services.json', { apiKey: p.apiKey });
+    const badId = await t.fetch('/open311/v2/requests/not-a-number.xml', { apiKey: p.apiKey });
+    const badPost = await t.fetch(`/open311/v2/requests.json?api_key=${p.apiKey}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'lat=nope' });
+    expect([services.status, badId.status, badPost.status]).toEqual([200, 400, 400]);
+    for (const res of [services, badPost]) {
+      expect(res.headers.get('ratelimit-policy')).toMatch(POLICY);
+      expect(res.headers.get('ratelimit')).toMatch(LEFT);
+    }
     const anonymous = await t.fetch('/api/external/health');
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('ratelimit')).toBeNull();

@@ -1,0 +1,54 @@
+/**
+ * Open311 reads its own bodies, but within the server's body-memory budget
+ * (LUMEN_BODY_MEMORY) like every other surface: a form post that holds the whole
+ * budget makes the partner API's next body wait until it ends.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makePartner } from '../support/factories.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  // One request in progress per key makes "the post is admitted" visible (a second one is 429).
+  t = await startTestApp({ env: { LUMEN_BODY_MEMORY: '1MiB', LUMEN_INTAKE_CONCURRENCY_PER_KEY: '1', LUMEN_RATE_LIMIT_PER_MINUTE: '100000' } });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('Open311 bodies and the body-memory budget', () => {
+  it('holds the budget while its body is read, so another surface\'s body waits for it', async () => {
+    const open311 = await makePartner(t.rt, { scopes: ['canCreateServiceOrders'], transport: 'polling' });
+    const partner = await makePartner(t.rt, { scopes: ['canCreateServiceOrders'], transport: 'polling' });
+
+    // A form post declaring 400 kB (three times that is more than the whole 1 MiB) that sends a few bytes and stalls.
+    const stalled = http.request(`${t.baseUrl}/open311/v2/requests.json?api_key=${open311.apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '400000' },
+    });
+    stalled.on('error', () => {});
+    stalled.write('service_code=');
+
+    // Admitted (a second post of the key is refused) means its body memory is held: both happen in one step.
+    let admitted = false;
+    for (let i = 0; i < 200 && !admitted; i++) {
+      const again = await t.fetch(`/open311/v2/requests.json?api_key=${open311.apiKey}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'service_code=X' });
+      admitted = again.status === 429;
+    }
+    expect(admitted).toBe(true);
+
+    let answered = false;
+    const waiting = t.fetch('/api/external/service-orders', { method: 'POST', apiKey: partner.apiKey, json: { protocolNumber: 'X' } }).then((res) => {
+      answered = true;
+      return res;
+    });
+    // Later requests without a body (same partner, same checks) pass it while it waits for room.
+    for (let i = 0; i < 5; i++) expect((await t.fetch('/api/external/health', { apiKey: partner.apiKey })).status).toBe(200);
+    expect(answered).toBe(false);
+
+    stalled.destroy();
+    const res = await waiting;
+    expect(res.status).toBe(422);
+  });
+});
