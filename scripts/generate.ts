@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { addAdminCurlSamples } from './code-samples.js';
 import { createClient } from '@hey-api/openapi-ts';
 
 const ROOT = process.cwd();
@@ -34,7 +35,9 @@ function bundle(name: string, outDir: string): string {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   // Normalise the bytes so the drift check compares content, not formatting.
-  writeFileSync(out, JSON.stringify(sortKeysDeep(JSON.parse(readFileSync(out, 'utf8'))), null, 2) + '\n');
+  const document = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+  if (name === 'admin') addAdminCurlSamples(document);
+  writeFileSync(out, JSON.stringify(sortKeysDeep(document), null, 2) + '\n');
   return out;
 }
 

@@ -158,4 +158,19 @@ describe('partner-facing text', () => {
       }
     }
   });
+
+  it('has a curl sample with its method, path and admin token on every admin operation', () => {
+    for (const [route, item] of Object.entries<Schema>(DOCS.admin.paths)) {
+      for (const m of METHODS) {
+        if (!item[m]) continue;
+        const source = String(((item[m]['x-codeSamples'] ?? []) as Schema[]).find((s) => s.lang === 'Shell')?.source ?? '');
+        const at = `admin ${item[m].operationId}`;
+        expect(source, at).toContain(`$LUMEN_URL${route.split('{')[0]}`);
+        const open = Array.isArray(item[m].security) && item[m].security.length === 0;
+        expect(source.includes('Authorization: Bearer $LUMEN_ADMIN_TOKEN'), at).toBe(!open);
+        if (m !== 'get') expect(source, at).toContain(`-X ${m.toUpperCase()}`);
+        if (item[m].requestBody) expect(source, at).toMatch(/ -d /);
+      }
+    }
+  });
 });
