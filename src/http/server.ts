@@ -14,6 +14,7 @@ import { matchOperation, unstorableParts, validationProblem } from './openapi.js
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
+import { consolePage, isConsolePath } from './console.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
 
@@ -265,6 +266,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
       const asset = await docsAsset(p);
       if (asset) return found('docs', asset);
+      if (isConsolePath(p)) return found('console', consolePage(p, config));
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });

@@ -1,0 +1,127 @@
+/**
+ * The console's only way to the server: the client generated from openapi/admin.yaml
+ * (generated/admin-client), so every request and answer has the contract's types.
+ * Reads go through SWR (cache, revalidation on focus, retries with backoff);
+ * changes go through `call`, which throws an ApiError carrying the problem+json.
+ */
+import useSWR, { type SWRConfiguration, type SWRResponse } from 'swr';
+import { createClient } from '../../../generated/admin-client/client/index.js';
+import * as sdk from '../../../generated/admin-client/sdk.gen.js';
+
+export * as types from '../../../generated/admin-client/types.gen.js';
+
+/** A non-2xx answer: the problem+json's title and detail, in the operator's language. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly code: string,
+  ) {
+    super(`${title}: ${detail}`);
+    this.name = 'ApiError';
+  }
+}
+
+interface Credentials {
+  /** The session's CSRF token, sent with every change (the cookie itself is HttpOnly). */
+  csrfToken: string | null;
+  /**
+   * An admin token (`lmn_adm_...`) instead of a session, for scripted use of the
+   * console: kept in this tab's sessionStorage only, sent as a bearer token.
+   */
+  bearer: string | null;
+  language: string;
+}
+
+const BEARER_KEY = 'lumen.adminToken';
+
+const credentials: Credentials = { csrfToken: null, bearer: sessionStorage.getItem(BEARER_KEY), language: 'pt-BR' };
+
+export function setCsrfToken(token: string | null): void {
+  credentials.csrfToken = token;
+}
+
+export function bearerToken(): string | null {
+  return credentials.bearer;
+}
+
+export function forgetBearer(): void {
+  credentials.bearer = null;
+  sessionStorage.removeItem(BEARER_KEY);
+}
+
+export function setApiLanguage(lang: string): void {
+  credentials.language = lang;
+}
+
+export const client = createClient({ baseUrl: '', credentials: 'same-origin', auth: () => credentials.bearer ?? undefined });
+
+client.interceptors.request.use((request) => {
+  request.headers.set('Accept-Language', credentials.language);
+  if (request.method !== 'GET' && request.method !== 'HEAD' && credentials.csrfToken) request.headers.set('X-CSRF-Token', credentials.csrfToken);
+  return request;
+});
+
+type Sdk = typeof sdk;
+export type Operation = { [K in keyof Sdk]: Sdk[K] extends (...args: never[]) => unknown ? K : never }[keyof Sdk];
+export type Input<K extends Operation> = Omit<NonNullable<Parameters<Sdk[K]>[0]>, 'client'>;
+export type Output<K extends Operation> = Awaited<ReturnType<Sdk[K]>> extends infer R ? (R extends { data: infer D } ? Exclude<D, undefined> : never) : never;
+
+function problemOf(status: number, body: unknown, statusText: string): ApiError {
+  const p = (body && typeof body === 'object' ? body : {}) as { title?: unknown; detail?: unknown; type?: unknown };
+  const code = typeof p.type === 'string' ? p.type.replace(/^urn:lumen:problem:/, '') : String(status);
+  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code);
+}
+
+/** One operation of the admin API: its 2xx body, or an ApiError. */
+export async function call<K extends Operation>(operation: K, input?: Input<K>): Promise<Output<K>> {
+  const fn = sdk[operation] as unknown as (o: object) => Promise<{ data?: unknown; error?: unknown; response?: Response }>;
+  let result: { data?: unknown; error?: unknown; response?: Response };
+  try {
+    result = await fn({ ...(input ?? {}), client });
+  } catch (err) {
+    throw new ApiError(0, 'Network', err instanceof Error ? err.message : String(err), 'network');
+  }
+  const res = result.response;
+  if (!res) throw new ApiError(0, 'Network', String(result.error ?? ''), 'network');
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized?.();
+    throw problemOf(res.status, result.error, res.statusText);
+  }
+  return result.data as Output<K>;
+}
+
+let onUnauthorized: (() => void) | null = null;
+
+/** What to do when the session ends under the console (expired, signed out elsewhere). */
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+/** A read, cached by operation and input; `null` input waits (a dependent read). */
+export function useApi<K extends Operation>(operation: K, input: Input<K> | null, config?: SWRConfiguration<Output<K>, ApiError>): SWRResponse<Output<K>, ApiError> {
+  return useSWR<Output<K>, ApiError>(input === null ? null : [operation, JSON.stringify(input)], () => call(operation, input as Input<K>), {
+    // 4xx answers will not change by asking again; network faults and 5xx are retried.
+    shouldRetryOnError: (err: ApiError) => err.status === 0 || err.status >= 500,
+    errorRetryCount: 4,
+    ...config,
+  });
+}
+
+/** The raw session endpoints (`/api/admin/session`) through the same fetch, for the sign-in page. */
+export async function sessionRequest(method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<{ status: number; json: unknown }> {
+  const headers: Record<string, string> = { 'Accept-Language': credentials.language, Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && credentials.csrfToken) headers['X-CSRF-Token'] = credentials.csrfToken;
+  const res = await fetch('/api/admin/session', { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!res.ok && res.status !== 401 && !(method === 'GET' && res.status === 404)) throw problemOf(res.status, json, res.statusText);
+  return { status: res.status, json };
+}

@@ -1,0 +1,174 @@
+/**
+ * The triage inbox: Pending alerts of the current city, with the filters in the URL
+ * (so back/forward and a shared link give the same list) and keyboard triage:
+ * j/k move the selection, Enter opens the alert.
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useApi, type types } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { Link, navigate, useLocation } from '../router.js';
+import { useSession } from '../session.js';
+import { Badge, LoadError, Loading, Page, Pager, useDurations } from '../ui.js';
+
+const PAGE_SIZE = 100;
+
+export function InboxPage() {
+  const { t } = useI18n();
+  const { tenantId } = useSession();
+  const { query } = useLocation();
+  const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
+  const notGeolocated = query.get('notGeolocated') === 'true';
+  const overdueOnly = query.get('overdue') === 'true';
+  const partner = query.get('partner') ?? '';
+  const reason = query.get('reason') ?? '';
+  const text = query.get('q') ?? '';
+
+  const setFilter = (name: string, value: string | null) => {
+    const q = new URLSearchParams(query);
+    if (value === null || value === '') q.delete(name);
+    else q.set(name, value);
+    if (name !== 'page') q.delete('page');
+    const s = q.toString();
+    navigate(`/inbox${s ? `?${s}` : ''}`, { replace: name === 'q' });
+  };
+
+  const list = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', notGeolocated, page, pageSize: PAGE_SIZE } } : null, { refreshInterval: 30_000 });
+  const pendingCount = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', pageSize: 1 } } : null, { refreshInterval: 30_000 });
+  const notGeoCount = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', notGeolocated: true, pageSize: 1 } } : null, { refreshInterval: 30_000 });
+  const d = useDurations();
+
+  const items = useMemo(() => {
+    const needle = text.trim().toLowerCase();
+    return (list.data?.items ?? [])
+      .filter((a) => !partner || a.partner.code === partner)
+      .filter((a) => !reason || a.partnerReasonCode === reason)
+      .filter((a) => !overdueOnly || d.overdue(a.slaDueAt))
+      .filter((a) => !needle || [a.protocolNumber, a.description, a.address.street, a.address.neighborhood ?? '', String(a.alertNumber)].some((s) => s.toLowerCase().includes(needle)));
+  }, [list.data, partner, reason, overdueOnly, text]);
+
+  const partners = [...new Set((list.data?.items ?? []).map((a) => a.partner.code))].sort();
+  const reasons = [...new Set((list.data?.items ?? []).map((a) => a.partnerReasonCode).filter((r): r is string => !!r))].sort();
+  const overdueCount = (list.data?.items ?? []).filter((a) => d.overdue(a.slaDueAt)).length;
+
+  const [selected, setSelected] = useState(0);
+  useEffect(() => setSelected(0), [list.data, partner, reason, overdueOnly, text, notGeolocated]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement | null;
+      if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === 'j') setSelected((s) => Math.min(s + 1, Math.max(0, items.length - 1)));
+      else if (e.key === 'k') setSelected((s) => Math.max(s - 1, 0));
+      else if (e.key === 'Enter' && items[selected] && (!target || target === document.body || target.closest('.inbox-list'))) {
+        e.preventDefault();
+        navigate(`/alerts/${items[selected]!.id}`);
+      } else return;
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [items, selected]);
+  useEffect(() => {
+    document.querySelector('.inbox-row[aria-current="true"]')?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
+  return (
+    <Page title={t('inbox.title')}>
+      <div class="badges" data-testid="attention">
+        <button type="button" class="badge-button" aria-pressed={!notGeolocated && !overdueOnly} onClick={() => navigate('/inbox')}>
+          {t('inbox.badge.pending')} <Badge kind="count">{pendingCount.data?.total ?? '…'}</Badge>
+        </button>
+        <button type="button" class="badge-button" aria-pressed={notGeolocated} onClick={() => setFilter('notGeolocated', notGeolocated ? null : 'true')}>
+          {t('inbox.badge.notGeolocated')} <Badge kind="warn">{notGeoCount.data?.total ?? '…'}</Badge>
+        </button>
+        <button type="button" class="badge-button" aria-pressed={overdueOnly} onClick={() => setFilter('overdue', overdueOnly ? null : 'true')}>
+          {t('inbox.badge.overdue')} <Badge kind="danger">{list.data ? overdueCount : '…'}</Badge>
+        </button>
+      </div>
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>{t('inbox.filter.text')}</span>
+          <input type="search" value={text} onInput={(e) => setFilter('q', (e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <span>{t('inbox.filter.partner')}</span>
+          <select value={partner} onChange={(e) => setFilter('partner', (e.target as HTMLSelectElement).value)}>
+            <option value="">{t('inbox.filter.all')}</option>
+            {partners.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('inbox.filter.reason')}</span>
+          <select value={reason} onChange={(e) => setFilter('reason', (e.target as HTMLSelectElement).value)}>
+            <option value="">{t('inbox.filter.all')}</option>
+            {reasons.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={notGeolocated} onChange={() => setFilter('notGeolocated', notGeolocated ? null : 'true')} />
+          <span>{t('inbox.filter.notGeolocated')}</span>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={overdueOnly} onChange={() => setFilter('overdue', overdueOnly ? null : 'true')} />
+          <span>{t('inbox.filter.overdue')}</span>
+        </label>
+      </form>
+      <p class="muted small">{t('inbox.keys')}</p>
+      {list.error ? <LoadError error={list.error} retry={() => void list.mutate()} /> : null}
+      {!list.data && !list.error ? <Loading /> : null}
+      {list.data && items.length === 0 ? <p class="empty">{t('inbox.empty')}</p> : null}
+      {items.length > 0 ? (
+        <ul class="inbox-list" aria-label={t('inbox.title')} data-testid="inbox">
+          {items.map((a, i) => (
+            <InboxRow key={a.id} alert={a} selected={i === selected} onFocus={() => setSelected(i)} />
+          ))}
+        </ul>
+      ) : null}
+      {list.data ? <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={(p) => setFilter('page', String(p))} /> : null}
+    </Page>
+  );
+}
+
+function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selected: boolean; onFocus: () => void }) {
+  const { t } = useI18n();
+  const d = useDurations();
+  const overdue = d.overdue(a.slaDueAt);
+  return (
+    <li class={`inbox-row${selected ? ' selected' : ''}`} aria-current={selected ? 'true' : undefined} data-alert-id={a.id} onFocusIn={onFocus}>
+      <div class="inbox-main">
+        <Link to={`/alerts/${a.id}`} class="inbox-link">
+          <span class="num">#{a.alertNumber}</span> <span class="desc">{a.description}</span>
+        </Link>
+        <div class="inbox-meta">
+          <span>{a.address.street}{a.address.number ? `, ${a.address.number}` : ''}</span>
+          {a.address.neighborhood ? <span>{a.address.neighborhood}</span> : null}
+        </div>
+      </div>
+      <div class="inbox-side">
+        <span class="tag" title={t('col.partner')}>
+          {a.partner.code}
+        </span>
+        {a.partnerReasonCode ? (
+          <span class="tag tag-code" title={t('col.partnerReason')}>
+            {a.partnerReasonCode}
+          </span>
+        ) : null}
+        {!a.geolocated ? <Badge kind="warn">{t('inbox.badge.notGeolocated')}</Badge> : null}
+        <span class="age" title={t('col.age')}>
+          {d.age(a.createdAt)}
+        </span>
+        <span class={overdue ? 'sla overdue' : 'sla'} title={t('col.sla')}>
+          {overdue ? `${t('time.overdue')} ${d.until(a.slaDueAt)}` : d.until(a.slaDueAt)}
+        </span>
+        <Badge kind={a.priority.toLowerCase()}>{t(`priority.${a.priority}`)}</Badge>
+      </div>
+    </li>
+  );
+}

@@ -1,0 +1,96 @@
+/**
+ * The machine's Chromium through playwright-core (no browser download): pages that
+ * record every console error, script dialog and failed same-origin request, axe-core
+ * run inside the page, and screenshots at a desktop and a 390 px phone width.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? '/usr/bin/chromium';
+export const SCREENSHOTS = path.resolve('docs/console');
+export const DESKTOP = { width: 1366, height: 860 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function launch(): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+export interface Watched {
+  page: Page;
+  context: BrowserContext;
+  /** Console errors, page errors and dialogs (an XSS payload that ran would show here). */
+  problems: string[];
+  dialogs: string[];
+}
+
+/**
+ * A new tab. With `token`, the tab signs in with an admin token (kept in its
+ * sessionStorage, as the console's scripted mode reads it); otherwise it starts signed out.
+ */
+export async function openPage(browser: Browser, baseUrl: string, opts: { token?: string; viewport?: { width: number; height: number } } = {}): Promise<Watched> {
+  const context = await browser.newContext({ viewport: opts.viewport ?? DESKTOP, locale: 'pt-BR', timezoneId: 'America/Sao_Paulo' });
+  if (opts.token) await context.addInitScript(`sessionStorage.setItem('lumen.adminToken', ${JSON.stringify(opts.token)})`);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const dialogs: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    // The unreachable tile server of the tests (a closed network) is expected.
+    if (/127\.0\.0\.1:9\/|ERR_CONNECTION_REFUSED/.test(m.text() + (m.location().url ?? ''))) return;
+    // The API's 4xx answers are part of the flow (401 before sign-in, 404 for a foreign
+    // id, 409 for a lost race); the page shows them. Chromium logs each as an error.
+    if (m.text().startsWith('Failed to load resource') && new URL(m.location().url || baseUrl).pathname.startsWith('/api/')) return;
+    problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('requestfailed', (r) => {
+    if (r.url().startsWith(baseUrl) && !r.url().includes('/api/')) problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`);
+  });
+  return { page, context, problems, dialogs };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core inside the page; the violations that are serious or critical. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Injected through the DevTools protocol, not a <script> tag: the page's CSP allows no inline script.
+  await page.evaluate(axeSource);
+  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
+    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+}
+
+/** docs/console/<name>-desktop.png and <name>-phone.png. */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const size = page.viewportSize() ?? DESKTOP;
+  await page.setViewportSize(DESKTOP);
+  await settle(page);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-desktop.png`), fullPage: false });
+  await page.setViewportSize(PHONE);
+  await settle(page);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(size);
+}
+
+/** Fonts loaded and layout done after a resize (Leaflet redraws on resize). */
+async function settle(page: Page): Promise<void> {
+  await page.evaluate('document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))');
+}

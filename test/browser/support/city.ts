@@ -1,0 +1,72 @@
+/**
+ * A city to work in, made the way an operator's administrator would: the CLI for the
+ * tenant, team, partner and admin token; the partner API for the citizens' requests.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Lumen } from './lumen.js';
+
+export interface City {
+  tenantId: string;
+  tenantName: string;
+  teamId: string;
+  partnerCode: string;
+  apiKey: string;
+  token: string;
+}
+
+export async function makeCity(lumen: Lumen, o: { name: string; webhookUrl: string; code: string }): Promise<City> {
+  const tenant = await lumen.cli('tenant', 'create', '--name', o.name, '--intake', 'manual');
+  const team = await lumen.cli('team', 'create', '--tenant', tenant.id, '--name', `Equipe ${o.name} 01`);
+  const partner = await lumen.cli(
+    'partner',
+    'create',
+    '--tenant',
+    tenant.id,
+    '--code',
+    o.code,
+    '--scopes',
+    'canCreateAlerts,canReadCityData',
+    '--webhook-url',
+    o.webhookUrl,
+    '--webhook-secret',
+    'segredo-de-teste-0123456789',
+  );
+  const token = await lumen.cli('admin-token', 'create', '--name', `desk-${o.code.toLowerCase()}`);
+  return { tenantId: tenant.id, tenantName: o.name, teamId: team.id, partnerCode: o.code, apiKey: partner.apiKey, token: token.token };
+}
+
+export interface Request {
+  description?: string;
+  street?: string;
+  reference?: string;
+  requesterName?: string;
+  reasonCode?: string;
+  latitude?: number;
+  longitude?: number;
+  noLocation?: boolean;
+}
+
+/** One citizen's request through the partner API; the Alert id (read back with the admin API). */
+export async function sendRequest(lumen: Lumen, city: City, r: Request = {}): Promise<{ protocolNumber: string; status: number; body: any }> {
+  const protocolNumber = `156-${randomUUID().slice(0, 8)}`;
+  const address: Record<string, unknown> = { street: r.street ?? 'Rua Augusta', number: '1500', neighborhood: 'Consolação', reference: r.reference ?? 'Em frente à padaria' };
+  if (!r.noLocation) Object.assign(address, { latitude: r.latitude ?? -23.5573, longitude: r.longitude ?? -46.6602 });
+  const body = {
+    protocolNumber,
+    assetType: 'POLE',
+    requestedAt: new Date(Date.now() - 3_600_000).toISOString(),
+    requester: { name: r.requesterName ?? 'Maria Aparecida dos Santos', phone: '+5511987654321' },
+    lampType: 'LED',
+    ...(r.reasonCode ? { reasonCode: r.reasonCode } : {}),
+    address,
+    problem: { description: r.description ?? 'Lâmpada do poste apagada há três noites.', additionalNotes: 'A rua fica escura depois das 19h.' },
+  };
+  const res = await fetch(`${lumen.baseUrl}/api/external/service-orders`, { method: 'POST', headers: { 'x-api-key': city.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { protocolNumber, status: res.status, body: await res.json() };
+}
+
+/** The alerts of a city, newest last, through the admin API. */
+export async function alertsOf(lumen: Lumen, city: City, status = 'Pending'): Promise<any[]> {
+  const res = await lumen.admin(city.token, 'GET', `/api/admin/alerts?tenantId=${city.tenantId}&status=${status}&pageSize=500`);
+  return res.body.items as any[];
+}
