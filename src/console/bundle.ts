@@ -49,6 +49,7 @@ export async function bundleConsole(repoRoot: string): Promise<ConsoleFiles> {
   const files = new Map<string, ConsoleFile>();
   let script = '';
   let style = '';
+  let icon = '';
   for (const out of result.outputFiles) {
     const name = path.relative(outdir, out.path);
     const ext = path.extname(name);
@@ -57,7 +58,8 @@ export async function bundleConsole(repoRoot: string): Promise<ConsoleFiles> {
     files.set(name, { body: Buffer.from(out.contents), type });
     if (ext === '.js') script = name;
     if (ext === '.css') style = name;
+    if (name.startsWith('favicon-')) icon = name;
   }
-  if (!script || !style) throw new Error('the console bundle lacks its script or stylesheet');
-  return { files, script, style };
+  if (!script || !style || !icon) throw new Error('the console bundle lacks its script, stylesheet or icon');
+  return { files, script, style, icon };
 }

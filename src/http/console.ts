@@ -64,6 +64,7 @@ export async function consolePage(p: string, config: Config): Promise<HttpResult
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="lumen-console" content="${escapeAttribute(settings)}">
 <title>Lumen</title>
+<link rel="icon" href="${ASSET_PREFIX}${built.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PREFIX}${built.style}">
 <script type="module" src="${ASSET_PREFIX}${built.script}"></script>
 </head>

@@ -90,4 +90,190 @@ describe('the console', () => {
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('the working day: locate on the map, create an order, link a duplicate, assign, start, complete with a note that reaches the partner', async () => {
+    await sendRequest(lumen, city, { description: 'Poste 4471 apagado', noLocation: true, street: 'Rua da Consolação' });
+    await sendRequest(lumen, city, { description: 'Mesmo poste apagado (vizinho)' });
+    const pending = await alertsOf(lumen, city);
+    const lost = pending.find((a) => a.description === 'Poste 4471 apagado')!;
+    const dup = pending.find((a) => a.description === 'Mesmo poste apagado (vizinho)')!;
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+
+    await page.goto(`${lumen.baseUrl}/console/alerts/${lost.id}`);
+    await page.getByTestId('alert-details').waitFor();
+    await page.getByText('Sem localização: clique no mapa').waitFor();
+    const map = page.getByTestId('map');
+    await map.click({ position: { x: 200, y: 150 } });
+    await page.getByTestId('set-location').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Localização gravada.' }).waitFor();
+    const located = (await lumen.admin(city.token, 'GET', `/api/admin/alerts/${lost.id}`)).body;
+    expect(located.geolocated).toBe(true);
+    expect(located.locationSource).toBe('operator');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'alert');
+
+    await page.getByTestId('create-team').selectOption(city.teamId);
+    await page.getByTestId('create-order').click();
+    await page.getByTestId('order-details').waitFor();
+    const orderId = new URL(page.url()).pathname.split('/').pop()!;
+    await until('ServiceOrder.Created at the partner', () => events('ServiceOrder.Created').length >= 1 || undefined);
+
+    // The duplicate joins the order: one request, one order.
+    await page.goto(`${lumen.baseUrl}/console/alerts/${dup.id}`);
+    await page.getByTestId('link-order').fill(orderId);
+    await page.getByRole('button', { name: 'Vincular a ordem aberta' }).click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Alerta vinculado' }).waitFor();
+
+    await page.goto(`${lumen.baseUrl}/console/orders/${orderId}`);
+    await page.getByTestId('order-alerts').getByText('Mesmo poste apagado (vizinho)').waitFor();
+    await page.getByTestId('start').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Ordem iniciada.' }).waitFor();
+    await page.getByTestId('order-note').fill('Lâmpada trocada por LED 100 W.');
+    await page.getByTestId('complete').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Ordem concluída.' }).waitFor();
+    expect(await page.getByTestId('order-actions').count()).toBe(0);
+    const completed = await until('ServiceOrder.Completed at the partner', () => {
+      const e = events('ServiceOrder.Completed');
+      return e.length >= 2 ? e : undefined;
+    });
+    expect(completed.map((e) => e.note)).toEqual(['Lâmpada trocada por LED 100 W.', 'Lâmpada trocada por LED 100 W.']);
+    expect(completed.map((e) => e.alert.status).sort()).toEqual(['Resolved', 'Resolved']);
+    await page.getByTestId('timeline').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'order');
+
+    await page.goto(`${lumen.baseUrl}/console/orders`);
+    await page.getByTestId('orders-board').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'orders');
+    await page.goto(`${lumen.baseUrl}/console/map`);
+    await page.getByTestId('map').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'map');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a failed action shows the problem; discarding sends the note to the partner', async () => {
+    await sendRequest(lumen, city, { description: 'Trote: endereço inexistente' });
+    const alert = (await alertsOf(lumen, city)).find((a) => a.description === 'Trote: endereço inexistente')!;
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
+    await page.getByTestId('triage').waitFor();
+    await page.getByRole('textbox', { name: 'Código do motivo' }).fill('NAO_EXISTE');
+    await page.getByRole('button', { name: 'Reclassificar' }).click();
+    const error = page.getByTestId('toast-error');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/NAO_EXISTE|motivo/i);
+    await page.getByTestId('discard-note').fill('Endereço não existe na cidade.');
+    await page.getByTestId('discard').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Alerta descartado.' }).waitFor();
+    const cancelled = await until('Alert.Cancelled at the partner', () => events('Alert.Cancelled').find((e) => e.protocolNumber === alert.protocolNumber));
+    expect(cancelled.note).toBe('Endereço não existe na cidade.');
+    expect(await page.getByTestId('triage').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a city-admin rotates a key (the old one is refused at once) and redelivers dead deliveries once the receiver is back', async () => {
+    receiverStatus = 503;
+    await sendRequest(lumen, city, { description: 'Entrega que vai falhar' });
+    const alert = (await alertsOf(lumen, city)).find((a) => a.description === 'Entrega que vai falhar')!;
+    expect((await lumen.admin(city.token, 'POST', `/api/admin/alerts/${alert.id}/discard`, {})).status).toBe(200);
+    await until('a dead delivery', async () => {
+      const log = await lumen.admin(city.token, 'GET', `/api/admin/partners/${city.partnerCode}/webhook-deliveries?status=dead`);
+      return log.body.deliveries.length > 0 || undefined;
+    });
+    receiverStatus = 200;
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    await page.goto(`${lumen.baseUrl}/console/partners`);
+    await page.getByTestId('partners').getByRole('link', { name: city.partnerCode }).click();
+    await page.getByTestId('partner-settings').waitFor();
+    await page.getByTestId('delivery-status').selectOption('dead');
+    const dead = page.locator('[data-testid="deliveries"] tr[data-status="dead"]');
+    await dead.first().waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'partner');
+    await dead.first().getByRole('button', { name: 'Reenviar' }).click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Reenvio agendado.' }).waitFor();
+    await until('the redelivery delivered', async () => {
+      const log = await lumen.admin(city.token, 'GET', `/api/admin/partners/${city.partnerCode}/webhook-deliveries?status=succeeded`);
+      return log.body.deliveries.some((d: any) => d.redeliveryOf !== null) || undefined;
+    });
+
+    const oldKey = city.apiKey;
+    await page.getByTestId('rotate').click();
+    await page.getByTestId('rotate-confirm').click();
+    const newKey = (await page.getByTestId('new-key').textContent())!;
+    expect(newKey).toMatch(/^lmn_(live|test)_/);
+    const probe = (key: string) => fetch(`${lumen.baseUrl}/api/external/health`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+    expect(await probe(oldKey)).toBe(401);
+    expect(await probe(newKey)).toBe(200);
+    city.apiKey = newKey;
+    await page.reload();
+    await page.getByTestId('partner-settings').waitFor();
+    expect(await page.getByTestId('new-key').count()).toBe(0); // shown once only
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('an alert that does not exist, or belongs to no city the operator can see, shows not found', async () => {
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    await page.goto(`${lumen.baseUrl}/console/alerts/00000000-0000-4000-8000-000000000000`);
+    await page.getByTestId('not-found').waitFor();
+    await page.goto(`${lumen.baseUrl}/console/no-such-page`);
+    await page.getByTestId('not-found').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('partner-supplied text is shown as text: no script, handler or javascript: URL runs', async () => {
+    const payloads = {
+      description: '<script>window.__xss = 1; alert("xss")</script><img src=x onerror="window.__xss=2;alert(2)">',
+      street: '<img src=x onerror=alert(3)>Rua',
+      reference: 'javascript:alert(4)',
+      requesterName: '\u202Eevil\u202C <svg onload=alert(5)>',
+    };
+    const sent = await sendRequest(lumen, city, payloads);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    const alert = (await alertsOf(lumen, city)).find((a) => a.description === payloads.description)!;
+    expect(alert, JSON.stringify((await alertsOf(lumen, city)).map((a) => a.description))).toBeDefined();
+    const { page, problems, dialogs, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await page.getByTestId('inbox').getByText(payloads.description).waitFor();
+    await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
+    await page.getByTestId('alert-details').getByText(payloads.description).waitFor();
+    await page.getByTestId('alert-details').getByText('javascript:alert(4)').waitFor();
+    expect(await page.evaluate('window.__xss === undefined')).toBe(true);
+    expect(await page.locator('main img[src="x"], main svg[onload], main a[href^="javascript:"]').count()).toBe(0);
+    await page.goto(`${lumen.baseUrl}/console/map`);
+    await page.getByTestId('map').waitFor();
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('teams, audit and operators pages are accessible; English is one switch away', async () => {
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    await page.goto(`${lumen.baseUrl}/console/teams`);
+    await page.getByTestId('teams').waitFor();
+    await page.getByTestId('team-name').fill('Equipe Noturna');
+    await page.getByRole('button', { name: 'Salvar' }).click();
+    await page.getByTestId('teams').getByText('Equipe Noturna').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'teams');
+    await page.goto(`${lumen.baseUrl}/console/audit`);
+    await page.getByTestId('audit').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'audit');
+    await page.goto(`${lumen.baseUrl}/console/operators`);
+    await page.getByRole('heading', { name: 'Operadores e tokens' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'operators');
+    await page.getByTestId('language').selectOption('en');
+    await page.getByRole('heading', { name: 'Operators and tokens' }).waitFor();
+    expect(await page.evaluate('document.documentElement.lang')).toBe('en');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

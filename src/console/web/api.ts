@@ -17,6 +17,8 @@ export class ApiError extends Error {
     readonly title: string,
     readonly detail: string,
     readonly code: string,
+    /** Where the request was wrong (`/reasonCode`) and why, for 400 and 422. */
+    readonly errors: { pointer: string; message: string }[] = [],
   ) {
     super(`${title}: ${detail}`);
     this.name = 'ApiError';
@@ -69,9 +71,12 @@ export type Input<K extends Operation> = Omit<NonNullable<Parameters<Sdk[K]>[0]>
 export type Output<K extends Operation> = Awaited<ReturnType<Sdk[K]>> extends infer R ? (R extends { data: infer D } ? Exclude<D, undefined> : never) : never;
 
 function problemOf(status: number, body: unknown, statusText: string): ApiError {
-  const p = (body && typeof body === 'object' ? body : {}) as { title?: unknown; detail?: unknown; type?: unknown };
+  const p = (body && typeof body === 'object' ? body : {}) as { title?: unknown; detail?: unknown; type?: unknown; errors?: unknown };
   const code = typeof p.type === 'string' ? p.type.replace(/^urn:lumen:problem:/, '') : String(status);
-  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code);
+  const errors = Array.isArray(p.errors)
+    ? p.errors.filter((e): e is { pointer: string; message: string } => !!e && typeof e === 'object' && typeof e.pointer === 'string' && typeof e.message === 'string')
+    : [];
+  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code, errors);
 }
 
 /** One operation of the admin API: its 2xx body, or an ApiError. */

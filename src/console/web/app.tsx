@@ -8,6 +8,8 @@ import { I18nContext, initialLanguage, saveLanguage, translator, useI18n, type L
 import { Link, match, navigate, RouterProvider, useLocation } from './router.js';
 import { canIn, loadSession, rememberedTenant, rememberTenant, roleIn, SessionContext, signOut, useSession, type Ability, type Operator, type SessionState } from './session.js';
 import { Loading } from './ui.js';
+// Also the page's icon: src/http/console.ts links the same hashed file.
+import logo from './favicon.svg';
 import { SignInPage } from './pages/sign-in.js';
 import { InboxPage } from './pages/inbox.js';
 import { AlertPage } from './pages/alert.js';
@@ -144,9 +146,7 @@ function Layout({ children }: { children: ComponentChildren }) {
       </a>
       <header class="topbar">
         <div class="brand">
-          <span class="logo" aria-hidden="true">
-            ◉
-          </span>
+          <img class="logo" src={logo} alt="" width={28} height={28} />
           <span>{t('app.name')}</span>
         </div>
         <div class="topbar-controls">

@@ -13,6 +13,7 @@ interface Message {
   kind: 'ok' | 'error';
   title: string;
   detail?: string;
+  errors?: { pointer: string; message: string }[];
 }
 
 interface Feedback {
@@ -34,7 +35,7 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   }, []);
   const feedback: Feedback = {
     ok: (title) => push({ kind: 'ok', title }),
-    error: (err) => push(err instanceof ApiError ? { kind: 'error', title: err.title, detail: err.detail } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
+    error: (err) => push(err instanceof ApiError ? { kind: 'error', title: err.title, detail: err.detail, errors: err.errors } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
   };
   return (
     <FeedbackContext.Provider value={feedback}>
@@ -44,6 +45,15 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
           <div key={m.id} class={`toast toast-${m.kind}`} data-testid={`toast-${m.kind}`}>
             <strong>{m.title}</strong>
             {m.detail ? <span>{m.detail}</span> : null}
+            {m.errors && m.errors.length > 0 ? (
+              <ul class="toast-errors">
+                {m.errors.map((e, i) => (
+                  <li key={i}>
+                    <code>{e.pointer || '/'}</code> {e.message}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
             <button type="button" class="toast-close" aria-label="×" onClick={() => setMessages((list) => list.filter((x) => x.id !== m.id))}>
               ×
             </button>

@@ -92,5 +92,6 @@ export async function screenshots(page: Page, name: string): Promise<void> {
 
 /** Fonts loaded and layout done after a resize (Leaflet redraws on resize). */
 async function settle(page: Page): Promise<void> {
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.evaluate('document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))');
 }

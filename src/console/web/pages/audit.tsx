@@ -77,7 +77,12 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
 
 function show(v: unknown): string {
   if (v === null || v === undefined) return '—';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return v;
+  // A list of records (an order's alerts) reads better as what each one became.
+  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object')) {
+    return v.map((x: Record<string, unknown>) => Object.entries(x).filter(([k]) => k !== 'id').map(([, y]) => String(y)).join(' ') || '·').join(', ');
+  }
+  return JSON.stringify(v);
 }
 
 /** The fields that differ between before and after, one line each. */

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
+import logo from '../favicon.svg';
 import { useI18n, type Language } from '../i18n.js';
 import { signIn, type Operator } from '../session.js';
 
@@ -27,9 +28,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (operator: Operator) =>
     <main class="signin" id="main">
       <form class="panel signin-form" onSubmit={submit} aria-labelledby="signin-title">
         <div class="brand big">
-          <span class="logo" aria-hidden="true">
-            ◉
-          </span>
+          <img class="logo" src={logo} alt="" width={28} height={28} />
           <span>{t('app.name')}</span>
         </div>
         <h1 id="signin-title">{t('signin.title')}</h1>
