@@ -97,6 +97,8 @@ export interface Config {
   readonly webhookRetryScheduleMs: readonly number[];
   /** Webhooks: one attempt, connect to last byte, in ms (LUMEN_WEBHOOK_TIMEOUT_MS). Default 10000, the contract's 10 s; shorter only outside production. */
   readonly webhookTimeoutMs: number;
+  /** How often each instance looks for due webhook deliveries nobody woke it for (retries of other instances, leases of a dead one), in ms. Default 2000. */
+  readonly webhookPollMs: number;
   /** Webhook attempts in flight per partner across every instance; a receiver that never answers holds no more. Default 8. */
   readonly webhookMaxInFlightPerPartner: number;
   /** Days events are kept for polling and the delivery log, at least 30 (LUMEN_EVENT_RETENTION_DAYS). Default 30. */
@@ -365,6 +367,7 @@ export function loadConfig(env: Env = process.env): Config {
   const webhookRetryScheduleMs = Object.freeze(parseRetrySchedule(env.LUMEN_WEBHOOK_RETRY_SCHEDULE, problems));
   const webhookTimeoutMs = parseInteger('LUMEN_WEBHOOK_TIMEOUT_MS', env.LUMEN_WEBHOOK_TIMEOUT_MS, 10_000, 100, 10_000, problems);
   const webhookMaxInFlightPerPartner = parseInteger('LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER', env.LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, 8, 1, 1000, problems);
+  const webhookPollMs = parseInteger('LUMEN_WEBHOOK_POLL_MS', env.LUMEN_WEBHOOK_POLL_MS, 2000, 100, 600_000, problems);
   if (isProduction && webhookTimeoutMs !== 10_000) problems.push('LUMEN_WEBHOOK_TIMEOUT_MS cannot be changed when LUMEN_ENVIRONMENT=production (partners are promised 10 s)');
   const eventRetentionDays = parseInteger('LUMEN_EVENT_RETENTION_DAYS', env.LUMEN_EVENT_RETENTION_DAYS, 30, 30, 3650, problems);
 
@@ -412,6 +415,7 @@ export function loadConfig(env: Env = process.env): Config {
     pollMaxResponseBytes,
     webhookRetryScheduleMs,
     webhookTimeoutMs,
+    webhookPollMs,
     webhookMaxInFlightPerPartner,
     eventRetentionDays,
     mapTileUrl,

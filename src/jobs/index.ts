@@ -61,7 +61,7 @@ export class Jobs {
         await this.boss.schedule(q.name, s.cron, (s.data ?? null) as object | null, s.key ? { key: s.key } : undefined);
       }
     }
-    this.deliveries = await WebhookPump.start(deps, { url: this.url });
+    this.deliveries = await WebhookPump.start(deps, { url: this.url, pollMs: deps.config.webhookPollMs });
   }
 
   /** Makes this process's webhook delivery worker look for due deliveries now (none outside lumen serve). */

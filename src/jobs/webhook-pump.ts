@@ -59,6 +59,8 @@ export class WebhookPump {
   private recordTimer: NodeJS.Timeout | null = null;
   /** Leased by this process in all: waiting, in flight, or attempted and not yet recorded. */
   private leased = 0;
+  /** The same, per partner: a partner this process holds at its in-flight limit has been left out of claims. */
+  private readonly leasedByPartner = new Map<string, number>();
   private claiming: Promise<void> | null = null;
   /** Ordering keys to check again for a blocked delivery that may go now, or all of them. */
   private readonly toRecheck = new Map<string, OrderingKey>();
@@ -106,8 +108,9 @@ export class WebhookPump {
     this.retryTimers.clear();
     await this.listener.stop();
     await this.claiming;
-    const unstarted = this.waiting.splice(0).map((w) => w.delivery.id);
-    this.leased -= unstarted.length;
+    const unstartedDeliveries = this.waiting.splice(0).map((w) => w.delivery);
+    this.holdLeases(unstartedDeliveries, -1);
+    const unstarted = unstartedDeliveries.map((d) => d.id);
     await releaseLeases(this.deps.db, unstarted).catch((err: unknown) => this.deps.log.warn({ err, count: unstarted.length }, 'giving back webhook leases failed; they run out'));
     while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
     this.recordNow();
@@ -133,7 +136,7 @@ export class WebhookPump {
           if (claimed.length < limit && !capped) this.drainedAt = seen;
           const secrets: SecretCache = new Map();
           for (const delivery of claimed) this.waiting.push({ delivery, secrets });
-          this.leased += claimed.length;
+          this.holdLeases(claimed, +1);
           this.send();
         },
         (err: unknown) => {
@@ -160,7 +163,7 @@ export class WebhookPump {
         },
         (err: unknown) => {
           // Not expected (an attempt records its own failures); the lease runs out and it is made again.
-          this.leased--;
+          this.holdLeases([delivery], -1);
           this.deps.log.error({ err, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
         },
       );
@@ -209,11 +212,32 @@ export class WebhookPump {
         },
       )
       .finally(() => {
-        this.leased -= group.length;
+        // A partner held at its limit had due deliveries left out of every claim since:
+        // now that some of its leases are over, look again rather than at the next poll.
+        const atLimit = this.holdLeases(group.map((a) => a.delivery), -1);
         this.recording = null;
         this.record();
-        this.claim();
+        if (atLimit) this.wake();
+        else this.claim();
       });
+  }
+
+  /**
+   * Counts leases taken (+1) or over (-1), in all and per partner. Returns whether a
+   * partner whose leases are over was held at its in-flight limit before.
+   */
+  private holdLeases(deliveries: readonly ClaimedDelivery[], change: 1 | -1): boolean {
+    const limit = this.deps.config.webhookMaxInFlightPerPartner;
+    let wasAtLimit = false;
+    for (const d of deliveries) {
+      const before = this.leasedByPartner.get(d.external_system_id) ?? 0;
+      if (change < 0 && before >= limit) wasAtLimit = true;
+      const after = before + change;
+      if (after > 0) this.leasedByPartner.set(d.external_system_id, after);
+      else this.leasedByPartner.delete(d.external_system_id);
+    }
+    this.leased += change * deliveries.length;
+    return wasAtLimit;
   }
 
   /** A notification: its keys (none after a reconnect: all, since some may have been missed). */

@@ -15,7 +15,8 @@ beforeAll(async () => {
   dead = await startReceiver(() => ({ status: 0, hang: true }));
   healthy = await startReceiver();
   // A long attempt timeout: the healthy event must not be waiting for the hanging ones to end.
-  t = await startTestApp({ env: { LUMEN_WEBHOOK_TIMEOUT_MS: '10000', LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: String(LIMIT) } });
+  // No backstop poll within the test: every claim must come from a wake-up of the pump's own.
+  t = await startTestApp({ env: { LUMEN_WEBHOOK_TIMEOUT_MS: '10000', LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: String(LIMIT), LUMEN_WEBHOOK_POLL_MS: '600000' } });
 });
 afterAll(async () => {
   await dead?.close();
@@ -49,5 +50,16 @@ describe('webhook fairness', () => {
       .where('lease_until', 'is not', null)
       .executeTakeFirstOrThrow();
     expect(Number(leased.n)).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('a partner held at its limit gets its next deliveries as soon as attempts end, not at the next poll', async () => {
+    const busy = await makeEventPartner(t.rt, { webhookUrl: healthy.url });
+    const before = healthy.received.length;
+    const items = [];
+    for (let j = 0; j < 5 * LIMIT; j++) items.push(['ServiceOrder.Created', await subjectFor(t.rt, busy)] as const);
+    await emit(t.rt, ...items);
+    // One notification wakes the pump once; it may take LIMIT at a time, and the poll is
+    // ten minutes away: every later batch must follow from the attempts that ended.
+    await waitFor(() => healthy.received.length - before >= 5 * LIMIT, 20_000, 'every delivery of the partner at its limit');
   });
 });
