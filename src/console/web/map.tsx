@@ -43,11 +43,13 @@ export interface MapViewProps {
   onView?: (bbox: [number, number, number, number], zoom: number) => void;
   label: string;
   class?: string;
+  /** Pan to this point whenever it changes (a point typed in, not clicked). */
+  focus?: [number, number] | null;
 }
 
 const FALLBACK_CENTER: [number, number] = [-23.5505, -46.6333];
 
-export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className }: MapViewProps) {
+export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus }: MapViewProps) {
   const el = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
@@ -108,6 +110,11 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
   useEffect(() => {
     if (center && map.current && !fitted.current) map.current.setView(center, map.current.getZoom());
   }, [center?.[0], center?.[1]]);
+
+  useEffect(() => {
+    const m = map.current;
+    if (focus && m && !m.getBounds().contains(focus)) m.setView(focus, m.getZoom());
+  }, [focus?.[0], focus?.[1]]);
 
   return <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />;
 }

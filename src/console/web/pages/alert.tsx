@@ -114,7 +114,34 @@ function AlertMap({ alert: a, onChanged }: { alert: types.Alert; onChanged: (a: 
     <section class="panel">
       <h2>{t('alert.map')}</h2>
       {!a.geolocated ? <p class="warn-text">{t('alert.notGeolocated')}</p> : editable ? <p class="muted small">{t('alert.map.hint')}</p> : null}
-      <MapView points={points} label={t('alert.map')} onMapClick={editable ? (lat, lon) => setPicked([lat, lon]) : undefined} fit />
+      <MapView points={points} label={t('alert.map')} onMapClick={editable ? (lat, lon) => setPicked([lat, lon]) : undefined} fit focus={picked} />
+      {editable ? (
+        <details class="coords">
+          <summary>{t('alert.coords')}</summary>
+          <form
+            class="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const form = new FormData(e.currentTarget as HTMLFormElement);
+              const lat = Number(form.get('lat'));
+              const lon = Number(form.get('lon'));
+              if (Number.isFinite(lat) && Number.isFinite(lon)) setPicked([lat, lon]);
+            }}
+          >
+            <label>
+              <span>{t('alert.latitude')}</span>
+              <input name="lat" type="number" step="any" min={-90} max={90} required defaultValue={a.latitude ?? ''} />
+            </label>
+            <label>
+              <span>{t('alert.longitude')}</span>
+              <input name="lon" type="number" step="any" min={-180} max={180} required defaultValue={a.longitude ?? ''} />
+            </label>
+            <button type="submit" class="secondary">
+              {t('alert.showOnMap')}
+            </button>
+          </form>
+        </details>
+      ) : null}
       {picked && editable ? (
         <div class="row">
           <button type="button" disabled={save.busy} onClick={() => void save.run(picked[0], picked[1])} data-testid="set-location">
