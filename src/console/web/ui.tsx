@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { ApiError } from './api.js';
 import { useI18n, type MessageKey } from './i18n.js';
+import { Link } from './router.js';
 
 export function Loading() {
   const { t } = useI18n();
@@ -98,5 +99,38 @@ export function Pager({ page, pageSize, total, onPage }: { page: number; pageSiz
         {t('common.next')}
       </button>
     </nav>
+  );
+}
+
+/** A table with a header row; the cells come as children (`<tr>` rows). */
+export function Table({ headers, testid, children }: { headers: (string | { hidden: string })[]; testid?: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class="table" data-testid={testid}>
+        <thead>
+          <tr>
+            {headers.map((h, i) => (
+              <th key={i} scope="col">
+                {typeof h === 'string' ? h : <span class="sr-only">{h.hidden}</span>}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The head of a detail page: its status and the way back to its list. */
+export function DetailActions({ status, back }: { status: string; back: string }) {
+  const { t } = useI18n();
+  return (
+    <>
+      <StatusBadge status={status} />
+      <Link to={back} class="button secondary">
+        {t('common.back')}
+      </Link>
+    </>
   );
 }

@@ -9,7 +9,7 @@ import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
+import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
 
 export function AlertPage({ id }: { id: string }) {
@@ -21,14 +21,7 @@ export function AlertPage({ id }: { id: string }) {
   return (
     <Page
       title={t('alert.title', { number: a.alertNumber })}
-      actions={
-        <>
-          <StatusBadge status={a.status} />
-          <Link to="/inbox" class="button secondary">
-            {t('common.back')}
-          </Link>
-        </>
-      }
+      actions={<DetailActions status={a.status} back="/inbox" />}
     >
       <div class="columns">
         <div class="col-main">

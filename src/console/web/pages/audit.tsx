@@ -4,7 +4,7 @@ import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
-import { LoadError, Loading, Page } from '../ui.js';
+import { LoadError, Loading, Page, Table } from '../ui.js';
 
 const ENTITY_TYPES = ['alert', 'service_order', 'partner', 'team', 'tenant', 'admin_token'] as const;
 
@@ -45,17 +45,7 @@ function entityLink(e: types.AuditEntry) {
 function AuditTable({ items }: { items: types.AuditEntry[] }) {
   const { t, dateTime } = useI18n();
   return (
-    <div class="table-wrap">
-      <table class="table" data-testid="audit">
-        <thead>
-          <tr>
-            <th scope="col">{t('col.when')}</th>
-            <th scope="col">{t('col.who')}</th>
-            <th scope="col">{t('col.what')}</th>
-            <th scope="col">{t('col.change')}</th>
-          </tr>
-        </thead>
-        <tbody>
+    <Table testid="audit" headers={[t('col.when'), t('col.who'), t('col.what'), t('col.change')]}>
           {items.map((e) => (
             <tr key={e.id}>
               <td class="nowrap">{dateTime(e.at)}</td>
@@ -68,10 +58,8 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
                 <Change before={e.before} after={e.after} />
               </td>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+      ))}
+    </Table>
   );
 }
 

@@ -6,7 +6,7 @@ import { useI18n } from '../i18n.js';
 import { MapView } from '../map.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
-import { Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
+import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
 
@@ -25,14 +25,7 @@ export function OrderPage({ id }: { id: string }) {
   return (
     <Page
       title={t('order.title', { number: o.number })}
-      actions={
-        <>
-          <StatusBadge status={o.status} />
-          <Link to="/orders" class="button secondary">
-            {t('common.back')}
-          </Link>
-        </>
-      }
+      actions={<DetailActions status={o.status} back="/orders" />}
     >
       <div class="columns">
         <div class="col-main">

@@ -6,7 +6,7 @@ import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
-import { LoadError, Loading, Page, StatusBadge } from '../ui.js';
+import { LoadError, Loading, Page, StatusBadge, Table } from '../ui.js';
 
 const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
 
@@ -71,17 +71,7 @@ export function OrdersPage() {
         </div>
       ) : null}
       {rows.length > 0 && view === 'table' ? (
-        <div class="table-wrap">
-          <table class="table" data-testid="orders-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('col.number')}</th>
-                <th scope="col">{t('col.status')}</th>
-                <th scope="col">{t('col.description')}</th>
-                <th scope="col">{t('col.partner')}</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table testid="orders-table" headers={[t('col.number'), t('col.status'), t('col.description'), t('col.partner')]}>
               {rows.map((r) => (
                 <tr key={r.id}>
                   <td>
@@ -94,9 +84,7 @@ export function OrdersPage() {
                   <td>{[...new Set(r.alerts.map((a) => a.partner))].join(', ')}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       ) : null}
     </Page>
   );

@@ -9,7 +9,7 @@ import { useAction, useFeedback } from '../feedback.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, Field, LoadError, Loading, Page } from '../ui.js';
+import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 
 const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'] as const;
 
@@ -237,19 +237,7 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
   );
   if (deliveries.length === 0) return <p class="muted">{t('partner.deliveries.empty')}</p>;
   return (
-    <div class="table-wrap">
-      <table class="table" data-testid="deliveries">
-        <thead>
-          <tr>
-            <th scope="col">{t('col.when')}</th>
-            <th scope="col">{t('col.event')}</th>
-            <th scope="col">{t('col.status')}</th>
-            <th scope="col">{t('col.attempts')}</th>
-            <th scope="col">{t('col.result')}</th>
-            {onRedelivered ? <th scope="col"><span class="sr-only">{t('partner.redeliver')}</span></th> : null}
-          </tr>
-        </thead>
-        <tbody>
+    <Table testid="deliveries" headers={[t('col.when'), t('col.event'), t('col.status'), t('col.attempts'), t('col.result'), ...(onRedelivered ? [{ hidden: t('partner.redeliver') }] : [])]}>
           {deliveries.map((d) => (
             <tr key={d.id} data-status={d.status}>
               <td class="nowrap">{dateTime(d.occurredAt)}</td>
@@ -269,10 +257,8 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
                 </td>
               ) : null}
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+      ))}
+    </Table>
   );
 }
 

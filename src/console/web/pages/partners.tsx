@@ -3,7 +3,7 @@ import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Page } from '../ui.js';
+import { Badge, LoadError, Loading, Page, Table } from '../ui.js';
 
 export function PartnersPage() {
   const { t } = useI18n();
@@ -16,17 +16,7 @@ export function PartnersPage() {
       {!partners.data && !partners.error ? <Loading /> : null}
       {partners.data && partners.data.items.length === 0 ? <p class="empty">{t('partners.empty')}</p> : null}
       {partners.data && partners.data.items.length > 0 ? (
-        <div class="table-wrap">
-          <table class="table" data-testid="partners">
-            <thead>
-              <tr>
-                <th scope="col">{t('col.partner')}</th>
-                <th scope="col">{t('partner.transport')}</th>
-                <th scope="col">{t('partner.keyPrefix')}</th>
-                <th scope="col">{t('partner.enabled')}</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table testid="partners" headers={[t('col.partner'), t('partner.transport'), t('partner.keyPrefix'), t('partner.enabled')]}>
               {partners.data.items.map((p) => (
                 <tr key={p.id}>
                   <td>
@@ -39,9 +29,7 @@ export function PartnersPage() {
                   <td>{p.enabled ? <Badge kind="ok">{t('common.yes')}</Badge> : <Badge kind="danger">{t('common.no')}</Badge>}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       ) : null}
     </Page>
   );

@@ -4,7 +4,7 @@ import { call, useApi } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
-import { LoadError, Loading, Page } from '../ui.js';
+import { LoadError, Loading, Page, Table } from '../ui.js';
 
 export function TeamsPage() {
   const { t, dateTime } = useI18n();
@@ -27,24 +27,14 @@ export function TeamsPage() {
         {!teams.data && !teams.error ? <Loading /> : null}
         {teams.data && teams.data.items.length === 0 ? <p class="muted">{t('teams.empty')}</p> : null}
         {teams.data && teams.data.items.length > 0 ? (
-          <div class="table-wrap">
-            <table class="table" data-testid="teams">
-              <thead>
-                <tr>
-                  <th scope="col">{t('col.name')}</th>
-                  <th scope="col">{t('col.created')}</th>
-                </tr>
-              </thead>
-              <tbody>
+          <Table testid="teams" headers={[t('col.name'), t('col.created')]}>
                 {teams.data.items.map((team) => (
                   <tr key={team.id}>
                     <td>{team.name}</td>
                     <td>{dateTime(team.createdAt)}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </Table>
         ) : null}
         {can('administer') ? (
           <form
