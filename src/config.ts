@@ -54,6 +54,10 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** Failed authentications per client address and minute before 429 without a lookup (per instance); 0 = no limit. Default 60. */
   readonly authFailuresPerMinute: number;
+  /** Failed console sign-ins per e-mail (known or not) in 15 minutes before 429, on every instance (LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT). Default 5. */
+  readonly signInFailuresPerAccount: number;
+  /** Failed console sign-ins per client address in 15 minutes before 429 (LUMEN_SIGN_IN_FAILURES_PER_ADDRESS); 0 = no limit. Default 30. */
+  readonly signInFailuresPerAddress: number;
   /** Intake requests (POST /api/external/service-orders) in progress per key and instance before 429. Default 8. */
   readonly intakeConcurrencyPerKey: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
@@ -62,6 +66,13 @@ export interface Config {
   readonly embeddedRestartAttempts: number;
   /** Pause before the first restart, doubled each time. Default 1000 ms. */
   readonly embeddedRestartDelayMs: number;
+  /**
+   * The origin operators' browsers use to reach Lumen (LUMEN_PUBLIC_URL, e.g.
+   * https://lumen.city.example), without path. Console sessions: the cookie is Secure
+   * when it is https, and a state-changing request with the cookie must come from it
+   * (or from the Host the request names). Default: none.
+   */
+  readonly publicOrigin: string | null;
   /** Optional TLS termination: certificate and key files (PEM). */
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Nominatim-compatible geocoder base URL (LUMEN_GEOCODER_URL; its /search is called). Default none: only the tenant's poles geocode. */
@@ -321,7 +332,21 @@ export function loadConfig(env: Env = process.env): Config {
   const embeddedRestartDelayMs = parseInteger('LUMEN_EMBEDDED_RESTART_DELAY_MS', env.LUMEN_EMBEDDED_RESTART_DELAY_MS, 1000, 10, 600_000, problems);
   const intakeConcurrencyPerKey = parseInteger('LUMEN_INTAKE_CONCURRENCY_PER_KEY', env.LUMEN_INTAKE_CONCURRENCY_PER_KEY, 8, 1, 10_000, problems);
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
+  const signInFailuresPerAccount = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT', env.LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT, 5, 1, 1000, problems);
+  const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
+
+  let publicOrigin: string | null = null;
+  const publicRaw = (env.LUMEN_PUBLIC_URL ?? '').trim();
+  if (publicRaw !== '') {
+    try {
+      const u = new URL(publicRaw);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`LUMEN_PUBLIC_URL must be an http(s) URL (got "${publicRaw}")`);
+      else publicOrigin = u.origin;
+    } catch {
+      problems.push(`LUMEN_PUBLIC_URL is not a valid URL (got "${publicRaw}")`);
+    }
+  }
 
   const certFile = (env.LUMEN_TLS_CERT_FILE ?? '').trim();
   const keyFile = (env.LUMEN_TLS_KEY_FILE ?? '').trim();
@@ -400,9 +425,12 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute,
     authFailuresPerMinute,
     intakeConcurrencyPerKey,
+    signInFailuresPerAccount,
+    signInFailuresPerAddress,
     shutdownGraceSeconds,
     embeddedRestartAttempts,
     embeddedRestartDelayMs,
+    publicOrigin,
     tls: certFile ? Object.freeze({ certFile, keyFile }) : null,
     geocoderUrl,
     geocodeBudgetMs,

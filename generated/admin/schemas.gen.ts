@@ -1748,7 +1748,8 @@ export const AuditEntrySchema = {
                 'alert',
                 'service_order',
                 'partner',
-                'admin_token'
+                'admin_token',
+                'operator'
             ],
             examples: [
                 'alert'
@@ -2147,5 +2148,325 @@ export const RedeliverSinceResultSchema = {
                 format: 'uuid'
             }
         }
+    }
+} as const;
+
+export const TenantRoleSchema = {
+    type: 'string',
+    description: 'A role on one tenant, ordered: `viewer` reads; `triager` also acts on alerts and\nservice orders (triage, lifecycle, webhook redelivery, poll-now); `city-admin` also\nchanges partners, keys, teams and tenant settings. A platform admin holds every role\non every tenant.\n',
+    enum: [
+        'viewer',
+        'triager',
+        'city-admin'
+    ],
+    example: 'triager'
+} as const;
+
+export const OperatorGrantSchema = {
+    type: 'object',
+    description: 'An operator\'s role on one tenant.',
+    additionalProperties: false,
+    required: [
+        'tenantId',
+        'tenantName',
+        'role'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid'
+        },
+        tenantName: {
+            type: 'string'
+        },
+        role: {
+            $ref: '#/components/schemas/TenantRole'
+        }
+    },
+    example: {
+        tenantId: '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71',
+        tenantName: 'São Paulo',
+        role: 'triager'
+    }
+} as const;
+
+export const SessionSchema = {
+    type: 'object',
+    description: 'The operator signed in and the session\'s CSRF token: send it as `X-CSRF-Token` with\nevery request that changes state (POST, PUT, PATCH, DELETE) made with the session\ncookie. The session id itself travels only in the `lumen_session` cookie (HttpOnly).\n',
+    additionalProperties: false,
+    required: [
+        'operator',
+        'csrfToken'
+    ],
+    properties: {
+        operator: {
+            type: 'object',
+            additionalProperties: false,
+            required: [
+                'id',
+                'email',
+                'name',
+                'platformAdmin',
+                'grants'
+            ],
+            properties: {
+                id: {
+                    type: 'string',
+                    format: 'uuid'
+                },
+                email: {
+                    type: 'string'
+                },
+                name: {
+                    type: 'string'
+                },
+                platformAdmin: {
+                    type: 'boolean'
+                },
+                grants: {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/OperatorGrant'
+                    }
+                }
+            }
+        },
+        csrfToken: {
+            type: 'string'
+        }
+    },
+    example: {
+        operator: {
+            id: '8e2a4c6f-1b3d-4f5a-9c7e-0d2b4f6a8c10',
+            email: 'ana.souza@prefeitura.sp.gov.br',
+            name: 'Ana Souza',
+            platformAdmin: false,
+            grants: [
+                {
+                    tenantId: '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71',
+                    tenantName: 'São Paulo',
+                    role: 'triager'
+                }
+            ]
+        },
+        csrfToken: 'q3V7c1mZ8kR2pX5tW9yB4nD6fH0jL2sA8eG1iK3oU5w'
+    }
+} as const;
+
+export const OperatorSchema = {
+    type: 'object',
+    description: 'A person who runs Lumen. Passwords are never shown (only whether one is set); a\ndisabled operator\'s sessions and tokens stop at once.\n',
+    additionalProperties: false,
+    required: [
+        'id',
+        'email',
+        'name',
+        'platformAdmin',
+        'grants',
+        'passwordSet',
+        'disabledAt',
+        'createdAt',
+        'updatedAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid'
+        },
+        email: {
+            type: 'string',
+            description: 'Lower-case; one account per address.'
+        },
+        name: {
+            type: 'string'
+        },
+        platformAdmin: {
+            type: 'boolean',
+            description: 'Every role on every tenant, tenant creation and operators.'
+        },
+        grants: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/OperatorGrant'
+            }
+        },
+        passwordSet: {
+            type: 'boolean'
+        },
+        disabledAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time'
+        },
+        createdAt: {
+            type: 'string',
+            format: 'date-time'
+        },
+        updatedAt: {
+            type: 'string',
+            format: 'date-time'
+        }
+    },
+    example: {
+        id: '8e2a4c6f-1b3d-4f5a-9c7e-0d2b4f6a8c10',
+        email: 'ana.souza@prefeitura.sp.gov.br',
+        name: 'Ana Souza',
+        platformAdmin: false,
+        grants: [
+            {
+                tenantId: '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71',
+                tenantName: 'São Paulo',
+                role: 'triager'
+            }
+        ],
+        passwordSet: true,
+        disabledAt: null,
+        createdAt: '2026-03-01T12:00:00.000Z',
+        updatedAt: '2026-03-01T12:00:00.000Z'
+    }
+} as const;
+
+export const GrantInputSchema = {
+    type: 'object',
+    description: 'A role on one tenant, as given.',
+    additionalProperties: false,
+    required: [
+        'tenantId',
+        'role'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid'
+        },
+        role: {
+            $ref: '#/components/schemas/TenantRole'
+        }
+    },
+    example: {
+        tenantId: '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71',
+        role: 'viewer'
+    }
+} as const;
+
+export const AdminTokenSchema = {
+    type: 'object',
+    description: 'An admin token, never the token itself (only its readable prefix). `scope` says what\nit reaches: `platform` every tenant (a platform-wide service token, or an operator\'s\ntoken while the operator is a platform admin); `owner` exactly its operator\'s access\nas it is at each request; `grants` the grants below, each cut at each request to the\noperator\'s own role on that tenant when the token belongs to an operator (a token\nnever reaches more than its operator).\n',
+    required: [
+        'id',
+        'name',
+        'keyPrefix',
+        'scope',
+        'operator',
+        'grants',
+        'createdAt',
+        'expiresAt',
+        'revokedAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid'
+        },
+        name: {
+            type: 'string'
+        },
+        keyPrefix: {
+            type: 'string',
+            example: 'lmn_adm_Ab3dE9xQ'
+        },
+        scope: {
+            type: 'string',
+            enum: [
+                'platform',
+                'owner',
+                'grants'
+            ]
+        },
+        operator: {
+            description: 'The operator the token belongs to; null for a service token.',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    additionalProperties: false,
+                    required: [
+                        'id',
+                        'email',
+                        'name'
+                    ],
+                    properties: {
+                        id: {
+                            type: 'string',
+                            format: 'uuid'
+                        },
+                        email: {
+                            type: 'string'
+                        },
+                        name: {
+                            type: 'string'
+                        }
+                    }
+                }
+            ]
+        },
+        grants: {
+            type: 'array',
+            items: {
+                type: 'object',
+                additionalProperties: false,
+                required: [
+                    'tenantId',
+                    'role'
+                ],
+                properties: {
+                    tenantId: {
+                        type: 'string',
+                        format: 'uuid'
+                    },
+                    role: {
+                        $ref: '#/components/schemas/TenantRole'
+                    }
+                }
+            }
+        },
+        createdAt: {
+            type: 'string',
+            format: 'date-time'
+        },
+        expiresAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time'
+        },
+        revokedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time'
+        }
+    },
+    example: {
+        id: '2b4d6f8a-0c1e-4a3b-9d5f-7e9a1c3e5b70',
+        name: 'sp-night-script',
+        keyPrefix: 'lmn_adm_Ab3dE9xQ',
+        scope: 'grants',
+        operator: null,
+        grants: [
+            {
+                tenantId: '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71',
+                role: 'viewer'
+            }
+        ],
+        createdAt: '2026-03-01T12:00:00.000Z',
+        expiresAt: '2026-06-01T00:00:00.000Z',
+        revokedAt: null
     }
 } as const;

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/index.js';
 import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { describeOrder } from './order.cli.js';
 
 /** One line per alert: what an operator scans in the triage inbox. */
@@ -34,7 +34,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--page-size <n>', 'alerts per page (at most 500)', '50'),
   ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; page: string; pageSize: string }) => {
     const page = await withRuntime(io, (rt) =>
-      listAlerts(rt, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
+      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
     );
     printResult(io, opts, page, () =>
       page.items.length === 0 ? 'No alerts match.' : [...page.items.map(describeAlert), `(page ${page.page}, ${page.items.length} of ${page.total})`].join('\n'),
@@ -42,7 +42,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   });
 
   jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id')).action(async (id: string, opts: JsonOption) => {
-    const a = await withRuntime(io, (rt) => getAlert(rt, id, 'en'));
+    const a = await withRuntime(io, (rt) => getAlert(rt, PLATFORM_ACCESS, id, 'en'));
     printResult(io, opts, a, () =>
       [
         describeAlert(a),
@@ -63,7 +63,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--team <teamId>', 'assign the new order to this team (it starts ASSIGNED)')
       .option('--reason <code>', 'reclassify the alert with this internal reason first'),
   ).action(async (alertId: string, opts: JsonOption & { team?: string; reason?: string }) => {
-    const order: ServiceOrder = await withRuntime(io, (rt) => createOrderFromAlert(rt, cliActor(), alertId, { teamId: opts.team, reasonCode: opts.reason }));
+    const order: ServiceOrder = await withRuntime(io, (rt) => createOrderFromAlert(rt, cliActorOf(rt), alertId, { teamId: opts.team, reasonCode: opts.reason }));
     printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
   });
 
@@ -74,7 +74,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .argument('<alertId>', 'alert id')
       .requiredOption('--order <orderId>', 'service order id (OPEN, ASSIGNED or IN_PROGRESS)'),
   ).action(async (alertId: string, opts: JsonOption & { order: string }) => {
-    const a = await withRuntime(io, (rt) => linkAlert(rt, cliActor(), alertId, opts.order, 'en'));
+    const a = await withRuntime(io, (rt) => linkAlert(rt, cliActorOf(rt), alertId, opts.order, 'en'));
     printResult(io, opts, a, () => `Linked ${describeAlert(a)}`);
   });
 
@@ -85,7 +85,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .argument('<alertId>', 'alert id')
       .option('--reason <text>', 'why (kept on the alert and in the audit log)'),
   ).action(async (alertId: string, opts: JsonOption & { reason?: string }) => {
-    const a = await withRuntime(io, (rt) => discardAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+    const a = await withRuntime(io, (rt) => discardAlert(rt, cliActorOf(rt), alertId, opts.reason, 'en'));
     printResult(io, opts, a, () => `Discarded ${describeAlert(a)}`);
   });
 
@@ -96,7 +96,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .argument('<alertId>', 'alert id')
       .requiredOption('--reason <code>', 'internal reason code of the tenant'),
   ).action(async (alertId: string, opts: JsonOption & { reason: string }) => {
-    const a = await withRuntime(io, (rt) => reclassifyAlert(rt, cliActor(), alertId, opts.reason, 'en'));
+    const a = await withRuntime(io, (rt) => reclassifyAlert(rt, cliActorOf(rt), alertId, opts.reason, 'en'));
     printResult(io, opts, a, () => `Reclassified ${describeAlert(a)}`);
   });
 
@@ -110,7 +110,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
   ).action(async (alertId: string, opts: JsonOption & { lat: string; lon: string }) => {
     const lat = coordinate('--lat', opts.lat);
     const lon = coordinate('--lon', opts.lon);
-    const a = await withRuntime(io, (rt) => setAlertLocation(rt, cliActor(), alertId, lat, lon, 'en'));
+    const a = await withRuntime(io, (rt) => setAlertLocation(rt, cliActorOf(rt), alertId, lat, lon, 'en'));
     printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
   });
 }

@@ -1,3 +1,4 @@
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import type { Command } from 'commander';
 import { listAuditEntries, type AuditEntryView } from '../services/audit/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
@@ -20,7 +21,7 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
       .option('--limit <n>', 'entries per page (at most 1000)', '100'),
   ).action(async (opts: JsonOption & { tenant?: string; since?: string; entityType?: string; entityId?: string; after?: string; limit: string }) => {
     const page = await withRuntime(io, (rt) =>
-      listAuditEntries(rt, { tenantId: opts.tenant, since: opts.since, entityType: opts.entityType, entityId: opts.entityId, after: opts.after, limit: opts.limit }),
+      listAuditEntries(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, since: opts.since, entityType: opts.entityType, entityId: opts.entityId, after: opts.after, limit: opts.limit }),
     );
     printResult(io, opts, page, () =>
       page.items.length === 0 ? 'No audit entries match.' : [...page.items.map(describe), ...(page.nextAfter !== null ? [`(more: --after ${page.nextAfter})`] : [])].join('\n'),

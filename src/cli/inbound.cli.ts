@@ -1,3 +1,4 @@
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { type Command, Option } from 'commander';
 import type { RejectedStatusFilter } from '../db/repositories/partner-poll.repository.js';
 import {
@@ -8,8 +9,7 @@ import {
   type PartnerPollStatus,
   type RejectedInboundItemView,
 } from '../services/partner-poll/index.js';
-import { cliActor } from '../services/audit/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const ago = (at: string | null, now = Date.now()): string => {
   if (!at) return 'never';
@@ -47,7 +47,7 @@ async function waitForPoll(io: CliIo, code: string, timeoutSeconds: number): Pro
   return withRuntime(io, async (rt) => {
     const deadline = Date.now() + timeoutSeconds * 1000;
     for (;;) {
-      const status = await getPartnerPollStatus(rt, code);
+      const status = await getPartnerPollStatus(rt, PLATFORM_ACCESS, code);
       if (requestedPollEnded(status)) return status;
       if (Date.now() > deadline) throw new CliError(`no poll of ${code} ended within ${timeoutSeconds}s: is \`lumen serve\` running?`);
       await new Promise((r) => setTimeout(r, 250));
@@ -65,7 +65,7 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
       .description("polling of a partner's endpoint: cursor, last success, last error, lag, next poll")
       .argument('<code>', 'partner code'),
   ).action(async (code: string, opts: JsonOption) => {
-    const status = await withRuntime(io, (rt) => getPartnerPollStatus(rt, code));
+    const status = await withRuntime(io, (rt) => getPartnerPollStatus(rt, PLATFORM_ACCESS, code));
     printResult(io, opts, status, () => describeStatus(status));
   });
 
@@ -77,7 +77,7 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
       .option('--wait', 'wait until that poll has ended and print the status; exit 1 when it failed')
       .addOption(new Option('--timeout <seconds>', 'with --wait: how long to wait').default(60).argParser(positiveInt('--timeout'))),
   ).action(async (code: string, opts: JsonOption & { wait?: boolean; timeout: number }) => {
-    const result = await withRuntime(io, (rt) => pollPartnerNow(rt, code, cliActor()));
+    const result = await withRuntime(io, (rt) => pollPartnerNow(rt, code, cliActorOf(rt)));
     if (!opts.wait) {
       printResult(io, opts, result, () =>
         result.state === 'running'
@@ -101,7 +101,7 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
       .addOption(new Option('--page <n>', 'page, from 1').default(1).argParser(positiveInt('--page')))
       .addOption(new Option('--page-size <n>', 'items per page, at most 500').default(50).argParser(positiveInt('--page-size'))),
   ).action(async (opts: JsonOption & { partner: string; status: RejectedStatusFilter; page: number; pageSize: number }) => {
-    const page = await withRuntime(io, (rt) => listRejectedInbound(rt, { partnerCode: opts.partner, status: opts.status, page: opts.page, pageSize: opts.pageSize }));
+    const page = await withRuntime(io, (rt) => listRejectedInbound(rt, PLATFORM_ACCESS, { partnerCode: opts.partner, status: opts.status, page: opts.page, pageSize: opts.pageSize }));
     printResult(io, opts, page, () => {
       if (page.total === 0) return `No rejected items for ${page.partner}${page.status === 'all' ? '' : ` (${page.status})`}.`;
       const shown = page.items.map(describeRejected).join('\n');

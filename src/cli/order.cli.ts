@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import type { ServiceOrder } from '../../generated/admin/types.gen.js';
-import { cliActor } from '../services/audit/index.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from '../services/operations/index.js';
-import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 export function describeOrder(o: ServiceOrder): string {
   const team = o.team ? `team=${o.team.name}` : 'no team';
@@ -16,7 +16,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
 
   jsonOption(order.command('show').description('show one service order (2.3 shape); its alerts: lumen alert list --order ID').argument('<id>', 'service order id')).action(
     async (id: string, opts: JsonOption) => {
-      const o = await withRuntime(io, (rt) => getServiceOrder(rt, id));
+      const o = await withRuntime(io, (rt) => getServiceOrder(rt, PLATFORM_ACCESS, id));
       printResult(io, opts, o, () => describeOrder(o));
     },
   );
@@ -29,7 +29,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .requiredOption('--team <teamId>', "a team of the order's tenant")
       .option('--note <text>', 'kept in the status history and the audit log'),
   ).action(async (orderId: string, opts: JsonOption & { team: string; note?: string }) => {
-    const o = await withRuntime(io, (rt) => assignServiceOrder(rt, cliActor(), orderId, opts.team, opts.note));
+    const o = await withRuntime(io, (rt) => assignServiceOrder(rt, cliActorOf(rt), orderId, opts.team, opts.note));
     printResult(io, opts, o, () => describeOrder(o));
   });
 
@@ -40,7 +40,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .argument('<orderId>', 'service order id')
       .option('--note <text>', 'kept in the status history and the audit log'),
   ).action(async (orderId: string, opts: JsonOption & { note?: string }) => {
-    const o = await withRuntime(io, (rt) => startServiceOrder(rt, cliActor(), orderId, opts.note));
+    const o = await withRuntime(io, (rt) => startServiceOrder(rt, cliActorOf(rt), orderId, opts.note));
     printResult(io, opts, o, () => describeOrder(o));
   });
 
@@ -51,7 +51,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .argument('<orderId>', 'service order id')
       .option('--note <text>', 'kept in the status history and the audit log'),
   ).action(async (orderId: string, opts: JsonOption & { note?: string }) => {
-    const o = await withRuntime(io, (rt) => completeServiceOrder(rt, cliActor(), orderId, opts.note));
+    const o = await withRuntime(io, (rt) => completeServiceOrder(rt, cliActorOf(rt), orderId, opts.note));
     printResult(io, opts, o, () => describeOrder(o));
   });
 
@@ -62,7 +62,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .argument('<orderId>', 'service order id')
       .option('--reason <text>', 'why (kept in the status history and the audit log)'),
   ).action(async (orderId: string, opts: JsonOption & { reason?: string }) => {
-    const o = await withRuntime(io, (rt) => cancelServiceOrder(rt, cliActor(), orderId, opts.reason));
+    const o = await withRuntime(io, (rt) => cancelServiceOrder(rt, cliActorOf(rt), orderId, opts.reason));
     printResult(io, opts, o, () => describeOrder(o));
   });
 }

@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
-import { cliActor } from '../services/audit/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, cliActorOf, secretOption, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { createSandboxPartner } from '../services/sandbox/index.js';
 
 const describe = (p: PartnerView): string =>
@@ -23,25 +22,6 @@ const orNull = (raw: string | undefined, ...clear: string[]): string | null | un
 
 const keyNotice = (apiKey: string): string =>
   `API key (shown once, store it now):\n  ${apiKey}\nTry it: curl -H "X-Api-Key: ${apiKey}" http://localhost:8080/api/external/health`;
-
-/**
- * A secret given by value (visible in process lists and shell history: discouraged),
- * or read from a file or from standard input (`-`), with its trailing newline removed.
- */
-async function secretOption(io: CliIo, value: string | undefined, file: string | undefined, name: string): Promise<string | undefined> {
-  if (value !== undefined && file !== undefined) throw new CliError(`--${name} and --${name}-file: give one of them`, 2);
-  if (file === undefined) return value;
-  const text = file === '-' ? await readAll(io.stdin ?? process.stdin) : await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`--${name}-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, 2);
-  });
-  return text.replace(/\r?\n$/, '');
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 export function registerPartnerCommands(program: Command, io: CliIo): void {
   const partner = program.command('partner').description('partner external systems and their API keys');
@@ -76,25 +56,25 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       pollingIntervalSeconds: opts.pollingInterval,
     };
     if (opts.sandbox) {
-      const s = await withRuntime(io, (rt) => createSandboxPartner(rt, settings, cliActor()));
+      const s = await withRuntime(io, (rt) => createSandboxPartner(rt, settings, cliActorOf(rt)));
       printResult(io, opts, s, () =>
         [`Created the sandbox city "${s.tenant.name}" (${s.tenant.id}: ${s.city.poles} poles, manual triage) and partner ${describe(s.partner)}`, keyNotice(s.partner.apiKey), 'Cause events on your requests: POST /api/external/sandbox/events (docs at /docs/sandbox).'].join('\n'),
       );
       return;
     }
-    const p = await withRuntime(io, (rt) => createPartner(rt, { tenantId: opts.tenant!, ...settings }, cliActor()));
+    const p = await withRuntime(io, (rt) => createPartner(rt, { tenantId: opts.tenant!, ...settings }, cliActorOf(rt)));
     printResult(io, opts, p, () =>
       [`Created partner ${describe(p)}`, keyNotice(p.apiKey), ...(p.webhookSecret ? [`Webhook secret made by Lumen (shown once, give it to the partner now):\n  ${p.webhookSecret}`] : [])].join('\n'),
     );
   });
 
   jsonOption(partner.command('list').description('list partners').option('--tenant <id>', 'only this tenant')).action(async (opts: JsonOption & { tenant?: string }) => {
-    const partners = await withRuntime(io, (rt) => listPartners(rt, opts.tenant));
+    const partners = await withRuntime(io, (rt) => listPartners(rt, PLATFORM_ACCESS, opts.tenant));
     printResult(io, opts, { partners }, () => (partners.length ? partners.map(describe).join('\n') : 'No partners yet.'));
   });
 
   jsonOption(partner.command('show').description('show one partner').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
-    const p = await withRuntime(io, (rt) => getPartner(rt, code));
+    const p = await withRuntime(io, (rt) => getPartner(rt, PLATFORM_ACCESS, code));
     printResult(io, opts, p, () => describeSettings(p));
   });
 
@@ -128,24 +108,24 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       pollingKey: orNull(await secretOption(io, opts.pollingKey, opts.pollingKeyFile, 'polling-key'), 'none'),
       pollingIntervalSeconds: opts.pollingInterval,
     };
-    const p = await withRuntime(io, (rt) => updatePartner(rt, code, input, cliActor()));
+    const p = await withRuntime(io, (rt) => updatePartner(rt, code, input, cliActorOf(rt)));
     printResult(io, opts, p, () => `Updated ${describeSettings(p)}`);
   });
 
   jsonOption(partner.command('rotate-key').description('issue a new API key; the previous one stops working at once').argument('<code>', 'partner code')).action(
     async (code: string, opts: JsonOption) => {
-      const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code, cliActor()));
+      const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code, cliActorOf(rt)));
       printResult(io, opts, p, () => `Rotated the key of ${p.code}; the previous key no longer works.\n${keyNotice(p.apiKey)}`);
     },
   );
 
   jsonOption(partner.command('disable').description('disable a partner: its key answers 403').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
-    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, false, cliActor()));
+    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, false, cliActorOf(rt)));
     printResult(io, opts, p, () => `Disabled ${p.code}`);
   });
 
   jsonOption(partner.command('enable').description('enable a disabled partner').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
-    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, true, cliActor()));
+    const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, true, cliActorOf(rt)));
     printResult(io, opts, p, () => `Enabled ${p.code}`);
   });
 }

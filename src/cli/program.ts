@@ -10,6 +10,7 @@ import { registerBackupCommands } from './backup.cli.js';
 import { registerSecretsCommands } from './secrets.cli.js';
 import { registerInboundCommands } from './inbound.cli.js';
 import { registerMigrateCommand } from './migrate.cli.js';
+import { registerOperatorCommands } from './operator.cli.js';
 import { registerOrderCommands } from './order.cli.js';
 import { registerPartnerCommands } from './partner.cli.js';
 import { registerReasonCommands } from './reason.cli.js';
@@ -22,15 +23,21 @@ import { registerTenantCommands } from './tenant.cli.js';
 import { registerWebhookCommands } from './webhook.cli.js';
 
 /** Every command group, one file each. */
-const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands, registerBackupCommands, registerSecretsCommands];
+const COMMAND_GROUPS = [registerServeCommand, registerMigrateCommand, registerTenantCommands, registerPartnerCommands, registerAdminTokenCommands, registerOperatorCommands, registerTeamCommands, registerAlertCommands, registerOrderCommands, registerAuditCommands, registerInboundCommands, registerReasonCommands, registerAttachmentCommands, registerPoleCommands, registerTelemetryCommands, registerDemoCommands, registerWebhookCommands, registerBackupCommands, registerSecretsCommands];
 
-export function buildProgram(io: CliIo): Command {
+export function buildProgram(outer: CliIo): Command {
+  const as: { email?: string } = {};
+  const io: CliIo = { ...outer, as };
   const program = new Command('lumen')
     .description('Lumen: partner integration service of the street-lighting maintenance platform')
     .version(versionLine(), '-v, --version', 'print the version of Lumen and of its Node runtime')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .option('--as <email>', 'record the actions of this command as this operator (cli:<email>) instead of the system user')
     .exitOverride();
+  program.hook('preAction', (_program, action) => {
+    as.email = (action.optsWithGlobals() as { as?: string }).as;
+  });
   for (const register of COMMAND_GROUPS) register(program, io);
   program.commands.forEach(function applyToAll(cmd: Command) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) }).showHelpAfterError('(run with --help for usage)');

@@ -3,7 +3,7 @@ import { startApp } from '../app.js';
 import { createLogger } from '../lib/logger.js';
 import { loadConfig } from '../config.js';
 import { openRuntime } from '../runtime.js';
-import { isEmpty, seedDemo } from '../services/demo/index.js';
+import { isEmpty, seedDemo, seedDemoOperator } from '../services/demo/index.js';
 import { versionLine } from '../version.js';
 import type { CliIo } from './context.js';
 
@@ -19,14 +19,17 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const rt = await openRuntime(config, log, { migrate: true, work: true });
       let app;
       try {
-        // Never in production: no demo city, no key printed to a log.
+        // Never in production: no demo city, no key or password printed to a log.
         if (rt.embedded && !config.isProduction && (await isEmpty(rt))) {
           const demo = await seedDemo(rt);
+          const operator = await seedDemoOperator(rt, demo.tenant.id);
           io.stderr.write(
             `\nFirst start on the embedded database: created the demo city "${demo.tenant.name}" (poles, telegestors, orders) and the partner "${demo.partner.code}".\n` +
               `Its API key (shown once): ${demo.partner.apiKey}\n` +
               `Try: curl -H "X-Api-Key: ${demo.partner.apiKey}" http://localhost:${config.port}/api/external/health\n` +
               `     curl -H "X-Api-Key: ${demo.partner.apiKey}" "http://localhost:${config.port}/api/external/poles?pageSize=5"\n` +
+              `The demo operator (city-admin of the demo city) signs in to the admin API with POST /api/admin/session:\n` +
+              `  e-mail ${operator.email}, password (shown once): ${operator.password}\n` +
               `Docs: http://localhost:${config.port}/docs   More keys: npm run lumen -- partner create --help (or: lumen partner create --help)\n\n`,
           );
         }

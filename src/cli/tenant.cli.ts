@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { setLampOutPolicy, type LampOutPolicyInput } from '../services/telemetry-alerts/index.js';
-import { createTenant, listAllTenants, type TenantView } from '../services/tenants/index.js';
+import { createTenantAs, listAllTenants, type TenantView } from '../services/tenants/index.js';
 import { changeIntakePolicy } from '../services/tenants/index.js';
-import { cliActor } from '../services/audit/index.js';
-import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: TenantView): string => `${t.id}  ${t.name}  ibge=${t.ibgeCode ?? '-'}  intake=${t.intakePolicy}`;
 
@@ -18,7 +17,7 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
       .option('--ibge <code>', 'municipality IBGE code, 7 digits')
       .option('--intake <policy>', 'intake policy: automatic or manual', 'automatic'),
   ).action(async (opts: JsonOption & { name: string; ibge?: string; intake: string }) => {
-    const t = await withRuntime(io, (rt) => createTenant(rt, { name: opts.name, ibgeCode: opts.ibge ?? null, intakePolicy: opts.intake }));
+    const t = await withRuntime(io, (rt) => createTenantAs(rt, cliActorOf(rt), { name: opts.name, ibgeCode: opts.ibge ?? null, intakePolicy: opts.intake }));
     printResult(io, opts, t, () => `Created tenant ${describe(t)}`);
   });
 
@@ -34,7 +33,7 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
       .argument('<id>', 'tenant id')
       .argument('<policy>', 'automatic or manual'),
   ).action(async (id: string, policy: string, opts: JsonOption) => {
-    const t = await withRuntime(io, (rt) => changeIntakePolicy(rt, cliActor(), id, policy));
+    const t = await withRuntime(io, (rt) => changeIntakePolicy(rt, cliActorOf(rt), id, policy));
     printResult(io, opts, t, () => `Tenant ${t.id} intake is now ${t.intakePolicy}`);
   });
 
@@ -55,7 +54,7 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
       input.nightEnds = ends ?? '';
     }
     if (opts.timezone !== undefined) input.timezone = opts.timezone;
-    const p = await withRuntime(io, (rt) => setLampOutPolicy(rt, cliActor(), id, input));
+    const p = await withRuntime(io, (rt) => setLampOutPolicy(rt, cliActorOf(rt), id, input));
     printResult(io, opts, p, () =>
       p.afterMinutes === null
         ? `Tenant ${p.tenantId}: telemetry raises no lamp-out alerts (night ${p.nightStarts}-${p.nightEnds}, ${p.timezone})`

@@ -1,7 +1,7 @@
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import type { Command } from 'commander';
-import { cliActor } from '../services/audit/index.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from '../services/events/index.js';
-import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const line = (d: WebhookDeliveryView): string =>
   [
@@ -32,14 +32,14 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
       .option('--limit <n>', 'at most this many deliveries (1..500)', '50'),
   ).action(async (opts: JsonOption & { partner: string; status?: string; since?: string; limit: string }) => {
     const limit = Number(opts.limit);
-    const result = await withRuntime(io, (rt) => listWebhookDeliveries(rt, { partnerCode: opts.partner, status: opts.status, since: opts.since, limit }));
+    const result = await withRuntime(io, (rt) => listWebhookDeliveries(rt, PLATFORM_ACCESS, { partnerCode: opts.partner, status: opts.status, since: opts.since, limit }));
     printResult(io, opts, result, () =>
       result.deliveries.length === 0 ? `No webhook deliveries for ${result.partnerCode}${opts.status ? ` with status ${opts.status}` : ''}.` : result.deliveries.flatMap((d) => [line(d), ...attemptLines(d)]).join('\n'),
     );
   });
 
   jsonOption(webhook.command('show').description('one delivery with its attempts').argument('<deliveryId>', 'delivery id')).action(async (id: string, opts: JsonOption) => {
-    const d = await withRuntime(io, (rt) => getWebhookDelivery(rt, id));
+    const d = await withRuntime(io, (rt) => getWebhookDelivery(rt, PLATFORM_ACCESS, id));
     printResult(io, opts, d, () => [line(d), ...attemptLines(d)].join('\n'));
   });
 
@@ -53,13 +53,13 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
   ).action(async (deliveryId: string | undefined, opts: JsonOption & { partner?: string; since?: string }) => {
     if (deliveryId && (opts.partner || opts.since)) throw new CliError('give either a delivery id or --partner with --since, not both', 2);
     if (deliveryId) {
-      const d = await withRuntime(io, (rt) => redeliver(rt, deliveryId, cliActor()));
+      const d = await withRuntime(io, (rt) => redeliver(rt, deliveryId, cliActorOf(rt)));
       printResult(io, opts, d, () => `Redelivery queued: ${line(d)}`);
       return;
     }
     if (!opts.partner || !opts.since) throw new CliError('give a delivery id, or --partner CODE with --since TIMESTAMP', 2);
     const { partner, since } = opts;
-    const result = await withRuntime(io, (rt) => redeliverSince(rt, partner, since, cliActor()));
+    const result = await withRuntime(io, (rt) => redeliverSince(rt, partner, since, cliActorOf(rt)));
     printResult(io, opts, result, () => `${result.count} event(s) of ${result.partnerCode} since ${result.since} queued for redelivery.`);
   });
 }

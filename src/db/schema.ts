@@ -4,8 +4,9 @@ import type { EventsTables } from './tables/events.js';
 import type { FoundationTables } from './tables/foundation.js';
 import type { IntakeTables } from './tables/intake.js';
 import type { OperationsTables } from './tables/operations.js';
+import type { OperatorsTables } from './tables/operators.js';
 import type { PollingTables } from './tables/polling.js';
 import type { TelemetryAlertsTables } from './tables/telemetry-alerts.js';
 
 /** Every table Lumen owns. Each domain keeps its table types in tables/<domain>.ts. */
-export interface DB extends FoundationTables, DomainTables, OperationsTables, IntakeTables, PollingTables, CityDataTables, EventsTables, TelemetryAlertsTables {}
+export interface DB extends FoundationTables, DomainTables, OperationsTables, IntakeTables, PollingTables, CityDataTables, EventsTables, TelemetryAlertsTables, OperatorsTables {}

@@ -12,7 +12,7 @@ import { migrationsApplied } from '../db/migrator.js';
 import { readBody, parseJson, requireJson } from './body.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
-import type { ApiSurface } from './surface.js';
+import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsPage, docsAsset } from './docs.js';
 import { consolePage, isConsolePath } from './console.js';
 import { AuthFailureThrottle } from './auth-failures.js';
@@ -136,11 +136,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     ctx.route.name = operationId;
 
     const address = req.socket.remoteAddress ?? 'unknown';
+    const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+    if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
     const wait = authFailures.retryAfter(address);
     if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
     let principal: unknown;
     try {
-      principal = await surface.authenticate(deps, req.headers);
+      principal = await surface.authenticate(deps, req.headers, { method, operationId, client });
     } catch (err) {
       if (err instanceof AppError && err.status === 401) authFailures.fail(address);
       throw err;
@@ -149,7 +151,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     await surface.rateLimit?.(deps, principal, operationId);
     const release = surface.admit?.(deps, principal, operationId) ?? null;
     try {
-      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal });
+      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, client });
     } finally {
       release?.();
     }
@@ -160,9 +162,9 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     req: IncomingMessage,
     url: URL,
     ctx: RouteContext,
-    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown },
+    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown; client: ClientInfo },
   ): Promise<HttpResult> {
-    const { method, query, oasReq, operation, operationId, principal } = r;
+    const { method, query, oasReq, operation, operationId, principal, client } = r;
     let body: unknown;
     if (operation.requestBody) {
       const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);
@@ -190,10 +192,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
     const handler = surface.handlers[operationId];
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
-    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
+    const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     if (config.validateResponses) {
-      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : result.body, operation, result.status);
+      // No body (a 204) is checked as null, which is how the validator reads "no content".
+      const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {
         ctx.log.error({ operationId, status: result.status, errors: check.errors }, 'response does not match the OpenAPI document');
         throw new Error(`response of ${operationId} (${result.status}) breaks the contract: ${JSON.stringify(check.errors)}`);

@@ -5,6 +5,12 @@ import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
 import type { HttpResult } from './problem.js';
 
+/** Where a request came from: the peer's address and whether it came over TLS. */
+export interface ClientInfo {
+  readonly address: string;
+  readonly secure: boolean;
+}
+
 export interface HandlerRequest {
   readonly method: string;
   readonly path: string;
@@ -13,6 +19,7 @@ export interface HandlerRequest {
   readonly params: Record<string, string>;
   /** Parsed JSON body (undefined for operations without one). */
   readonly body: unknown;
+  readonly client: ClientInfo;
 }
 
 export interface HandlerContext<P> {
@@ -37,7 +44,13 @@ export interface ApiSurface<P> {
   readonly basePath: string;
   readonly api: OpenAPIBackend;
   readonly document: Record<string, unknown>;
-  authenticate(deps: AppDeps, headers: IncomingHttpHeaders): Promise<P>;
+  authenticate(deps: AppDeps, headers: IncomingHttpHeaders, request: { readonly method: string; readonly operationId: string; readonly client: ClientInfo }): Promise<P>;
+  /**
+   * Operations anyone may call, without credentials (the console's sign-in): no
+   * authentication, authorization, rate limit or admission; their handlers get a null
+   * principal. Default: none.
+   */
+  isPublic?(operationId: string): boolean;
   /** Throws 403 when the principal may not call this operation. */
   authorize(principal: P, operationId: string): void;
   /** Throws 429 when the principal's quota is spent (after authentication). */

@@ -162,6 +162,13 @@ describe('dist/lumen', () => {
       process.stdout.write(`embedded first start: /readyz 200 after ${readyMs} ms\n`);
       expect(processesUsing(dataDir).length).toBeGreaterThan(0);
 
+      // The demo operator printed beside the demo key signs in with its one-time password.
+      const printed = /e-mail (\S+), password \(shown once\): (\S+)/.exec(server.output());
+      expect(printed, server.output()).not.toBeNull();
+      const signIn = await fetch(`${server.base}/api/admin/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: printed![1], password: printed![2] }) });
+      expect(signIn.status).toBe(200);
+      expect(((await signIn.json()) as { operator: { grants: { role: string }[] } }).operator.grants).toEqual([expect.objectContaining({ role: 'city-admin' })]);
+
       // The CLI reaches the same data while serve runs, and leaves the server up.
       const tenants = await runJson(['tenant', 'list', '--json'], cwd, env);
       expect(tenants.tenants).toEqual(expect.any(Array));
@@ -187,6 +194,7 @@ describe('dist/lumen', () => {
       const tenants = await runJson(['tenant', 'list', '--json'], cwd, env);
       expect(tenants.tenants).toEqual([]);
       expect(server.output()).not.toMatch(/lmn_(live|test)_/);
+      expect(server.output()).not.toMatch(/demo@lumen\.local|password \(shown once\)/);
       expect(statSync(path.join(dataDir, 'postgres-password')).mode & 0o777).toBe(0o600);
     } finally {
       expect(await stop(server), server.output()).toBe(0);

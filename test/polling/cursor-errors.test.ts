@@ -1,3 +1,4 @@
+import { PLATFORM_ACCESS } from '../../src/services/operators/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
@@ -38,7 +39,7 @@ describe('partner polling: cursor and partner errors', () => {
     // An empty batch keeps the cursor.
     await expect.poll(() => s.calls.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     expect(s.calls[2]!.since).toBe('2026-03-14T12:30:00.000Z');
-    const status = await getPartnerPollStatus(t.rt, p.code);
+    const status = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     expect(status).toMatchObject({ polling: true, cursor: '2026-03-14T12:30:00.000Z', lastError: null, consecutiveFailures: 0, totals: { itemsAccepted: 1 } });
     expect(status.lastSuccessAt).not.toBeNull();
     expect(status.lagSeconds).toBeLessThanOrEqual(5);
@@ -69,14 +70,14 @@ describe('partner polling: cursor and partner errors', () => {
     for (const delay of planned) expect(delay).toBeLessThanOrEqual(2000);
     for (const c of s.calls.slice(1)) expect(c.since).toBe('2026-03-14T10:00:00.000Z');
     expect(await cursorOf(p.id)).toBe('2026-03-14T10:00:00.000Z');
-    const failed = await getPartnerPollStatus(t.rt, p.code);
+    const failed = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     expect(failed.lastError).toMatchObject({ kind: 'http-status', message: expect.stringContaining('500') });
     expect(failed.lastError!.message).toContain('database is down');
     expect(failed.consecutiveFailures).toBeGreaterThanOrEqual(3);
 
     failing = false;
     await expect.poll(async () => cursorOf(p.id), { timeout: 10_000 }).toBe('2026-03-14T10:05:00.000Z');
-    const recovered = await getPartnerPollStatus(t.rt, p.code);
+    const recovered = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     expect(recovered.consecutiveFailures).toBe(0);
     expect(Date.parse(recovered.lastSuccessAt!)).toBeGreaterThan(Date.parse(recovered.lastError!.at));
     expect(recovered.totals.pollsFailed).toBeGreaterThanOrEqual(3);
@@ -120,7 +121,7 @@ describe('partner polling: cursor and partner errors', () => {
     await expect
       .poll(
         async () => {
-          const st = await getPartnerPollStatus(t.rt, p.code);
+          const st = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
           if (st.lastError && kinds.at(-1) !== `${st.lastError.kind}@${st.lastError.at}`) kinds.push(`${st.lastError.kind}@${st.lastError.at}`);
           return s.calls.length;
         },

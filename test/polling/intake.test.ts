@@ -1,3 +1,4 @@
+import { PLATFORM_ACCESS } from '../../src/services/operators/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pollingContract from '../../generated/openapi/partner-polling.json' with { type: 'json' };
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
@@ -52,7 +53,7 @@ describe('partner polling: every request becomes an alert exactly once', () => {
     expect(new Set(alerts.map((a) => a.protocol_number)).size).toBe(450);
     expect(alerts.every((a) => a.status === 'Linked' && a.number)).toBe(true);
     expect(new Set(alerts.map((a) => a.service_order_id)).size).toBe(450);
-    const status = await getPartnerPollStatus(t.rt, p.code);
+    const status = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     // 450 new requests; the two inclusive repeats are resends, accepted without a second alert.
     expect(status.totals.itemsAccepted).toBe(452);
     expect(status.lastCaughtUpAt).not.toBeNull();
@@ -71,7 +72,7 @@ describe('partner polling: every request becomes an alert exactly once', () => {
     const p = await makePollingPartner(t.rt, s.url, { interval: 1 });
     await reconcilePartnerPolls(t.rt);
     await expect.poll(() => s.calls.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
-    await expect.poll(async () => (await getPartnerPollStatus(t.rt, p.code)).totals.itemsAccepted, { timeout: 10_000 }).toBe(5);
+    await expect.poll(async () => (await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code)).totals.itemsAccepted, { timeout: 10_000 }).toBe(5);
     const alerts = await alertsOf(p.id);
     expect(alerts.map((x) => x.protocol_number)).toEqual(['DUP-1', 'DUP-2']);
     expect(alerts[1]!.description).toBe('Poste piscando a noite toda.');
@@ -125,7 +126,7 @@ describe('partner polling: every request becomes an alert exactly once', () => {
     expect(human.stdout).toContain('MAL-2');
     expect(human.stdout).toContain('/assetType');
 
-    const status = await getPartnerPollStatus(t.rt, p.code);
+    const status = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     expect(status.openRejectedItems).toBe(3);
     expect(status.lastBatch).toMatchObject({ items: 0 });
     expect(status.totals).toMatchObject({ itemsAccepted: 4, itemsRejected: 6 });
@@ -161,7 +162,7 @@ describe('partner polling: every request becomes an alert exactly once', () => {
     await reconcilePartnerPolls(t.rt);
     const expected = bodies.flatMap((b) => b.items.map((i) => i.protocolNumber)).sort();
     await expect.poll(async () => (await alertsOf(p.id)).map((a) => a.protocol_number), { timeout: 30_000 }).toEqual(expected);
-    const status = await getPartnerPollStatus(t.rt, p.code);
+    const status = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, p.code);
     expect(status.totals.itemsRejected).toBe(0);
     expect(status.cursor).toBe('2026-03-14T16:45:27.000Z');
   });

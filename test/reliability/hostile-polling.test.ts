@@ -5,6 +5,7 @@
  * alerts, the others are refused and listed for operators; a hostile item never fails
  * the poll or stalls the cursor.
  */
+import { PLATFORM_ACCESS } from '../../src/services/operators/index.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
@@ -59,14 +60,14 @@ describe('partner polling under hostile items', { timeout: 120_000 }, () => {
     const partner = await makePollingPartner(t.rt, stub.url, { interval: 180 });
     await reconcilePartnerPolls(t.rt);
     await expect
-      .poll(async () => (await getPartnerPollStatus(t.rt, partner.code)).cursor, { timeout: 30_000, interval: 200, message: 'the cursor reached the end' })
+      .poll(async () => (await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, partner.code)).cursor, { timeout: 30_000, interval: 200, message: 'the cursor reached the end' })
       .toBe(last)
       .catch(async (err: unknown) => {
-        const st = await getPartnerPollStatus(t.rt, partner.code);
+        const st = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, partner.code);
         throw new Error(`${String(err)}\n${JSON.stringify(stub.calls.map((c) => c.at - stub.calls[0]!.at))}\n${JSON.stringify(st.lastError)}\n${t.logs.lines.filter((l) => !/"msg":"request"/.test(l)).slice(-30).join('\n').slice(0, 20000)}`);
       });
 
-    const status = await getPartnerPollStatus(t.rt, partner.code);
+    const status = await getPartnerPollStatus(t.rt, PLATFORM_ACCESS, partner.code);
     expect(status.lastError).toBeNull();
     // Each batch was read once: no poll failed and read it again.
     expect(stub.calls.map((c) => c.since)).toEqual(cursors);

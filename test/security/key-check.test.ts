@@ -118,11 +118,13 @@ describe('partner API keys', () => {
   });
 });
 
+const ADMIN_REQUEST = { method: 'get', client: { address: '127.0.0.1', secure: false } };
+
 describe('admin tokens', () => {
   it('checks a wrong token with a valid id exactly as the right one', async () => {
     const issued = await createAdminToken(t.rt, cliActor(), 'key-check');
-    const right = await attempt(() => authenticateAdmin(db, { authorization: `Bearer ${issued.token}` }));
-    const wrong = await attempt(() => authenticateAdmin(db, { authorization: `Bearer ${sameIdOtherSecret(issued.token)}` }));
+    const right = await attempt(() => authenticateAdmin(db, t.rt.config, { authorization: `Bearer ${issued.token}` }, ADMIN_REQUEST));
+    const wrong = await attempt(() => authenticateAdmin(db, t.rt.config, { authorization: `Bearer ${sameIdOtherSecret(issued.token)}` }, ADMIN_REQUEST));
     expect(right.outcome).toBe('accepted');
     expect(wrong.outcome).toBe('invalid-admin-token');
     expect(wrong.queries).toEqual(right.queries);

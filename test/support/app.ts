@@ -27,6 +27,8 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     LUMEN_VALIDATE_RESPONSES: 'true',
     // Suites send many bad keys from one address; the throttle has a test of its own.
     LUMEN_AUTH_FAILURES_PER_MINUTE: '0',
+    // Likewise for failed console sign-ins per address (per account stays on: it is per e-mail).
+    LUMEN_SIGN_IN_FAILURES_PER_ADDRESS: '0',
     // Suites send dozens of simultaneous requests from one key; the limit has a test of its own.
     LUMEN_INTAKE_CONCURRENCY_PER_KEY: '10000',
     ...extra,

@@ -10,6 +10,8 @@ export async function insertAudit(tx: Tx, row: Insertable<AuditLogTable>): Promi
 }
 
 export interface AuditQuery {
+  /** The caller's tenants; 'all' also reads entries outside any tenant. */
+  tenants: readonly string[] | 'all';
   tenantId?: string;
   since?: Date;
   entityType?: AuditLogTable['entity_type'];
@@ -21,7 +23,9 @@ export interface AuditQuery {
 
 /** Oldest first (by id, the commit-independent insertion order), `limit` + 1 rows to tell whether more follow. */
 export async function listAudit(db: Executor, q: AuditQuery): Promise<AuditRow[]> {
+  if (q.tenants !== 'all' && q.tenants.length === 0) return [];
   let query = db.selectFrom('audit_log').selectAll();
+  if (q.tenants !== 'all') query = query.where('tenant_id', 'in', q.tenants);
   if (q.tenantId) query = query.where('tenant_id', '=', q.tenantId);
   if (q.since) query = query.where('at', '>=', q.since);
   if (q.entityType) query = query.where('entity_type', '=', q.entityType);

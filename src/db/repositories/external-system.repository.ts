@@ -21,8 +21,11 @@ export async function lockExternalSystemByCode(tx: Tx, code: string): Promise<Ex
   return tx.selectFrom('external_system').selectAll().where('code', '=', code).forUpdate().executeTakeFirst();
 }
 
-export async function listExternalSystems(db: Executor, tenantId?: string): Promise<ExternalSystemRow[]> {
+/** Partners of `tenants` (the caller's, or 'all'), optionally of one tenant only. */
+export async function listExternalSystems(db: Executor, tenants: readonly string[] | 'all', tenantId?: string): Promise<ExternalSystemRow[]> {
+  if (tenants !== 'all' && tenants.length === 0) return [];
   let q = db.selectFrom('external_system').selectAll();
+  if (tenants !== 'all') q = q.where('tenant_id', 'in', tenants);
   if (tenantId) q = q.where('tenant_id', '=', tenantId);
   return q.orderBy('code').execute();
 }

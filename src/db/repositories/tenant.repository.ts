@@ -12,8 +12,12 @@ export async function findTenant(db: Executor, id: string): Promise<TenantRow | 
   return db.selectFrom('tenant').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listTenants(db: Executor): Promise<TenantRow[]> {
-  return db.selectFrom('tenant').selectAll().orderBy('created_at').orderBy('id').execute();
+/** Tenants oldest first: every one, or only those of `ids` (the caller's). */
+export async function listTenants(db: Executor, ids: readonly string[] | 'all'): Promise<TenantRow[]> {
+  if (ids !== 'all' && ids.length === 0) return [];
+  let q = db.selectFrom('tenant').selectAll();
+  if (ids !== 'all') q = q.where('id', 'in', ids);
+  return q.orderBy('created_at').orderBy('id').execute();
 }
 
 export async function updateTenant(db: Executor, id: string, patch: Partial<Pick<TenantRow, 'name' | 'ibge_code' | 'intake_policy'>>): Promise<TenantRow | undefined> {

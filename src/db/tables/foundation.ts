@@ -61,7 +61,14 @@ export interface AdminTokenTable {
   key_hash: Buffer;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  /** The operator the token belongs to (0021); null for a service token. */
+  operator_id: string | null;
+  /** Its reach (0021): platform-wide, its owner's access, or its own grants (admin_token_grant). */
+  scope: AdminTokenScope;
+  expires_at: Date | null;
 }
+
+export type AdminTokenScope = 'platform' | 'owner' | 'grants';
 
 export interface FoundationTables {
   tenant: TenantTable;

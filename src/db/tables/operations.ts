@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 
-export type AuditEntityType = 'tenant' | 'team' | 'alert' | 'service_order' | 'partner' | 'admin_token';
+export type AuditEntityType = 'tenant' | 'team' | 'alert' | 'service_order' | 'partner' | 'admin_token' | 'operator';
 
 type Json = ColumnType<unknown, string | null, string | null>;
 
@@ -17,6 +17,8 @@ export interface AuditLogTable {
   after: Json;
   note: string | null;
   request_id: string | null;
+  /** The operator behind the action (0021): a session, an operator's token, `lumen --as`. */
+  operator_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface OperationsTables {

@@ -7,6 +7,7 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
   body: await list(
     ctx.deps,
+    ctx.principal.access,
     {
       tenantId: queryOf(ctx, 'tenantId')!,
       status: queryOf(ctx, 'status'),
@@ -19,7 +20,7 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
   ),
 });
 
-export const getAlert: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findAlert(ctx.deps, ctx.request.params.alertId!, ctx.lang) });
+export const getAlert: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findAlert(ctx.deps, ctx.principal.access, ctx.request.params.alertId!, ctx.lang) });
 
 export const createOrderFromAlert: Handler<AdminPrincipal> = async (ctx) => {
   const body = bodyOf<{ teamId?: string; reasonCode?: string }>(ctx);

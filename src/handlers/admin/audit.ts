@@ -5,7 +5,7 @@ import { queryOf } from './context.js';
 
 export const listAuditEntries: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await list(ctx.deps, {
+  body: await list(ctx.deps, ctx.principal.access, {
     tenantId: queryOf(ctx, 'tenantId'),
     since: queryOf(ctx, 'since'),
     entityType: queryOf(ctx, 'entityType'),

@@ -4,7 +4,7 @@ import type { RejectedStatusFilter } from '../../db/repositories/partner-poll.re
 import { getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll } from '../../services/partner-poll/index.js';
 import { actorOf, queryOf } from './context.js';
 
-export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.request.params.code!) });
+export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.principal.access, ctx.request.params.code!) });
 
 export const pollPartnerNow: Handler<AdminPrincipal> = async (ctx) => ({ status: 202, body: await requestPoll(ctx.deps, ctx.request.params.code!, actorOf(ctx)) });
 
@@ -13,7 +13,7 @@ export const listRejectedInboundItems: Handler<AdminPrincipal> = async (ctx) => 
   const pageSize = queryOf(ctx, 'pageSize');
   return {
     status: 200,
-    body: await listRejectedInbound(ctx.deps, {
+    body: await listRejectedInbound(ctx.deps, ctx.principal.access, {
       partnerCode: ctx.request.params.code!,
       status: (queryOf(ctx, 'status') ?? 'all') as RejectedStatusFilter,
       page: page === undefined ? undefined : Number(page),

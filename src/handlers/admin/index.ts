@@ -6,17 +6,22 @@ import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './i
 import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
-import { getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createSession, deleteSession, getSession } from './session.js';
+import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
+import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
 
 /**
  * Every operation of openapi/admin.yaml, by operationId. One file per tag exports
  * handlers named exactly as their operationIds; add one line per operation here.
- * Every valid admin token may call every operation.
+ * The role each operation needs is declared in the document (x-lumen-role) and checked
+ * by the admin surface and, on the tenant of the rows touched, by the services.
  */
 export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>> = {
   // Tenants
   listTenants,
+  createTenant,
   getTenant,
   setTenantIntakePolicy,
   // Teams
@@ -53,4 +58,20 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getWebhookDelivery,
   redeliverWebhook,
   redeliverWebhooksSince,
+  // Session (console sign-in)
+  createSession,
+  getSession,
+  deleteSession,
+  // Operators
+  listOperators,
+  createOperator,
+  getOperator,
+  disableOperator,
+  enableOperator,
+  grantOperatorRole,
+  revokeOperatorRole,
+  // AdminTokens
+  listAdminTokens,
+  createAdminToken,
+  revokeAdminToken,
 };

@@ -5,7 +5,7 @@ import { actorOf, bodyOf } from './context.js';
 
 const orderId = (ctx: Parameters<Handler<AdminPrincipal>>[0]): string => ctx.request.params.serviceOrderId!;
 
-export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, orderId(ctx)) });
+export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, ctx.principal.access, orderId(ctx)) });
 
 export const assignServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
   const { teamId, note } = bodyOf<{ teamId: string; note?: string }>(ctx);

@@ -1,12 +1,16 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { changeIntakePolicy } from '../../services/tenants/index.js';
-import { getTenant as findTenantView, listAllTenants } from '../../services/tenants/index.js';
+import { changeIntakePolicy, createTenantAs, listVisibleTenants, showTenant, type CreateTenantInput } from '../../services/tenants/index.js';
 import { actorOf, bodyOf } from './context.js';
 
-export const listTenants: Handler<AdminPrincipal> = async ({ deps }) => ({ status: 200, body: { items: await listAllTenants(deps) } });
+export const listTenants: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await listVisibleTenants(ctx.deps, ctx.principal.access) } });
 
-export const getTenant: Handler<AdminPrincipal> = async ({ deps, request }) => ({ status: 200, body: await findTenantView(deps, request.params.tenantId!) });
+export const createTenant: Handler<AdminPrincipal> = async (ctx) => {
+  const created = await createTenantAs(ctx.deps, actorOf(ctx), bodyOf<CreateTenantInput>(ctx));
+  return { status: 201, body: created, headers: { location: `/api/admin/tenants/${created.id}` } };
+};
+
+export const getTenant: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await showTenant(ctx.deps, ctx.principal.access, ctx.request.params.tenantId!) });
 
 export const setTenantIntakePolicy: Handler<AdminPrincipal> = async (ctx) => {
   const { intakePolicy } = bodyOf<{ intakePolicy: string }>(ctx);

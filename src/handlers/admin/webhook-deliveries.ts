@@ -7,11 +7,11 @@ export const listWebhookDeliveries: Handler<AdminPrincipal> = async (ctx) => {
   const limit = queryOf(ctx, 'limit');
   return {
     status: 200,
-    body: await list(ctx.deps, { partnerCode: ctx.request.params.code!, status: queryOf(ctx, 'status'), since: queryOf(ctx, 'since'), limit: limit === undefined ? undefined : Number(limit) }),
+    body: await list(ctx.deps, ctx.principal.access, { partnerCode: ctx.request.params.code!, status: queryOf(ctx, 'status'), since: queryOf(ctx, 'since'), limit: limit === undefined ? undefined : Number(limit) }),
   };
 };
 
-export const getWebhookDelivery: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getOne(ctx.deps, ctx.request.params.deliveryId!) });
+export const getWebhookDelivery: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getOne(ctx.deps, ctx.principal.access, ctx.request.params.deliveryId!) });
 
 export const redeliverWebhook: Handler<AdminPrincipal> = async (ctx) => ({ status: 201, body: await redeliver(ctx.deps, ctx.request.params.deliveryId!, actorOf(ctx)) });
 

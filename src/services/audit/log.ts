@@ -5,31 +5,45 @@ import { insertAudit, listAudit, type AuditRow } from '../../db/repositories/aud
 import type { AuditEntityType } from '../../db/tables/operations.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
+import { PLATFORM_ACCESS, visibleTenants, type AdminAccess } from '../operators/index.js';
 
-/** Who performs an operator action: an admin token (API) or a system user (CLI on the server). */
+/**
+ * Who performs an operator action: an operator (console session or their own token),
+ * a service token (API), a system user (CLI on the server) or a sandbox partner.
+ */
 export interface Actor {
-  readonly kind: 'admin-token' | 'cli' | 'sandbox';
+  readonly kind: 'admin-token' | 'operator' | 'cli' | 'sandbox';
+  /** The token's name, the operator's e-mail, the system user (or `--as` e-mail), the partner code. */
   readonly name: string;
-  /** The admin token's id, for kind admin-token. */
+  /** The admin token's id, when a token carried the action. */
   readonly tokenId?: string;
+  /** The operator behind the action (session, their token, `lumen --as`). */
+  readonly operatorId?: string;
   /** The HTTP request that carried the action, when there was one. */
   readonly requestId?: string;
+  /** What the actor may reach: every service checks the rows it acts on against it. */
+  readonly access: AdminAccess;
 }
 
-/** How an actor is written in status history and the audit log: admin-token:<name>, cli:<user> or sandbox:<partner code>. */
+/** How an actor is written in status history and the audit log: admin-token:<name>, operator:<email>, cli:<user> or sandbox:<partner code>. */
 export function actorLabel(actor: Actor): string {
   return `${actor.kind}:${actor.name}`.slice(0, 200);
 }
 
-/** The CLI's actor: the system user running the command. */
-export function cliActor(): Actor {
+/**
+ * The CLI's actor: the system user running the command, with the local machine
+ * administrator's reach (whoever runs it holds the database URL). `--as EMAIL` names the
+ * operator instead (`cli:<email>`, and the operator's id in the audit log).
+ */
+export function cliActor(as?: { id: string; email: string }): Actor {
+  if (as) return { kind: 'cli', name: as.email, operatorId: as.id, access: PLATFORM_ACCESS };
   let name = 'unknown';
   try {
     name = userInfo().username || name;
   } catch {
     // no passwd entry (some containers): keep "unknown"
   }
-  return { kind: 'cli', name };
+  return { kind: 'cli', name, access: PLATFORM_ACCESS };
 }
 
 export interface AuditEntry {
@@ -48,6 +62,7 @@ export async function recordAudit(tx: Tx, actor: Actor, entry: AuditEntry): Prom
     tenant_id: entry.tenantId,
     actor: actorLabel(actor),
     admin_token_id: actor.tokenId ?? null,
+    operator_id: actor.operatorId ?? null,
     action: entry.action,
     entity_type: entry.entityType,
     entity_id: entry.entityId,
@@ -103,12 +118,17 @@ export interface AuditListInput {
   limit?: number | string;
 }
 
-const ENTITY_TYPES: readonly AuditEntityType[] = ['tenant', 'team', 'alert', 'service_order', 'partner', 'admin_token'];
+const ENTITY_TYPES: readonly AuditEntityType[] = ['tenant', 'team', 'alert', 'service_order', 'partner', 'admin_token', 'operator'];
 export const AUDIT_DEFAULT_LIMIT = 100;
 export const AUDIT_MAX_LIMIT = 1000;
 
-/** Audit entries oldest first, filtered; `limit` default 100, larger than 1000 cut to 1000. */
-export async function listAuditEntries(deps: ServiceDeps, input: AuditListInput): Promise<AuditPage> {
+/**
+ * Audit entries oldest first, filtered; `limit` default 100, larger than 1000 cut to 1000.
+ * Only entries of the caller's tenants; entries outside any tenant (operators,
+ * platform-wide tokens, sign-ins) only for platform admins. A tenantId the caller cannot
+ * see has no entries.
+ */
+export async function listAuditEntries(deps: ServiceDeps, access: AdminAccess, input: AuditListInput): Promise<AuditPage> {
   const errors: FieldError[] = [];
   if (input.tenantId !== undefined && !isUuid(input.tenantId)) errors.push({ pointer: '/tenantId', message: 'must be a tenant id (UUID)' });
   let since: Date | undefined;
@@ -123,7 +143,9 @@ export async function listAuditEntries(deps: ServiceDeps, input: AuditListInput)
   if (!Number.isInteger(limit) || limit < 1) errors.push({ pointer: '/limit', message: 'must be a whole number of at least 1' });
   limit = Math.min(limit, AUDIT_MAX_LIMIT);
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
-  const rows = await listAudit(deps.db, { tenantId: input.tenantId, since, entityType: input.entityType as AuditEntityType | undefined, entityId: input.entityId, afterId: after, limit });
+  const tenants = visibleTenants(access);
+  if (input.tenantId !== undefined && tenants !== 'all' && !tenants.includes(input.tenantId)) return { items: [], nextAfter: null };
+  const rows = await listAudit(deps.db, { tenants, tenantId: input.tenantId, since, entityType: input.entityType as AuditEntityType | undefined, entityId: input.entityId, afterId: after, limit });
   const page = rows.slice(0, limit);
   return { items: page.map(auditView), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null };
 }

@@ -4,4 +4,4 @@
  * This file is the capability's only door: code outside src/services/demo/ imports
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
-export { isEmpty, seedDemo } from './seed.js';
+export { DEMO_OPERATOR_EMAIL, isEmpty, seedDemo, seedDemoOperator } from './seed.js';

@@ -10,6 +10,7 @@ import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { wakeDeliveries } from './dispatch.js';
 import { isUuid } from '../tenants/index.js';
+import { inScope, type AdminAccess, type TenantRole } from '../operators/index.js';
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'failed', 'succeeded', 'dead'];
 
@@ -51,10 +52,9 @@ function deliveryView(partnerCode: string, d: ListedDelivery, attempts: AttemptR
   };
 }
 
-async function requirePartner(deps: ServiceDeps, code: string): Promise<ExternalSystemRow> {
-  const row = await findExternalSystemByCode(deps.db, code);
-  if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
-  return row;
+/** The partner, when the caller holds `role` on its tenant (not-found as an unknown code otherwise). */
+async function requirePartner(deps: ServiceDeps, access: AdminAccess, code: string, role: TenantRole): Promise<ExternalSystemRow> {
+  return inScope(access, await findExternalSystemByCode(deps.db, code), role, `partner ${code}`);
 }
 
 export interface DeliveryQuery {
@@ -67,7 +67,7 @@ export interface DeliveryQuery {
 }
 
 /** The delivery log of a partner, newest first, each with its attempts. */
-export async function listWebhookDeliveries(deps: ServiceDeps, q: DeliveryQuery): Promise<{ partnerCode: string; deliveries: WebhookDeliveryView[] }> {
+export async function listWebhookDeliveries(deps: ServiceDeps, access: AdminAccess, q: DeliveryQuery): Promise<{ partnerCode: string; deliveries: WebhookDeliveryView[] }> {
   const errors = [];
   if (q.status !== undefined && !DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) errors.push({ pointer: '/query/status', message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
   const since = q.since !== undefined ? parseDateTime(q.since) : undefined;
@@ -76,18 +76,19 @@ export async function listWebhookDeliveries(deps: ServiceDeps, q: DeliveryQuery)
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ pointer: '/query/limit', message: 'must be a whole number from 1 to 500' });
   // Query values: 400, as every other query problem.
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
-  const partner = await requirePartner(deps, q.partnerCode);
+  const partner = await requirePartner(deps, access, q.partnerCode, 'viewer');
   const rows = await listDeliveries(deps.db, { externalSystemId: partner.id, status: q.status as DeliveryStatus | undefined, since: since ?? undefined, limit });
   const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
   return { partnerCode: partner.code, deliveries: rows.map((r) => deliveryView(partner.code, r, attempts)) };
 }
 
 /** One delivery with its attempts. */
-export async function getWebhookDelivery(deps: ServiceDeps, deliveryId: string): Promise<WebhookDeliveryView> {
+export async function getWebhookDelivery(deps: ServiceDeps, access: AdminAccess, deliveryId: string): Promise<WebhookDeliveryView> {
   if (!isUuid(deliveryId)) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
   const found = await findDelivery(deps.db, deliveryId);
-  if (!found) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
-  return viewOf(deps.db, found);
+  const partner = found ? await deps.db.selectFrom('external_system').select('tenant_id').where('id', '=', found.external_system_id).executeTakeFirst() : undefined;
+  inScope(access, partner, 'viewer', `webhook delivery ${deliveryId}`);
+  return viewOf(deps.db, found!);
 }
 
 async function viewOf(db: Executor, d: DeliveryRow): Promise<WebhookDeliveryView> {
@@ -112,7 +113,7 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
   return deps.db.transaction().execute(async (tx) => {
     const original = await tx.selectFrom('webhook_delivery').selectAll().where('id', '=', deliveryId).forUpdate().executeTakeFirst();
     if (!original) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
-    const partner = await tx.selectFrom('external_system').selectAll().where('id', '=', original.external_system_id).executeTakeFirstOrThrow();
+    const partner = inScope(actor.access, await tx.selectFrom('external_system').selectAll().where('id', '=', original.external_system_id).executeTakeFirst(), 'triager', `webhook delivery ${deliveryId}`);
     requireWebhookPartner(partner);
     await lockEventDeliveries(tx, original.event_id);
     if (await hasOpenDelivery(tx, original.event_id)) throw new AppError('conflict', { reason: `event ${original.event_id} is still being delivered; wait until its delivery succeeds or is dead` });
@@ -131,7 +132,7 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
 export async function redeliverSince(deps: ServiceDeps, partnerCode: string, since: string, actor: Actor): Promise<{ partnerCode: string; since: string; count: number; deliveryIds: string[] }> {
   const from = parseDateTime(since);
   if (!from) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/since', message: 'must be an ISO 8601 date-time' }]);
-  const partner = await requirePartner(deps, partnerCode);
+  const partner = await requirePartner(deps, actor.access, partnerCode, 'triager');
   requireWebhookPartner(partner);
   const ids = await deps.db.transaction().execute(async (tx) => {
     // Serialises with concurrent redeliveries of this partner.

@@ -14,6 +14,7 @@ import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
+import { inScope, type AdminAccess } from '../operators/index.js';
 
 /** closedAt is the order's change stamp (0016: taken when the transaction writes), so it equals updatedAt. */
 const CLOSED_NOW = sql<Date>`lumen_write_stamp()`;
@@ -52,10 +53,9 @@ function checkNote(note: string | undefined, pointer: string): string | null {
   return text;
 }
 
-export async function getServiceOrder(deps: ServiceDeps, id: string): Promise<ServiceOrder> {
+export async function getServiceOrder(deps: ServiceDeps, access: AdminAccess, id: string): Promise<ServiceOrder> {
   const row = isUuid(id) ? await loadServiceOrder(deps.db, id) : undefined;
-  if (!row) throw notFound(id);
-  return serviceOrderView(row);
+  return serviceOrderView(inScope(access, row, 'viewer', `service order ${id}`));
 }
 
 interface MoveContext {
@@ -82,8 +82,7 @@ async function move(
   const rule = ORDER_MOVES[name];
   const who = actorLabel(actor);
   return operatorTransaction(deps, async (tx) => {
-    const order = await lockOrder(tx, orderId);
-    if (!order) throw notFound(orderId);
+    const order = inScope(actor.access, await lockOrder(tx, orderId), 'triager', `service order ${orderId}`);
     if (!rule.from.includes(order.status)) throw new AppError('invalid-transition', { action: ACTION_NAMES[name] as Localized, state: order.status });
     const alerts = await lockAlertsOfOrder(tx, order.id);
     const planned = await change({ tx, order, alerts });

@@ -28,6 +28,7 @@ import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, alertSnapshot, alertView, onOrder, orderSnapshot } from './triage-view.js';
+import { canSee, inScope, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /**
  * Triage of alerts (interface 3.1): an operator creates an order for a Pending alert,
@@ -65,8 +66,11 @@ export interface AlertListInput {
   pageSize?: number | string;
 }
 
-/** A tenant's alerts, oldest first, one page at a time (page size default 50, cut to 500). */
-export async function listAlerts(deps: ServiceDeps, input: AlertListInput, lang: Language): Promise<AlertPage> {
+/**
+ * A tenant's alerts, oldest first, one page at a time (page size default 50, cut to 500).
+ * A tenant the caller cannot see answers as an unknown one: an empty page.
+ */
+export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: AlertListInput, lang: Language): Promise<AlertPage> {
   const errors: FieldError[] = [];
   if (!isUuid(input.tenantId ?? '')) errors.push({ pointer: '/tenantId', message: 'must be a tenant id (UUID)' });
   if (input.status !== undefined && !(ALERT_STATUSES as readonly string[]).includes(input.status)) errors.push({ pointer: '/status', message: `must be one of: ${ALERT_STATUSES.join(', ')}` });
@@ -78,6 +82,7 @@ export async function listAlerts(deps: ServiceDeps, input: AlertListInput, lang:
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const pageSize = Math.min(requested, ALERT_PAGE_SIZE_MAX);
   const notGeolocated = input.notGeolocated === true || input.notGeolocated === 'true';
+  if (!canSee(access, input.tenantId)) return { items: [], page, pageSize, total: 0 };
   const { rows, total } = await listAlertDetails(
     deps.db,
     { tenantId: input.tenantId, status: input.status as AlertStatus | undefined, notGeolocated, serviceOrderId: input.serviceOrderId },
@@ -87,14 +92,13 @@ export async function listAlerts(deps: ServiceDeps, input: AlertListInput, lang:
   return { items: rows.map((r) => alertView(r, lang)), page, pageSize, total };
 }
 
-export async function getAlert(deps: ServiceDeps, id: string, lang: Language): Promise<Alert> {
-  const row = isUuid(id) ? await findAlertDetail(deps.db, id) : undefined;
-  if (!row) throw notFound(id);
-  return alertView(row, lang);
+export async function getAlert(deps: ServiceDeps, access: AdminAccess, id: string, lang: Language): Promise<Alert> {
+  const row = isUuid(id) ? await findAlertDetail(deps.db, id, visibleTenants(access)) : undefined;
+  return alertView(inScope(access, row, 'viewer', `alert ${id}`), lang);
 }
 
 async function viewInTx(tx: Tx, id: string, lang: Language): Promise<Alert> {
-  return alertView((await findAlertDetail(tx, id))!, lang);
+  return alertView((await findAlertDetail(tx, id, 'all'))!, lang);
 }
 
 /**
@@ -103,9 +107,8 @@ async function viewInTx(tx: Tx, id: string, lang: Language): Promise<Alert> {
  * waited for the alert's lock, the action is refused with 409 conflict rather than
  * taking the new order's lock after the alert's (which could deadlock).
  */
-async function lockAlertAndOrder(tx: Tx, id: string): Promise<{ alert: AlertRow; order: OrderRow | null }> {
-  const peek = await peekAlertOrderId(tx, id);
-  if (!peek) throw notFound(id);
+async function lockAlertAndOrder(tx: Tx, access: AdminAccess, id: string): Promise<{ alert: AlertRow; order: OrderRow | null }> {
+  const peek = inScope(access, await peekAlertOrderId(tx, id), 'triager', `alert ${id}`);
   const order = peek.service_order_id ? ((await lockOrder(tx, peek.service_order_id)) ?? null) : null;
   const alert = await lockAlert(tx, id);
   if (!alert) throw notFound(id);
@@ -114,9 +117,8 @@ async function lockAlertAndOrder(tx: Tx, id: string): Promise<{ alert: AlertRow;
 }
 
 /** Locks an alert for an action that needs it Pending (a Pending alert has no order to lock). */
-async function lockPendingAlert(tx: Tx, id: string, action: (typeof ACTION_NAMES)[keyof typeof ACTION_NAMES]): Promise<AlertRow> {
-  const alert = await lockAlert(tx, id);
-  if (!alert) throw notFound(id);
+async function lockPendingAlert(tx: Tx, access: AdminAccess, id: string, action: (typeof ACTION_NAMES)[keyof typeof ACTION_NAMES]): Promise<AlertRow> {
+  const alert = inScope(access, await lockAlert(tx, id), 'triager', `alert ${id}`);
   requirePending(alert, action);
   return alert;
 }
@@ -161,12 +163,11 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
   if (!isUuid(alertId)) throw notFound(alertId);
   if (input.teamId !== undefined && !isUuid(input.teamId)) throw invalid('/teamId', 'must be a team id (UUID)');
   const who = actorLabel(actor);
-  const seen = await findAlert(deps.db, alertId);
-  if (!seen) throw notFound(alertId);
+  const seen = inScope(actor.access, await findAlert(deps.db, alertId), 'triager', `alert ${alertId}`);
   requirePending(seen, ACTION_NAMES.createOrder);
   const number = await allocateServiceOrderNumber(deps.db, seen.tenant_id);
   return operatorTransaction(deps, async (tx) => {
-    const alert = await lockPendingAlert(tx, alertId, ACTION_NAMES.createOrder);
+    const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.createOrder);
     const reason = input.reasonCode !== undefined && input.reasonCode !== alert.reason_code ? await requireReason(tx, alert.tenant_id, input.reasonCode) : null;
     let teamName: string | null = null;
     if (input.teamId !== undefined) {
@@ -228,8 +229,7 @@ export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string
   return operatorTransaction(deps, async (tx) => {
     // Order first, then the alert: the order lifecycle locks in the same order.
     const order = await lockOrder(tx, serviceOrderId);
-    const alert = await lockAlert(tx, alertId);
-    if (!alert) throw notFound(alertId);
+    const alert = inScope(actor.access, await lockAlert(tx, alertId), 'triager', `alert ${alertId}`);
     if (!order || order.tenant_id !== alert.tenant_id) throw invalid('/serviceOrderId', "no such service order in the alert's tenant");
     requirePending(alert, ACTION_NAMES.link);
     if (!OPEN_ORDER_STATUSES.has(order.status)) throw new AppError('invalid-transition', { action: onOrder(ACTION_NAMES.link, order.number), state: order.status });
@@ -254,7 +254,7 @@ export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: str
   const note = reason?.trim() || null;
   if (note !== null && note.length > 500) throw invalid('/reason', 'must be at most 500 characters');
   return operatorTransaction(deps, async (tx) => {
-    const alert = await lockPendingAlert(tx, alertId, ACTION_NAMES.discard);
+    const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.discard);
     const cancelled = await updateAlert(tx, alert.id, { status: 'Cancelled', cancel_reason: note });
     await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Cancelled', actor: actorLabel(actor), note });
     await recordAudit(tx, actor, { tenantId: alert.tenant_id, action: 'alert.discard', entityType: 'alert', entityId: alert.id, before: alertSnapshot(alert), after: alertSnapshot(cancelled), note });
@@ -280,7 +280,7 @@ export async function reclassifyAlert(deps: ServiceDeps, actor: Actor, alertId: 
   if (!isUuid(alertId)) throw notFound(alertId);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(reasonCode ?? '')) throw invalid('/reasonCode', 'must be a reason code');
   return operatorTransaction(deps, async (tx) => {
-    const { alert, order } = await lockAlertAndOrder(tx, alertId);
+    const { alert, order } = await lockAlertAndOrder(tx, actor.access, alertId);
     requireEditable(alert, order, ACTION_NAMES.reclassify);
     const reason = await requireReason(tx, alert.tenant_id, reasonCode);
     if (reason.code === alert.reason_code && (!order || order.reason_code === reason.code)) return viewInTx(tx, alert.id, lang);
@@ -315,7 +315,7 @@ export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId:
   if (typeof longitude !== 'number' || !Number.isFinite(longitude) || longitude < -180 || longitude > 180) errors.push({ pointer: '/longitude', message: 'must be a number from -180 to 180' });
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
   return operatorTransaction(deps, async (tx) => {
-    const { alert, order } = await lockAlertAndOrder(tx, alertId);
+    const { alert, order } = await lockAlertAndOrder(tx, actor.access, alertId);
     requireEditable(alert, order, ACTION_NAMES.setLocation);
     const updated = await updateAlert(tx, alert.id, { latitude, longitude, location_source: 'operator' });
     const after: Record<string, unknown> = alertSnapshot(updated);

@@ -15,16 +15,16 @@ import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { requestPollNow } from './schedule.js';
 import { notPolledBecause } from './service.js';
+import { inScope, type AdminAccess, type TenantRole } from '../operators/index.js';
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /** What `lumen partner status` and GET /api/admin/partners/{code}/polling show. */
 export type PartnerPollStatus = PartnerPolling;
 
-async function requirePartner(deps: ServiceDeps, code: string): Promise<ExternalSystemRow> {
-  const partner = await findExternalSystemByCode(deps.db, code);
-  if (!partner) throw new AppError('not-found', { resource: `partner ${code}` });
-  return partner;
+/** The partner, when the caller holds `role` on its tenant (not-found as an unknown code otherwise). */
+async function requirePartner(deps: ServiceDeps, access: AdminAccess, code: string, role: TenantRole): Promise<ExternalSystemRow> {
+  return inScope(access, await findExternalSystemByCode(deps.db, code), role, `partner ${code}`);
 }
 
 export function pollStatusView(partner: ExternalSystemRow, state: PollStateRow | undefined, openRejected: number, now = new Date()): PartnerPollStatus {
@@ -60,8 +60,8 @@ export function pollStatusView(partner: ExternalSystemRow, state: PollStateRow |
   };
 }
 
-export async function getPartnerPollStatus(deps: ServiceDeps, code: string): Promise<PartnerPollStatus> {
-  const partner = await requirePartner(deps, code);
+export async function getPartnerPollStatus(deps: ServiceDeps, access: AdminAccess, code: string): Promise<PartnerPollStatus> {
+  const partner = await requirePartner(deps, access, code, 'viewer');
   const [state, open] = await Promise.all([findPollState(deps.db, partner.id), countRejectedItems(deps.db, { externalSystemId: partner.id, status: 'open' })]);
   return pollStatusView(partner, state, open);
 }
@@ -75,7 +75,7 @@ export interface PollNowResult {
 
 /** `lumen partner poll-now`: the partner's next poll is due now (409 when Lumen does not poll it). Audited. */
 export async function pollPartnerNow(deps: AppDeps, code: string, actor: Actor): Promise<PollNowResult> {
-  const partner = await requirePartner(deps, code);
+  const partner = await requirePartner(deps, actor.access, code, 'triager');
   const reason = notPolledBecause(partner);
   if (reason) throw new AppError('conflict', { reason: `Lumen does not poll ${code}: ${reason}` });
   const { requestedAt, result } = await requestPollNow(deps, partner.id, {
@@ -158,8 +158,8 @@ export interface RejectedListInput {
 }
 
 /** Rejected inbound items of one partner, newest first. pageSize above 500 is cut to 500. */
-export async function listRejectedInbound(deps: ServiceDeps, input: RejectedListInput): Promise<RejectedInboundPage> {
-  const partner = await requirePartner(deps, input.partnerCode);
+export async function listRejectedInbound(deps: ServiceDeps, access: AdminAccess, input: RejectedListInput): Promise<RejectedInboundPage> {
+  const partner = await requirePartner(deps, access, input.partnerCode, 'viewer');
   const status = input.status ?? 'all';
   const page = input.page ?? 1;
   const pageSize = Math.min(input.pageSize ?? REJECTED_PAGE_SIZE_DEFAULT, REJECTED_PAGE_SIZE_MAX);

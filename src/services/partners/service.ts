@@ -23,6 +23,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { reconcilePartnerPoll } from '../partner-poll/index.js';
 import { isUuid } from '../tenants/index.js';
 import { recordAudit, type Actor } from '../audit/index.js';
+import { canSee, inScope, requireTenantRole, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /** What operators see of a partner (the admin contract's Partner). Secrets are never shown, only whether they are set. */
 export type PartnerView = Partner;
@@ -107,7 +108,9 @@ export function generateWebhookSecret(): string {
 /**
  * A new partner and its key. A webhook partner created with a URL and no secret gets a
  * secret made by Lumen, returned here once (`webhookSecret`), so no secret has to be
- * typed on a command line.
+ * typed on a command line. With an actor (the admin API, the CLI) the actor must be
+ * city-admin of the tenant; a tenant it cannot see is not-found, as an unknown one.
+ * Without one (seeding, tests) nothing is checked or audited.
  */
 export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput, actor?: Actor): Promise<PartnerView & IssuedPartnerKey & { webhookSecret?: string }> {
   const generated = (input.transport ?? 'webhook').trim() === 'webhook' && input.webhookUrl && !input.webhookSecret ? generateWebhookSecret() : undefined;
@@ -132,6 +135,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
   const settings = checkDeliverySettings(deps, input, errors, id);
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
 
+  if (actor) requireTenantRole(actor.access, input.tenantId, 'city-admin', `tenant ${input.tenantId}`);
   const created = await deps.db.transaction().execute(async (tx) => {
     if (!(await findTenant(tx, input.tenantId))) throw new AppError('not-found', { resource: `tenant ${input.tenantId}` });
     if (await findExternalSystemByCode(tx, code)) throw new AppError('conflict', { reason: `partner code "${code}" is already taken` });
@@ -211,26 +215,23 @@ export function checkDeliverySettings(
   return out;
 }
 
-async function requirePartner(db: Executor, code: string): Promise<ExternalSystemRow> {
-  const row = await findExternalSystemByCode(db, code);
-  if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
-  return row;
-}
-
-export async function getPartner(deps: ServiceDeps, code: string): Promise<PartnerView> {
-  const row = await requirePartner(deps.db, code);
+export async function getPartner(deps: ServiceDeps, access: AdminAccess, code: string): Promise<PartnerView> {
+  const row = inScope(access, await findExternalSystemByCode(deps.db, code), 'viewer', `partner ${code}`);
   return partnerView(row, (await findLiveKeyPrefix(deps.db, row.id)) ?? null);
 }
 
-export async function listPartners(deps: ServiceDeps, tenantId?: string): Promise<PartnerView[]> {
-  const rows = await listExternalSystems(deps.db, tenantId);
+/** Partners of the caller's tenants, or of one of them; a tenant the caller cannot see has none. */
+export async function listPartners(deps: ServiceDeps, access: AdminAccess, tenantId?: string): Promise<PartnerView[]> {
+  if (tenantId !== undefined && !canSee(access, tenantId)) return [];
+  const rows = await listExternalSystems(deps.db, visibleTenants(access), tenantId);
   return Promise.all(rows.map(async (r) => partnerView(r, (await findLiveKeyPrefix(deps.db, r.id)) ?? null)));
 }
 
 /** Issues a new key and invalidates the previous one in the same transaction. */
 export async function rotatePartnerKey(deps: ServiceDeps, code: string, actor?: Actor): Promise<PartnerView & IssuedPartnerKey> {
   return deps.db.transaction().execute(async (tx) => {
-    const row = await lockExternalSystemByCode(tx, code);
+    const found = await lockExternalSystemByCode(tx, code);
+    const row = actor ? inScope(actor.access, found, 'city-admin', `partner ${code}`) : found;
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
     const previousPrefix = (await findLiveKeyPrefix(tx, row.id)) ?? null;
     await revokeApiKeys(tx, row.id);
@@ -242,7 +243,8 @@ export async function rotatePartnerKey(deps: ServiceDeps, code: string, actor?: 
 
 export async function setPartnerEnabled(deps: ServiceDeps, code: string, enabled: boolean, actor?: Actor): Promise<PartnerView> {
   const view = await deps.db.transaction().execute(async (tx) => {
-    const row = await lockExternalSystemByCode(tx, code);
+    const found = await lockExternalSystemByCode(tx, code);
+    const row = actor ? inScope(actor.access, found, 'city-admin', `partner ${code}`) : found;
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
     const updated = await updateExternalSystem(tx, row.id, { enabled });
     if (actor && row.enabled !== enabled) {
@@ -309,8 +311,7 @@ export async function updatePartner(deps: ServiceDeps, code: string, input: Upda
     else patch.transport = transport;
   }
   const sealsSecret = (input.webhookSecret ?? input.pollingKey ?? null) !== null;
-  const existing = sealsSecret ? await findExternalSystemByCode(deps.db, code) : undefined;
-  if (sealsSecret && !existing) throw new AppError('not-found', { resource: `partner ${code}` });
+  const existing = sealsSecret ? inScope(actor.access, await findExternalSystemByCode(deps.db, code), 'city-admin', `partner ${code}`) : undefined;
   Object.assign(patch, checkDeliverySettings(deps, input, errors, existing?.id ?? ''));
   if (input.pollingIntervalSeconds === null) errors.push({ pointer: '/pollingIntervalSeconds', message: 'must be a whole number of seconds from 1 to 180' });
   if (input.eventTypes !== undefined) {
@@ -329,8 +330,7 @@ export async function updatePartner(deps: ServiceDeps, code: string, input: Upda
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
 
   const updated = await deps.db.transaction().execute(async (tx) => {
-    const row = await lockExternalSystemByCode(tx, code);
-    if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
+    const row = inScope(actor.access, await lockExternalSystemByCode(tx, code), 'city-admin', `partner ${code}`);
     const prefix = (await findLiveKeyPrefix(tx, row.id)) ?? null;
     const updated = await updateExternalSystem(tx, row.id, patch);
     const before = partnerSnapshot(partnerView(row, prefix));

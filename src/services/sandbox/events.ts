@@ -29,7 +29,8 @@ export async function triggerSandboxEvent(deps: ServiceDeps, caller: SandboxCall
   const alert = await findAlertByProtocol(deps.db, caller.externalSystemId, input.protocolNumber);
   if (!alert) throw new AppError('not-found', { resource: `request ${input.protocolNumber}` });
 
-  const actor: Actor = { kind: 'sandbox', name: caller.externalSystemCode };
+  // A sandbox partner acts on its own sandbox tenant only, as a triager would.
+  const actor: Actor = { kind: 'sandbox', name: caller.externalSystemCode, access: { platformAdmin: false, grants: new Map([[caller.tenantId, 'triager']]) } };
   const note = input.note;
   const mark = await lastWriteSeq(deps, caller.externalSystemId);
   const orderId = alert.service_order_id;
@@ -38,7 +39,7 @@ export async function triggerSandboxEvent(deps: ServiceDeps, caller: SandboxCall
     return orderId;
   };
   const firstTeam = async (): Promise<string> => {
-    const team = (await listTeams(deps, caller.tenantId))[0];
+    const team = (await listTeams(deps, actor.access, caller.tenantId))[0];
     if (!team) throw new AppError('conflict', { reason: 'the sandbox has no team to assign orders to' });
     return team.id;
   };
@@ -51,13 +52,13 @@ export async function triggerSandboxEvent(deps: ServiceDeps, caller: SandboxCall
       await discardAlert(deps, actor, alert.id, note, lang);
       break;
     case 'ServiceOrder.StatusChanged': {
-      const order = await getServiceOrder(deps, needOrder());
+      const order = await getServiceOrder(deps, actor.access, needOrder());
       if (order.status === 'OPEN') await assignServiceOrder(deps, actor, order.id, await firstTeam(), note);
       else await startServiceOrder(deps, actor, order.id, note);
       break;
     }
     case 'ServiceOrder.Completed': {
-      const order = await getServiceOrder(deps, needOrder());
+      const order = await getServiceOrder(deps, actor.access, needOrder());
       if (order.status === 'OPEN') await assignServiceOrder(deps, actor, order.id, await firstTeam());
       await completeServiceOrder(deps, actor, order.id, note);
       break;

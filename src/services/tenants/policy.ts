@@ -2,6 +2,7 @@ import { AppError, type FieldError } from '../../lib/errors.js';
 import type { IntakePolicy } from '../../db/tables/foundation.js';
 import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { requireTenantRole } from '../operators/index.js';
 import { isUuid, tenantView, type TenantView } from './service.js';
 
 /**
@@ -14,6 +15,7 @@ export async function changeIntakePolicy(deps: ServiceDeps, actor: Actor, tenant
     throw new AppError('validation-failed', { count: 1 }, errors);
   }
   if (!isUuid(tenantId)) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
+  requireTenantRole(actor.access, tenantId, 'city-admin', `tenant ${tenantId}`);
   return deps.db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('tenant').selectAll().where('id', '=', tenantId).forUpdate().executeTakeFirst();
     if (!row) throw new AppError('not-found', { resource: `tenant ${tenantId}` });

@@ -3,6 +3,8 @@ import { AppError, type FieldError } from '../../lib/errors.js';
 import type { IntakePolicy } from '../../db/tables/foundation.js';
 import { findTenant, insertTenant, listTenants, updateTenant, type TenantRow } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
+import { recordAudit, type Actor } from '../audit/index.js';
+import { requirePlatformAdmin, requireTenantRole, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /** A tenant as the admin contract shows it. */
 export type TenantView = Tenant;
@@ -33,7 +35,22 @@ function checkIntakePolicy(value: string, pointer: string, errors: FieldError[])
   return undefined;
 }
 
+/** A tenant created by a platform admin (API) or the CLI, with its audit entry. */
+export async function createTenantAs(deps: ServiceDeps, actor: Actor, input: CreateTenantInput): Promise<TenantView> {
+  requirePlatformAdmin(actor.access);
+  const row = checkTenantInput(input);
+  return deps.db.transaction().execute(async (tx) => {
+    const view = tenantView(await insertTenant(tx, row));
+    await recordAudit(tx, actor, { tenantId: view.id, action: 'tenant.create', entityType: 'tenant', entityId: view.id, before: null, after: view });
+    return view;
+  });
+}
+
 export async function createTenant(deps: ServiceDeps, input: CreateTenantInput): Promise<TenantView> {
+  return tenantView(await insertTenant(deps.db, checkTenantInput(input)));
+}
+
+function checkTenantInput(input: CreateTenantInput): Parameters<typeof insertTenant>[1] {
   const errors: FieldError[] = [];
   const name = input.name?.trim() ?? '';
   if (name.length < 1 || name.length > 200) errors.push({ pointer: '/name', message: 'must be 1 to 200 characters' });
@@ -41,8 +58,7 @@ export async function createTenant(deps: ServiceDeps, input: CreateTenantInput):
   if (ibge !== null && !/^[0-9]{7}$/.test(ibge)) errors.push({ pointer: '/ibgeCode', message: 'must be 7 digits' });
   const policy = input.intakePolicy === undefined ? 'automatic' : checkIntakePolicy(input.intakePolicy, '/intakePolicy', errors);
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
-  const row = await insertTenant(deps.db, { name, ibge_code: ibge, intake_policy: policy, sandbox: input.sandbox ?? false });
-  return tenantView(row);
+  return { name, ibge_code: ibge, intake_policy: policy, sandbox: input.sandbox ?? false };
 }
 
 export async function getTenant(deps: ServiceDeps, id: string): Promise<TenantView> {
@@ -61,7 +77,18 @@ export async function setIntakePolicy(deps: ServiceDeps, id: string, policy: str
 }
 
 export async function listAllTenants(deps: ServiceDeps): Promise<TenantView[]> {
-  return (await listTenants(deps.db)).map(tenantView);
+  return (await listTenants(deps.db, 'all')).map(tenantView);
+}
+
+/** The tenants the caller holds a role on (every one for a platform admin). */
+export async function listVisibleTenants(deps: ServiceDeps, access: AdminAccess): Promise<TenantView[]> {
+  return (await listTenants(deps.db, visibleTenants(access))).map(tenantView);
+}
+
+/** One tenant, when the caller holds a role on it; not-found as an unknown id otherwise. */
+export async function showTenant(deps: ServiceDeps, access: AdminAccess, id: string): Promise<TenantView> {
+  if (isUuid(id)) requireTenantRole(access, id, 'viewer', `tenant ${id}`);
+  return getTenant(deps, id);
 }
 
 export function isUuid(value: string): boolean {

@@ -26,8 +26,12 @@ function detailQuery(db: Executor) {
     .select(['es.code as partner_code', 'r.name_pt as reason_name_pt', 'r.name_en as reason_name_en', 'so.number as order_number', 'so.status as order_status']);
 }
 
-export async function findAlertDetail(db: Executor, id: string): Promise<AlertDetailRow | undefined> {
-  return detailQuery(db).where('a.id', '=', id).executeTakeFirst();
+/** One alert, when it belongs to one of `tenants` (the caller's; 'all' once the caller is checked). */
+export async function findAlertDetail(db: Executor, id: string, tenants: readonly string[] | 'all'): Promise<AlertDetailRow | undefined> {
+  if (tenants !== 'all' && tenants.length === 0) return undefined;
+  let q = detailQuery(db).where('a.id', '=', id);
+  if (tenants !== 'all') q = q.where('a.tenant_id', 'in', tenants);
+  return q.executeTakeFirst();
 }
 
 export interface AlertFilter {
@@ -62,8 +66,8 @@ export async function lockAlert(tx: Tx, id: string): Promise<AlertRow | undefine
   return tx.selectFrom('alert').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function peekAlertOrderId(tx: Tx, id: string): Promise<{ service_order_id: string | null } | undefined> {
-  return tx.selectFrom('alert').select('service_order_id').where('id', '=', id).executeTakeFirst();
+export async function peekAlertOrderId(tx: Tx, id: string): Promise<{ service_order_id: string | null; tenant_id: string } | undefined> {
+  return tx.selectFrom('alert').select(['service_order_id', 'tenant_id']).where('id', '=', id).executeTakeFirst();
 }
 
 /** Row lock on one service order. Orders are always locked before their alerts. */
