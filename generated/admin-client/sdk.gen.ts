@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -22,19 +22,50 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 /**
  * List tenants
  *
- * Every tenant, oldest first. (Tenants are created with `lumen tenant create`.)
+ * The tenants the caller holds a role on (every tenant for a platform admin), oldest
+ * first. Same as `lumen tenant list`.
+ *
  */
 export const listTenants = <ThrowOnError extends boolean = false>(options?: Options<ListTenantsData, ThrowOnError>) => (options?.client ?? client).get<ListTenantsResponses, ListTenantsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/tenants',
     ...options
+});
+
+/**
+ * Create a tenant
+ *
+ * A new tenant (a city or operating contract). Platform admins only; audited. Same as
+ * `lumen tenant create`.
+ *
+ */
+export const createTenant = <ThrowOnError extends boolean = false>(options: Options<CreateTenantData, ThrowOnError>) => (options.client ?? client).post<CreateTenantResponses, CreateTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
  * Show one tenant
  */
 export const getTenant = <ThrowOnError extends boolean = false>(options: Options<GetTenantData, ThrowOnError>) => (options.client ?? client).get<GetTenantResponses, GetTenantErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/tenants/{tenantId}',
     ...options
 });
@@ -49,7 +80,11 @@ export const getTenant = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const setTenantIntakePolicy = <ThrowOnError extends boolean = false>(options: Options<SetTenantIntakePolicyData, ThrowOnError>) => (options.client ?? client).put<SetTenantIntakePolicyResponses, SetTenantIntakePolicyErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/tenants/{tenantId}/intake-policy',
     ...options,
     headers: {
@@ -65,7 +100,11 @@ export const setTenantIntakePolicy = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const listTeams = <ThrowOnError extends boolean = false>(options: Options<ListTeamsData, ThrowOnError>) => (options.client ?? client).get<ListTeamsResponses, ListTeamsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/teams',
     ...options
 });
@@ -78,7 +117,11 @@ export const listTeams = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const createTeam = <ThrowOnError extends boolean = false>(options: Options<CreateTeamData, ThrowOnError>) => (options.client ?? client).post<CreateTeamResponses, CreateTeamErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/teams',
     ...options,
     headers: {
@@ -98,7 +141,11 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const listAlerts = <ThrowOnError extends boolean = false>(options: Options<ListAlertsData, ThrowOnError>) => (options.client ?? client).get<ListAlertsResponses, ListAlertsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts',
     ...options
 });
@@ -111,7 +158,11 @@ export const listAlerts = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const getAlert = <ThrowOnError extends boolean = false>(options: Options<GetAlertData, ThrowOnError>) => (options.client ?? client).get<GetAlertResponses, GetAlertErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}',
     ...options
 });
@@ -136,7 +187,11 @@ export const getAlert = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const createOrderFromAlert = <ThrowOnError extends boolean = false>(options: Options<CreateOrderFromAlertData, ThrowOnError>) => (options.client ?? client).post<CreateOrderFromAlertResponses, CreateOrderFromAlertErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}/create-order',
     ...options,
     headers: {
@@ -159,7 +214,11 @@ export const createOrderFromAlert = <ThrowOnError extends boolean = false>(optio
  *
  */
 export const linkAlert = <ThrowOnError extends boolean = false>(options: Options<LinkAlertData, ThrowOnError>) => (options.client ?? client).post<LinkAlertResponses, LinkAlertErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}/link',
     ...options,
     headers: {
@@ -180,7 +239,11 @@ export const linkAlert = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const discardAlert = <ThrowOnError extends boolean = false>(options: Options<DiscardAlertData, ThrowOnError>) => (options.client ?? client).post<DiscardAlertResponses, DiscardAlertErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}/discard',
     ...options,
     headers: {
@@ -204,7 +267,11 @@ export const discardAlert = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const reclassifyAlert = <ThrowOnError extends boolean = false>(options: Options<ReclassifyAlertData, ThrowOnError>) => (options.client ?? client).post<ReclassifyAlertResponses, ReclassifyAlertErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}/reclassify',
     ...options,
     headers: {
@@ -228,7 +295,11 @@ export const reclassifyAlert = <ThrowOnError extends boolean = false>(options: O
  *
  */
 export const setAlertLocation = <ThrowOnError extends boolean = false>(options: Options<SetAlertLocationData, ThrowOnError>) => (options.client ?? client).post<SetAlertLocationResponses, SetAlertLocationErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/alerts/{alertId}/set-location',
     ...options,
     headers: {
@@ -245,7 +316,11 @@ export const setAlertLocation = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const getServiceOrder = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderResponses, GetServiceOrderErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/service-orders/{serviceOrderId}',
     ...options
 });
@@ -264,7 +339,11 @@ export const getServiceOrder = <ThrowOnError extends boolean = false>(options: O
  *
  */
 export const assignServiceOrder = <ThrowOnError extends boolean = false>(options: Options<AssignServiceOrderData, ThrowOnError>) => (options.client ?? client).post<AssignServiceOrderResponses, AssignServiceOrderErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/service-orders/{serviceOrderId}/assign',
     ...options,
     headers: {
@@ -283,7 +362,11 @@ export const assignServiceOrder = <ThrowOnError extends boolean = false>(options
  *
  */
 export const startServiceOrder = <ThrowOnError extends boolean = false>(options: Options<StartServiceOrderData, ThrowOnError>) => (options.client ?? client).post<StartServiceOrderResponses, StartServiceOrderErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/service-orders/{serviceOrderId}/start',
     ...options,
     headers: {
@@ -304,7 +387,11 @@ export const startServiceOrder = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const completeServiceOrder = <ThrowOnError extends boolean = false>(options: Options<CompleteServiceOrderData, ThrowOnError>) => (options.client ?? client).post<CompleteServiceOrderResponses, CompleteServiceOrderErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/service-orders/{serviceOrderId}/complete',
     ...options,
     headers: {
@@ -327,7 +414,11 @@ export const completeServiceOrder = <ThrowOnError extends boolean = false>(optio
  *
  */
 export const cancelServiceOrder = <ThrowOnError extends boolean = false>(options: Options<CancelServiceOrderData, ThrowOnError>) => (options.client ?? client).post<CancelServiceOrderResponses, CancelServiceOrderErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/service-orders/{serviceOrderId}/cancel',
     ...options,
     headers: {
@@ -343,7 +434,11 @@ export const cancelServiceOrder = <ThrowOnError extends boolean = false>(options
  *
  */
 export const listPartners = <ThrowOnError extends boolean = false>(options?: Options<ListPartnersData, ThrowOnError>) => (options?.client ?? client).get<ListPartnersResponses, ListPartnersErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners',
     ...options
 });
@@ -360,7 +455,11 @@ export const listPartners = <ThrowOnError extends boolean = false>(options?: Opt
  *
  */
 export const createPartner = <ThrowOnError extends boolean = false>(options: Options<CreatePartnerData, ThrowOnError>) => (options.client ?? client).post<CreatePartnerResponses, CreatePartnerErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners',
     ...options,
     headers: {
@@ -376,7 +475,11 @@ export const createPartner = <ThrowOnError extends boolean = false>(options: Opt
  *
  */
 export const getPartner = <ThrowOnError extends boolean = false>(options: Options<GetPartnerData, ThrowOnError>) => (options.client ?? client).get<GetPartnerResponses, GetPartnerErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}',
     ...options
 });
@@ -394,7 +497,11 @@ export const getPartner = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const updatePartner = <ThrowOnError extends boolean = false>(options: Options<UpdatePartnerData, ThrowOnError>) => (options.client ?? client).patch<UpdatePartnerResponses, UpdatePartnerErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}',
     ...options,
     headers: {
@@ -411,7 +518,11 @@ export const updatePartner = <ThrowOnError extends boolean = false>(options: Opt
  *
  */
 export const rotatePartnerKey = <ThrowOnError extends boolean = false>(options: Options<RotatePartnerKeyData, ThrowOnError>) => (options.client ?? client).post<RotatePartnerKeyResponses, RotatePartnerKeyErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/rotate-key',
     ...options
 });
@@ -431,7 +542,11 @@ export const rotatePartnerKey = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const getPartnerPolling = <ThrowOnError extends boolean = false>(options: Options<GetPartnerPollingData, ThrowOnError>) => (options.client ?? client).get<GetPartnerPollingResponses, GetPartnerPollingErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/polling',
     ...options
 });
@@ -447,7 +562,11 @@ export const getPartnerPolling = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const pollPartnerNow = <ThrowOnError extends boolean = false>(options: Options<PollPartnerNowData, ThrowOnError>) => (options.client ?? client).post<PollPartnerNowResponses, PollPartnerNowErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/polling/poll-now',
     ...options
 });
@@ -466,7 +585,11 @@ export const pollPartnerNow = <ThrowOnError extends boolean = false>(options: Op
  *
  */
 export const listRejectedInboundItems = <ThrowOnError extends boolean = false>(options: Options<ListRejectedInboundItemsData, ThrowOnError>) => (options.client ?? client).get<ListRejectedInboundItemsResponses, ListRejectedInboundItemsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/rejected-inbound-items',
     ...options
 });
@@ -481,7 +604,11 @@ export const listRejectedInboundItems = <ThrowOnError extends boolean = false>(o
  *
  */
 export const listAuditEntries = <ThrowOnError extends boolean = false>(options?: Options<ListAuditEntriesData, ThrowOnError>) => (options?.client ?? client).get<ListAuditEntriesResponses, ListAuditEntriesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/audit',
     ...options
 });
@@ -501,7 +628,11 @@ export const listAuditEntries = <ThrowOnError extends boolean = false>(options?:
  *
  */
 export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/webhook-deliveries',
     ...options
 });
@@ -517,7 +648,11 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const redeliverWebhooksSince = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhooksSinceData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhooksSinceResponses, RedeliverWebhooksSinceErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/partners/{code}/webhook-deliveries/redeliver',
     ...options,
     headers: {
@@ -532,7 +667,11 @@ export const redeliverWebhooksSince = <ThrowOnError extends boolean = false>(opt
  * Same as `lumen webhook show DELIVERY_ID`.
  */
 export const getWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<GetWebhookDeliveryData, ThrowOnError>) => (options.client ?? client).get<GetWebhookDeliveryResponses, GetWebhookDeliveryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/webhook-deliveries/{deliveryId}',
     ...options
 });
@@ -548,7 +687,276 @@ export const getWebhookDelivery = <ThrowOnError extends boolean = false>(options
  *
  */
 export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
     url: '/api/admin/webhook-deliveries/{deliveryId}/redeliver',
+    ...options
+});
+
+/**
+ * Sign out
+ *
+ * Ends the session at once, on every instance, and clears the cookie. Needs the
+ * session's `X-CSRF-Token` and Lumen's own `Origin`, as every change made with the
+ * cookie. 401 without a live session.
+ *
+ */
+export const deleteSession = <ThrowOnError extends boolean = false>(options?: Options<DeleteSessionData, ThrowOnError>) => (options?.client ?? client).delete<DeleteSessionResponses, DeleteSessionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/session',
+    ...options
+});
+
+/**
+ * The current session
+ *
+ * The operator of the session cookie and the session's CSRF token, as at sign-in (roles
+ * as they are now). 401 without a live session (also with a Bearer token: tokens have
+ * no session).
+ *
+ */
+export const getSession = <ThrowOnError extends boolean = false>(options?: Options<GetSessionData, ThrowOnError>) => (options?.client ?? client).get<GetSessionResponses, GetSessionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/session',
+    ...options
+});
+
+/**
+ * Sign in (the console)
+ *
+ * Signs an operator in with e-mail and password: a new session every time (a new id,
+ * never one the browser already had), set as the cookie `lumen_session` (`HttpOnly;
+ * SameSite=Strict; Path=/`, `Secure` when Lumen is reached over TLS or
+ * `LUMEN_PUBLIC_URL` is https). Only a hash of the session id is stored. A session
+ * ends after 8 hours without a request, 7 days after sign-in, at sign-out, or when
+ * the operator is disabled or gets a new password.
+ *
+ * A wrong e-mail, a wrong password, a disabled operator and an account without a
+ * password get the same 401 `invalid-credentials`, after the same work: the answer
+ * never tells whether an e-mail exists. After 5 failures for one e-mail (known or
+ * not; `LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT`), or 30 from one client address
+ * (`LUMEN_SIGN_IN_FAILURES_PER_ADDRESS`), within 15 minutes, counted across every
+ * instance, sign-ins for that e-mail or from that address get 429 with `Retry-After`
+ * (before any password is checked, so also with the right one) until the window ends. Failures and
+ * sign-ins are audited (an e-mail that names no operator is not kept: it may be a
+ * password typed in the wrong field). A request with an `Origin` other than Lumen's
+ * own is refused (403 `csrf-failed`).
+ *
+ */
+export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
+    url: '/api/admin/session',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List operators
+ *
+ * Every operator with their roles, by e-mail. Platform admins only. Same as `lumen operator list`.
+ */
+export const listOperators = <ThrowOnError extends boolean = false>(options?: Options<ListOperatorsData, ThrowOnError>) => (options?.client ?? client).get<ListOperatorsResponses, ListOperatorsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators',
+    ...options
+});
+
+/**
+ * Create an operator
+ *
+ * A new operator account with roles per tenant (and platform admin when asked).
+ * Without `password`, Lumen makes one and returns it once as `initialPassword`
+ * (`Cache-Control: no-store`); hand it over and let the operator change it with
+ * `lumen operator set-password`. Passwords are 12 to 1024 characters and stored only
+ * as a scrypt hash. 409 `conflict` when the e-mail is taken; 422 for a bad e-mail,
+ * name, role or a tenant that does not exist. Platform admins only. Same as
+ * `lumen operator create`.
+ *
+ */
+export const createOperator = <ThrowOnError extends boolean = false>(options: Options<CreateOperatorData, ThrowOnError>) => (options.client ?? client).post<CreateOperatorResponses, CreateOperatorErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Show one operator
+ *
+ * The operator (by id or e-mail) with their roles. Platform admins only.
+ */
+export const getOperator = <ThrowOnError extends boolean = false>(options: Options<GetOperatorData, ThrowOnError>) => (options.client ?? client).get<GetOperatorResponses, GetOperatorErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}',
+    ...options
+});
+
+/**
+ * Disable an operator
+ *
+ * Disables the operator: their sessions end and every token they own stops at once, on every instance (each request reads the operator). Disabling twice changes nothing. Audited. Same as `lumen operator disable`. Platform admins only.
+ *
+ */
+export const disableOperator = <ThrowOnError extends boolean = false>(options: Options<DisableOperatorData, ThrowOnError>) => (options.client ?? client).post<DisableOperatorResponses, DisableOperatorErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/disable',
+    ...options
+});
+
+/**
+ * Enable an operator again
+ *
+ * Enables a disabled operator; they sign in again (sessions ended by the disable stay ended). Audited. Same as `lumen operator enable`. Platform admins only.
+ *
+ */
+export const enableOperator = <ThrowOnError extends boolean = false>(options: Options<EnableOperatorData, ThrowOnError>) => (options.client ?? client).post<EnableOperatorResponses, EnableOperatorErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/enable',
+    ...options
+});
+
+/**
+ * Take an operator's role on a tenant away
+ *
+ * The operator, their sessions and their tokens lose the tenant from their next
+ * request. Revoking a role they do not hold changes nothing. Audited. Platform admins
+ * only. Same as `lumen operator revoke --tenant ID`.
+ *
+ */
+export const revokeOperatorRole = <ThrowOnError extends boolean = false>(options: Options<RevokeOperatorRoleData, ThrowOnError>) => (options.client ?? client).delete<RevokeOperatorRoleResponses, RevokeOperatorRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/grants/{tenantId}',
+    ...options
+});
+
+/**
+ * Give an operator a role on a tenant
+ *
+ * Sets the operator's role on the tenant (replacing the one they had there). Their
+ * sessions and tokens have it from their next request. Audited. Platform admins
+ * only. Same as `lumen operator grant --tenant ID --role ROLE`.
+ *
+ */
+export const grantOperatorRole = <ThrowOnError extends boolean = false>(options: Options<GrantOperatorRoleData, ThrowOnError>) => (options.client ?? client).put<GrantOperatorRoleResponses, GrantOperatorRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/grants/{tenantId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List admin tokens
+ *
+ * The tokens the caller may see, oldest first: every token for a platform admin; an
+ * operator's own tokens; and, for a city-admin, the tokens that reach one of their
+ * tenants (by the token's own grants or its operator's). Platform-wide tokens are
+ * seen by platform admins and their owner only. Never the tokens themselves. Same as
+ * `lumen admin-token list`.
+ *
+ */
+export const listAdminTokens = <ThrowOnError extends boolean = false>(options?: Options<ListAdminTokensData, ThrowOnError>) => (options?.client ?? client).get<ListAdminTokensResponses, ListAdminTokensErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/admin-tokens',
+    ...options
+});
+
+/**
+ * Issue an admin token
+ *
+ * Issues a token, returned once as `token` (`Cache-Control: no-store`; only its
+ * SHA-256 is kept). Whose and what:
+ * - an operator calling (session or their token) gets a token of their own by default:
+ * their access as it is at each request, or, with `grants`, only those tenants, each
+ * cut to the operator's role there (422 when a grant asks for more);
+ * - `service: true` (or a service token calling): a service token with its own
+ * `grants`; the caller must be city-admin of every tenant named;
+ * - `platformAdmin: true`, or a service token with no grants: every tenant (platform
+ * admins only);
+ * - `operator` (id or e-mail of another operator): platform admins only.
+ * `expiresAt` (optional) ends it. A tenant the caller cannot see is 422 `no such
+ * tenant`, as one that does not exist. Audited. Same as `lumen admin-token create`.
+ *
+ */
+export const createAdminToken = <ThrowOnError extends boolean = false>(options: Options<CreateAdminTokenData, ThrowOnError>) => (options.client ?? client).post<CreateAdminTokenResponses, CreateAdminTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/admin-tokens',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke an admin token
+ *
+ * The token stops working at once, on every instance. Its owner, a city-admin of a
+ * tenant it reaches, or a platform admin may revoke it; anyone else gets 404, as for
+ * an unknown id. Revoking a revoked token changes nothing. Audited. Same as
+ * `lumen admin-token revoke ID`.
+ *
+ */
+export const revokeAdminToken = <ThrowOnError extends boolean = false>(options: Options<RevokeAdminTokenData, ThrowOnError>) => (options.client ?? client).post<RevokeAdminTokenResponses, RevokeAdminTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/admin-tokens/{tokenId}/revoke',
     ...options
 });
