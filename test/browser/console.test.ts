@@ -6,8 +6,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStub, type StubServer } from '../intake/support.js';
-import { launch, openPage, screenshots, seriousViolations } from './support/browser.js';
-import { alertsOf, makeCity, sendRequest, type City } from './support/city.js';
+import { launch, openPage, screenshots, seriousViolations, signIn } from './support/browser.js';
+import { alertsOf, makeCity, makeOperator, sendRequest, type City } from './support/city.js';
 import { startLumenForBrowser, type Lumen } from './support/lumen.js';
 
 let lumen: Lumen;
@@ -61,13 +61,51 @@ describe('the console', () => {
     expect((await fetch(`${lumen.baseUrl}/console/assets/nothing.js`)).status).toBe(404);
   });
 
-  it('sign-in page: accessible, in Portuguese by default', async () => {
+  it('sign in and out with e-mail and password: a wrong password shows the problem, a deep link survives the sign-in', async () => {
     const { page, problems, context } = await openPage(browser, lumen.baseUrl);
-    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await page.goto(`${lumen.baseUrl}/console/teams`);
     await page.getByRole('heading', { name: 'Entrar no Lumen' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/console/sign-in');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'sign-in');
+    await page.locator('input[name="email"]').fill(city.admin.email);
+    await page.locator('input[name="password"]').fill('not-the-password');
+    await page.locator('form button[type="submit"]').click();
+    await page.getByTestId('signin-error').waitFor();
+    await page.locator('input[name="password"]').fill(city.admin.password);
+    await page.locator('form button[type="submit"]').click();
+    await page.getByTestId('teams').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/teams');
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'lumen_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(await page.evaluate('document.cookie')).not.toContain('lumen_session');
+    await page.getByRole('button', { name: 'Sair' }).click();
+    await page.getByRole('heading', { name: 'Entrar no Lumen' }).waitFor();
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await page.getByRole('heading', { name: 'Entrar no Lumen' }).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a viewer sees no action buttons, and the API refuses the action anyway', async () => {
+    await sendRequest(lumen, city, { description: 'Visto por quem só lê' });
+    const alert = (await alertsOf(lumen, city)).find((a) => a.description === 'Visto por quem só lê')!;
+    const viewer = await makeOperator(lumen, { email: 'leitura@sp.example', name: 'Vera Leitura', role: 'viewer', tenantId: city.tenantId });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: viewer });
+    await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
+    await page.getByTestId('alert-details').waitFor();
+    await page.getByTestId('timeline').or(page.getByText('Sem registros.')).first().waitFor();
+    expect(await page.getByTestId('triage').count()).toBe(0);
+    expect(await page.getByTestId('set-location').count()).toBe(0);
+    expect(await page.locator('main button').count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Parceiros' }).count()).toBe(0);
+    expect(await page.getByTestId('role').textContent()).toBe('leitura');
+    // The console is not the guard: the session itself may not discard.
+    const session = await context.request.get(`${lumen.baseUrl}/api/admin/session`);
+    const csrf = ((await session.json()) as { csrfToken: string }).csrfToken;
+    const refused = await context.request.post(`${lumen.baseUrl}/api/admin/alerts/${alert.id}/discard`, { data: {}, headers: { origin: lumen.baseUrl, 'x-csrf-token': csrf } });
+    expect(refused.status()).toBe(403);
+    expect((await alertsOf(lumen, city)).some((a) => a.id === alert.id)).toBe(true);
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -75,7 +113,7 @@ describe('the console', () => {
   it('the inbox lists Pending alerts; j/k and Enter open one', async () => {
     await sendRequest(lumen, city, { description: 'Poste apagado na esquina' });
     await sendRequest(lumen, city, { description: 'Lâmpada piscando a noite toda', noLocation: true, street: 'Rua Sem Número' });
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/`);
     await page.getByTestId('inbox').waitFor();
     await page.getByText('Lâmpada piscando a noite toda').waitFor();
@@ -97,7 +135,7 @@ describe('the console', () => {
     const pending = await alertsOf(lumen, city);
     const lost = pending.find((a) => a.description === 'Poste 4471 apagado')!;
     const dup = pending.find((a) => a.description === 'Mesmo poste apagado (vizinho)')!;
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
 
     await page.goto(`${lumen.baseUrl}/console/alerts/${lost.id}`);
     await page.getByTestId('alert-details').waitFor();
@@ -157,7 +195,7 @@ describe('the console', () => {
   it('a failed action shows the problem; discarding sends the note to the partner', async () => {
     await sendRequest(lumen, city, { description: 'Trote: endereço inexistente' });
     const alert = (await alertsOf(lumen, city)).find((a) => a.description === 'Trote: endereço inexistente')!;
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
     await page.getByTestId('triage').waitFor();
     await page.getByRole('textbox', { name: 'Código do motivo' }).fill('NAO_EXISTE');
@@ -185,7 +223,7 @@ describe('the console', () => {
       return log.body.deliveries.length > 0 || undefined;
     });
     receiverStatus = 200;
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/partners`);
     await page.getByTestId('partners').getByRole('link', { name: city.partnerCode }).click();
     await page.getByTestId('partner-settings').waitFor();
@@ -218,7 +256,14 @@ describe('the console', () => {
   });
 
   it('an alert that does not exist, or belongs to no city the operator can see, shows not found', async () => {
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const other = await makeCity(lumen, { name: 'Campinas', webhookUrl: `${receiver.url}/campinas`, code: 'PORTAL-156-CPS' });
+    await sendRequest(lumen, other, { description: 'Pedido de Campinas' });
+    const foreign = (await alertsOf(lumen, other))[0]!;
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
+    expect(await page.getByTestId('tenant-switcher').locator('option').allTextContents()).toEqual(['São Paulo']);
+    await page.goto(`${lumen.baseUrl}/console/alerts/${foreign.id}`);
+    await page.getByTestId('not-found').waitFor();
+    expect(await page.getByText('Pedido de Campinas').count()).toBe(0);
     await page.goto(`${lumen.baseUrl}/console/alerts/00000000-0000-4000-8000-000000000000`);
     await page.getByTestId('not-found').waitFor();
     await page.goto(`${lumen.baseUrl}/console/no-such-page`);
@@ -238,7 +283,7 @@ describe('the console', () => {
     expect(sent.status, JSON.stringify(sent.body)).toBe(201);
     const alert = (await alertsOf(lumen, city)).find((a) => a.description === payloads.description)!;
     expect(alert, JSON.stringify((await alertsOf(lumen, city)).map((a) => a.description))).toBeDefined();
-    const { page, problems, dialogs, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, dialogs, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/inbox`);
     await page.getByTestId('inbox').getByText(payloads.description).waitFor();
     await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
@@ -254,7 +299,7 @@ describe('the console', () => {
   });
 
   it('teams, audit and operators pages are accessible; English is one switch away', async () => {
-    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { token: city.token });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/teams`);
     await page.getByTestId('teams').waitFor();
     await page.getByTestId('team-name').fill('Equipe Noturna');
@@ -268,11 +313,25 @@ describe('the console', () => {
     await screenshots(page, 'audit');
     await page.goto(`${lumen.baseUrl}/console/operators`);
     await page.getByRole('heading', { name: 'Operadores e tokens' }).waitFor();
+    await page.getByTestId('tokens').or(page.getByText('Nenhum token.')).first().waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await screenshots(page, 'operators');
     await page.getByTestId('language').selectOption('en');
     await page.getByRole('heading', { name: 'Operators and tokens' }).waitFor();
     expect(await page.evaluate('document.documentElement.lang')).toBe('en');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a platform admin sees every city and the operators', async () => {
+    await lumen.cli('tenant', 'create', '--name', 'Santos');
+    const root = await makeOperator(lumen, { email: 'plataforma@lumen.example', name: 'Paula Plataforma', role: 'platform-admin' });
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: root });
+    const cities = await page.getByTestId('tenant-switcher').locator('option').allTextContents();
+    expect(cities).toEqual(expect.arrayContaining(['São Paulo', 'Santos']));
+    await page.goto(`${lumen.baseUrl}/console/operators`);
+    await page.getByTestId('operators').getByText(city.admin.email).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'operators');
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -28,36 +28,22 @@ export class ApiError extends Error {
 interface Credentials {
   /** The session's CSRF token, sent with every change (the cookie itself is HttpOnly). */
   csrfToken: string | null;
-  /**
-   * An admin token (`lmn_adm_...`) instead of a session, for scripted use of the
-   * console: kept in this tab's sessionStorage only, sent as a bearer token.
-   */
-  bearer: string | null;
   language: string;
 }
 
-const BEARER_KEY = 'lumen.adminToken';
-
-const credentials: Credentials = { csrfToken: null, bearer: sessionStorage.getItem(BEARER_KEY), language: 'pt-BR' };
+const credentials: Credentials = { csrfToken: null, language: 'pt-BR' };
 
 export function setCsrfToken(token: string | null): void {
   credentials.csrfToken = token;
-}
-
-export function bearerToken(): string | null {
-  return credentials.bearer;
-}
-
-export function forgetBearer(): void {
-  credentials.bearer = null;
-  sessionStorage.removeItem(BEARER_KEY);
 }
 
 export function setApiLanguage(lang: string): void {
   credentials.language = lang;
 }
 
-export const client = createClient({ baseUrl: '', credentials: 'same-origin', auth: () => credentials.bearer ?? undefined });
+// The session cookie travels by itself (HttpOnly: the page never sees it, and no
+// token is ever kept where a script could read it).
+export const client = createClient({ baseUrl: '', credentials: 'same-origin' });
 
 client.interceptors.request.use((request) => {
   request.headers.set('Accept-Language', credentials.language);
@@ -112,21 +98,4 @@ export function useApi<K extends Operation>(operation: K, input: Input<K> | null
     errorRetryCount: 4,
     ...config,
   });
-}
-
-/** The raw session endpoints (`/api/admin/session`) through the same fetch, for the sign-in page. */
-export async function sessionRequest(method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<{ status: number; json: unknown }> {
-  const headers: Record<string, string> = { 'Accept-Language': credentials.language, Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method !== 'GET' && credentials.csrfToken) headers['X-CSRF-Token'] = credentials.csrfToken;
-  const res = await fetch('/api/admin/session', { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  if (!res.ok && res.status !== 401 && !(method === 'GET' && res.status === 404)) throw problemOf(res.status, json, res.statusText);
-  return { status: res.status, json };
 }

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { SWRConfig } from 'swr';
-import { forgetBearer, setApiLanguage, whenUnauthorized } from './api.js';
+import { setApiLanguage, whenUnauthorized } from './api.js';
 import { FeedbackProvider, useFeedback } from './feedback.js';
 import { I18nContext, initialLanguage, saveLanguage, translator, useI18n, type Language, type MessageKey } from './i18n.js';
 import { Link, match, navigate, RouterProvider, useLocation } from './router.js';
@@ -103,7 +103,6 @@ function Shell() {
     },
     signOut: () => {
       const done = () => {
-        forgetBearer();
         setState({ kind: 'signed-out' });
         feedback.ok(t('signout.done'));
       };

@@ -5,67 +5,47 @@
  */
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { bearerToken, call, sessionRequest, setCsrfToken } from './api.js';
+import { ApiError, call, setCsrfToken, type types } from './api.js';
 
-export type Role = 'viewer' | 'triager' | 'city-admin';
-
-export interface Grant {
-  tenantId: string;
-  tenantName: string;
-  role: Role;
-}
-
-export interface Operator {
-  id: string;
-  email: string;
-  name: string;
-  platformAdmin: boolean;
-  grants: Grant[];
-}
-
-interface SessionBody {
-  operator: Operator;
-  csrfToken: string;
-}
-
-function isSessionBody(json: unknown): json is SessionBody {
-  const o = json as SessionBody | null;
-  return !!o && typeof o === 'object' && !!o.operator && Array.isArray(o.operator.grants) && typeof o.csrfToken === 'string';
-}
+export type Role = types.OperatorGrant['role'];
+export type Grant = types.OperatorGrant;
+export type Operator = Pick<types.Operator, 'id' | 'email' | 'name' | 'platformAdmin' | 'grants'>;
 
 /**
- * The current operator: from the session cookie (GET /api/admin/session), or, for a
- * tab given an admin token, a platform-wide operator over every tenant (what such a
- * token may do). null when nobody is signed in.
+ * The current operator, from the session cookie (GET /api/admin/session); null when
+ * nobody is signed in.
  */
 export async function loadSession(): Promise<Operator | null> {
-  if (bearerToken()) {
-    const tenants = await call('listTenants');
-    return {
-      id: 'token',
-      email: '',
-      name: 'admin token',
-      platformAdmin: true,
-      grants: tenants.items.map((t) => ({ tenantId: t.id, tenantName: t.name, role: 'city-admin' as const })),
-    };
+  try {
+    const session = await call('getSession');
+    setCsrfToken(session.csrfToken);
+    return await withEveryTenant(session.operator);
+  } catch (err) {
+    // 401: nobody is signed in (or the session ended).
+    if (err instanceof ApiError && err.status === 401) return null;
+    throw err;
   }
-  const res = await sessionRequest('GET');
-  // 401: nobody is signed in; 404: a server without sessions (admin tokens only).
-  if (res.status !== 200 || !isSessionBody(res.json)) return null;
-  setCsrfToken(res.json.csrfToken);
-  return res.json.operator;
 }
 
 export async function signIn(email: string, password: string): Promise<Operator> {
-  const res = await sessionRequest('POST', { email, password });
-  if (!isSessionBody(res.json)) throw new Error('unexpected answer');
-  setCsrfToken(res.json.csrfToken);
-  return res.json.operator;
+  const session = await call('createSession', { body: { email, password } });
+  setCsrfToken(session.csrfToken);
+  return withEveryTenant(session.operator);
+}
+
+/** A platform admin holds every role on every tenant: the city switcher lists them all. */
+async function withEveryTenant(operator: Operator): Promise<Operator> {
+  if (!operator.platformAdmin) return operator;
+  const tenants = await call('listTenants');
+  return { ...operator, grants: tenants.items.map((t) => ({ tenantId: t.id, tenantName: t.name, role: 'city-admin' as const })) };
 }
 
 export async function signOut(): Promise<void> {
-  await sessionRequest('DELETE');
-  setCsrfToken(null);
+  try {
+    await call('deleteSession');
+  } finally {
+    setCsrfToken(null);
+  }
 }
 
 const RANK: Record<Role | 'platform-admin', number> = { viewer: 1, triager: 2, 'city-admin': 3, 'platform-admin': 4 };

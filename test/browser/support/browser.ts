@@ -27,12 +27,11 @@ export interface Watched {
 }
 
 /**
- * A new tab. With `token`, the tab signs in with an admin token (kept in its
- * sessionStorage, as the console's scripted mode reads it); otherwise it starts signed out.
+ * A new tab (a browser context of its own: its own cookies). With `as`, the operator
+ * signs in through the sign-in page first; otherwise the tab starts signed out.
  */
-export async function openPage(browser: Browser, baseUrl: string, opts: { token?: string; viewport?: { width: number; height: number } } = {}): Promise<Watched> {
+export async function openPage(browser: Browser, baseUrl: string, opts: { as?: { email: string; password: string }; viewport?: { width: number; height: number } } = {}): Promise<Watched> {
   const context = await browser.newContext({ viewport: opts.viewport ?? DESKTOP, locale: 'pt-BR', timezoneId: 'America/Sao_Paulo' });
-  if (opts.token) await context.addInitScript(`sessionStorage.setItem('lumen.adminToken', ${JSON.stringify(opts.token)})`);
   const page = await context.newPage();
   const problems: string[] = [];
   const dialogs: string[] = [];
@@ -51,9 +50,21 @@ export async function openPage(browser: Browser, baseUrl: string, opts: { token?
     void d.dismiss();
   });
   page.on('requestfailed', (r) => {
+    // ERR_ABORTED: a request cut short by the test's own next navigation.
+    if (r.failure()?.errorText === 'net::ERR_ABORTED') return;
     if (r.url().startsWith(baseUrl) && !r.url().includes('/api/')) problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`);
   });
+  if (opts.as) await signIn(page, baseUrl, opts.as);
   return { page, context, problems, dialogs };
+}
+
+/** Email and password on the sign-in page; resolves when the inbox is shown. */
+export async function signIn(page: Page, baseUrl: string, who: { email: string; password: string }): Promise<void> {
+  await page.goto(`${baseUrl}/console/sign-in`);
+  await page.locator('input[name="email"]').fill(who.email);
+  await page.locator('input[name="password"]').fill(who.password);
+  await page.locator('form button[type="submit"]').click();
+  await page.locator('.page h1').first().waitFor();
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

@@ -5,13 +5,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Lumen } from './lumen.js';
 
+export interface Person {
+  email: string;
+  password: string;
+}
+
 export interface City {
+  /** The city's administrator (role city-admin), signed in through the sign-in page. */
+  admin: Person;
   tenantId: string;
   tenantName: string;
   teamId: string;
   partnerCode: string;
   apiKey: string;
+  /** A platform-wide admin token, for the test's own reads and set-up through the admin API. */
   token: string;
+}
+
+/** An operator through the CLI, with the one-time password Lumen made. */
+export async function makeOperator(lumen: Lumen, o: { email: string; name: string; role: string; tenantId?: string }): Promise<Person> {
+  const made = await lumen.cli('operator', 'create', '--email', o.email, '--name', o.name, '--role', o.role, ...(o.tenantId ? ['--tenant', o.tenantId] : []));
+  return { email: o.email, password: made.initialPassword as string };
 }
 
 export async function makeCity(lumen: Lumen, o: { name: string; webhookUrl: string; code: string }): Promise<City> {
@@ -32,7 +46,8 @@ export async function makeCity(lumen: Lumen, o: { name: string; webhookUrl: stri
     'segredo-de-teste-0123456789',
   );
   const token = await lumen.cli('admin-token', 'create', '--name', `desk-${o.code.toLowerCase()}`);
-  return { tenantId: tenant.id, tenantName: o.name, teamId: team.id, partnerCode: o.code, apiKey: partner.apiKey, token: token.token };
+  const admin = await makeOperator(lumen, { email: `admin@${o.code.toLowerCase()}.example`, name: `Admin ${o.name}`, role: 'city-admin', tenantId: tenant.id });
+  return { admin, tenantId: tenant.id, tenantName: o.name, teamId: team.id, partnerCode: o.code, apiKey: partner.apiKey, token: token.token };
 }
 
 export interface Request {
