@@ -16,6 +16,17 @@ export interface Config {
    * transactions). Default: DATABASE_URL.
    */
   readonly directDatabaseUrl: string | null;
+  /**
+   * A streaming replica of the primary (LUMEN_READ_DATABASE_URL) for partner reads:
+   * poles, service orders and the events of a polling page. Default: none, every read
+   * on the primary.
+   */
+  readonly readDatabaseUrl: string | null;
+  /**
+   * How far the replica may be behind the primary before reads go to the primary
+   * (LUMEN_READ_MAX_LAG, a duration). Default 30 s.
+   */
+  readonly readMaxLagMs: number;
   /** HTTP port. Default 8080. */
   readonly port: number;
   /**
@@ -303,6 +314,15 @@ export function loadConfig(env: Env = process.env): Config {
   const directRaw = parsePostgresUrl('LUMEN_DIRECT_DATABASE_URL', env.LUMEN_DIRECT_DATABASE_URL, problems);
   if (directRaw !== null && databaseUrl === null) problems.push('LUMEN_DIRECT_DATABASE_URL needs DATABASE_URL (the embedded database has no pooler in front)');
   const directDatabaseUrl = directRaw ?? databaseUrl;
+  const readDatabaseUrl = parsePostgresUrl('LUMEN_READ_DATABASE_URL', env.LUMEN_READ_DATABASE_URL, problems);
+  if (readDatabaseUrl !== null && databaseUrl === null) problems.push('LUMEN_READ_DATABASE_URL needs DATABASE_URL (the embedded database has no replica)');
+  let readMaxLagMs = 30_000;
+  const readMaxLagRaw = (env.LUMEN_READ_MAX_LAG ?? '').trim();
+  if (readMaxLagRaw !== '') {
+    const ms = parseDuration(readMaxLagRaw);
+    if (ms === null || ms < 100 || ms > 3_600_000) problems.push(`LUMEN_READ_MAX_LAG must be a duration from 100ms to 1h, such as 30s (got "${readMaxLagRaw}")`);
+    else readMaxLagMs = ms;
+  }
   const embeddedInProduction = parseBool('LUMEN_EMBEDDED_IN_PRODUCTION', env.LUMEN_EMBEDDED_IN_PRODUCTION, false, problems);
   if (isProduction && databaseUrl === null && (env.DATABASE_URL ?? '').trim() === '' && !embeddedInProduction) {
     problems.push('LUMEN_ENVIRONMENT=production needs DATABASE_URL (a PostgreSQL you operate and back up); to run on the embedded database in production anyway, set LUMEN_EMBEDDED_IN_PRODUCTION=true');
@@ -408,6 +428,8 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     databaseUrl,
     directDatabaseUrl,
+    readDatabaseUrl,
+    readMaxLagMs,
     port,
     metricsPort,
     host,

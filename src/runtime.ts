@@ -7,6 +7,7 @@ import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { Jobs } from './jobs/index.js';
 import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
+import { primaryReads, replicaReads, type Reads } from './db/read-replica.js';
 import { Metrics } from './metrics/index.js';
 import type { AppDeps } from './app-deps.js';
 
@@ -70,6 +71,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   let pool: pg.Pool | null = null;
   let jobs: Jobs | null = null;
   let clock: HorizonClock | null = null;
+  let reads: Reads | null = null;
   try {
     pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10 });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
@@ -90,7 +92,10 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     if (opts.work) clock = startHorizonClock(pool, log);
     const finalClock = clock;
     const db: Database = createDatabase(pool);
-    const metrics = new Metrics({ pool, db, log, embedded: embedded !== null });
+    // Partner reads on the replica: only where they are served (lumen serve).
+    reads = config.readDatabaseUrl && opts.work ? replicaReads({ url: config.readDatabaseUrl, maxLagMs: config.readMaxLagMs, poolSize: opts.poolSize ?? 10, primary: db, primaryPool: pool, log }) : primaryReads(db);
+    const finalReads = reads;
+    const metrics = new Metrics({ pool, db, log, embedded: embedded !== null, reads });
     const finalPool = pool;
     const finalJobs = jobs;
     return {
@@ -98,6 +103,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       log,
       pool: finalPool,
       db,
+      reads: finalReads,
       jobs: finalJobs,
       metrics,
       databaseUrl: url,
@@ -106,6 +112,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       failure: () => supervisor?.failure ?? null,
       async close() {
         await finalClock?.stop();
+        await finalReads.stop();
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
         // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
@@ -116,6 +123,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     };
   } catch (err) {
     await clock?.stop();
+    await reads?.stop();
     await jobs?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await (supervisor ?? embedded)?.stop().catch(() => {});

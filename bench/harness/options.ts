@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [options]`. */
 
-export const ROW_IDS = ['executable', 'intake', 'pole-page', 'full-sync', 'pole-import', 'events-polling', 'event-latency', 'webhook-fanout'] as const;
+export const ROW_IDS = ['executable', 'intake', 'pole-page', 'full-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'webhook-fanout'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface BenchOptions {
@@ -109,6 +109,9 @@ export interface Sizes {
   readonly latencySamples: number;
   readonly pollingEvents: number;
   readonly importRows: number;
+  /** Telemetry reports per pass, and per batch (one POST, one UPDATE). */
+  readonly telemetryReports: number;
+  readonly telemetryBatch: number;
   /** Starts of the executable timed to /readyz. */
   readonly starts: number;
   /** Seconds the executable idles before its RSS is read. */
@@ -130,6 +133,8 @@ export function sizesFor(quick: boolean): Sizes {
         latencySamples: 20,
         pollingEvents: 2_000,
         importRows: 20_000,
+        telemetryReports: 20_000,
+        telemetryBatch: 1000,
         starts: 1,
         idleSeconds: 1,
       }
@@ -146,6 +151,8 @@ export function sizesFor(quick: boolean): Sizes {
         latencySamples: 200,
         pollingEvents: 100_000,
         importRows: 1_000_000,
+        telemetryReports: 1_000_000,
+        telemetryBatch: 1000,
         starts: 5,
         idleSeconds: 5,
       };

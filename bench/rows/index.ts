@@ -6,11 +6,13 @@ import { fullSyncRow } from './full-sync.js';
 import { intakeRow } from './intake.js';
 import { poleImportRow } from './pole-import.js';
 import { polePageRow } from './pole-page.js';
+import { telemetryRow } from './telemetry.js';
 import { webhookFanoutRow } from './webhook-fanout.js';
 
 /**
  * Every row, in the order they run: the executable first (it needs the empty
- * database), intake before the large seeds, and the webhook fan-out last (a backlog
+ * database), intake before the large seeds, telemetry after the read rows (it restamps
+ * their city's poles), and the webhook fan-out last (a backlog
  * it leaves behind must not delay another row's deliveries).
  */
 export const ROWS: readonly RowDefinition[] = [
@@ -18,6 +20,7 @@ export const ROWS: readonly RowDefinition[] = [
   intakeRow,
   polePageRow,
   fullSyncRow,
+  telemetryRow,
   poleImportRow,
   eventsPollingRow,
   eventLatencyRow,

@@ -16,6 +16,8 @@ export interface DatabaseOptions {
   /** Pool size. Default 10. */
   max?: number;
   applicationName?: string;
+  /** Longest wait for a new connection. Default 10 s. */
+  connectionTimeoutMillis?: number;
 }
 
 export function createPool(opts: DatabaseOptions): pg.Pool {
@@ -23,7 +25,7 @@ export function createPool(opts: DatabaseOptions): pg.Pool {
     connectionString: opts.url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'lumen',
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 10_000,
   });
   // A connection that dies while checked out (the database restarted during a query or
   // transaction) emits 'error' on its client, which the pool only listens for while the

@@ -6,6 +6,8 @@ import { ingestReports, type TelemetryPrincipal } from '../services/city-data/in
 export const ingestTelemetryReports: Handler<TelemetryPrincipal> = async ({ deps, principal, request }) => {
   const batch = request.body as TelemetryBatch;
   const body: TelemetryResult = await ingestReports(deps, principal.tenantId, batch.reports);
+  const unknown = body.received - body.applied - body.stale - body.rejected.length;
+  deps.metrics.telemetry({ applied: body.applied, stale: body.stale, unknown, rejected: body.rejected.length });
   return { status: 200, body };
 };
 

@@ -1,9 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError } from '../lib/errors.js';
-import { keyMatches, parseKey } from '../lib/api-key.js';
+import { hashKey, keyMatches, parseKey } from '../lib/api-key.js';
 import type { Scope } from '../db/tables/foundation.js';
-import type { Executor } from '../db/database.js';
-import { findActiveKey } from '../db/repositories/api-key.repository.js';
+import type { Database, Executor } from '../db/database.js';
+import { findActiveKey, findActiveKeyCounted, type ActiveKey } from '../db/repositories/api-key.repository.js';
+import { decideRateLimit, rateLimitWindow } from './rate-limit.js';
 
 /** Who is calling a partner endpoint: resolved from X-Api-Key on every request. */
 export interface PartnerPrincipal {
@@ -27,11 +28,35 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
  * id, then a constant-time comparison of the hashes.
  */
 export async function authenticatePartner(db: Executor, headers: IncomingHttpHeaders): Promise<PartnerPrincipal> {
+  const { presented, keyId } = presentedKey(headers);
+  const row = await findActiveKey(db, keyId);
+  if (!row || !keyMatches(presented, row.key_hash)) throw new AppError('unauthorized');
+  return principalOf(row);
+}
+
+/**
+ * authenticatePartner and the per-key rate limit (429, LUMEN_RATE_LIMIT_PER_MINUTE or
+ * the partner's own) in one statement. A request refused for its scope is not
+ * counted; requireScope refuses it after this.
+ */
+export async function authenticatePartnerCounted(db: Database, headers: IncomingHttpHeaders, opts: { anyOfScopes: readonly Scope[]; defaultLimitPerMinute: number }): Promise<PartnerPrincipal> {
+  const { presented, keyId } = presentedKey(headers);
+  const now = Date.now();
+  const row = await findActiveKeyCounted(db, keyId, hashKey(presented), { window: rateLimitWindow(now), anyOfScopes: opts.anyOfScopes });
+  if (!row) throw new AppError('unauthorized');
+  const principal = principalOf(row);
+  if (row.window_count !== null) decideRateLimit(db, row.window_count, row.rate_limit_per_minute ?? opts.defaultLimitPerMinute, now);
+  return principal;
+}
+
+function presentedKey(headers: IncomingHttpHeaders): { presented: string; keyId: string } {
   const presented = headerValue(headers, 'x-api-key')?.trim();
   const parsed = presented ? parseKey(presented) : null;
   if (!presented || !parsed || parsed.kind !== 'partner') throw new AppError('unauthorized');
-  const row = await findActiveKey(db, parsed.keyId);
-  if (!row || !keyMatches(presented, row.key_hash)) throw new AppError('unauthorized');
+  return { presented, keyId: parsed.keyId };
+}
+
+function principalOf(row: ActiveKey): PartnerPrincipal {
   if (!row.enabled) throw new AppError('partner-disabled');
   return {
     externalSystemId: row.external_system_id,

@@ -1,8 +1,7 @@
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
-import { authenticatePartner, requireScope, type PartnerPrincipal } from './auth.js';
+import { authenticatePartnerCounted, requireScope, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
-import { enforceRateLimit } from './rate-limit.js';
 import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
 
@@ -21,12 +20,11 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     basePath: '/api/external',
     api,
     document,
-    authenticate: (deps, headers) => authenticatePartner(deps.db, headers),
+    // The key and the rate limit (every operation, /events included: its own minimum
+    // interval applies on top) in one statement.
+    authenticate: (deps, headers, { operationId }) =>
+      authenticatePartnerCounted(deps.db, headers, { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute }),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
-    rateLimit: async (deps, principal) => {
-      // Every operation, /events included: its own minimum interval applies on top.
-      await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
-    },
     admit: (deps, principal, operationId) => {
       if (operationId !== 'createServiceOrder') return null;
       intake ??= new InProgressLimit(deps.config.intakeConcurrencyPerKey);

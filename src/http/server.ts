@@ -292,6 +292,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     if (!(await migrationsApplied(deps.pool))) return { status: 503, body: { status: 'unavailable', database: 'migrations pending' } };
     const secrets = deps.secretsProblem?.() ?? null;
     if (secrets) return { status: 503, body: { status: 'unavailable', secrets } };
+    // A read replica that is behind or gone does not make the instance unready: its reads go to the primary.
+    if (deps.reads.configured) {
+      const r = deps.reads.status();
+      return { status: 200, body: { status: 'ok', reads: { on: r.state === 'in-use' ? 'replica' : 'primary', replica: r.state, lagSeconds: r.lagSeconds, checkedAt: r.checkedAt } } };
+    }
     return { status: 200, body: { status: 'ok' } };
   }
 

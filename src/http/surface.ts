@@ -44,6 +44,11 @@ export interface ApiSurface<P> {
   readonly basePath: string;
   readonly api: OpenAPIBackend;
   readonly document: Record<string, unknown>;
+  /**
+   * The caller, or 401/403. A surface may also count the request against the
+   * principal's quota here (429), in the same statement as the key lookup; it then has
+   * no `rateLimit`.
+   */
   authenticate(deps: AppDeps, headers: IncomingHttpHeaders, request: { readonly method: string; readonly operationId: string; readonly client: ClientInfo }): Promise<P>;
   /**
    * Operations anyone may call, without credentials (the console's sign-in): no

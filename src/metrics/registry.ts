@@ -1,10 +1,12 @@
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.js';
-import { eventsWaiting, oldestDueDeliveryAge, queueDepths } from '../db/repositories/metrics.repository.js';
+import type { Reads } from '../db/read-replica.js';
+import { eventsWaiting, oldestDueDeliveryAge, oldestDueJobAge, partnerPollLag, queueDepths } from '../db/repositories/metrics.repository.js';
 import type { Logger } from '../lib/logger.js';
 
 export type WebhookOutcome = 'succeeded' | 'retrying' | 'failed';
+export type TelemetryOutcome = 'applied' | 'stale' | 'unknown' | 'rejected';
 
 export interface MetricsSources {
   readonly pool: pg.Pool;
@@ -12,6 +14,8 @@ export interface MetricsSources {
   readonly log: Logger;
   /** Whether the database is the embedded one (lumen_embedded_postgres_up is exported then). */
   readonly embedded: boolean;
+  /** Where partner reads run (the replica gauges are exported when one is configured). */
+  readonly reads?: Reads;
 }
 
 /**
@@ -28,6 +32,9 @@ export class Metrics {
   private readonly webhookDeliveries: Counter<'partner' | 'outcome'>;
   private readonly poolConnections: Gauge<'state'>;
   private readonly queueJobs: Gauge<'queue' | 'state'>;
+  private readonly queueOldest: Gauge<'queue'>;
+  private readonly pollLag: Gauge<'partner'>;
+  private readonly telemetryReports: Counter<'outcome'>;
   private readonly webhookOldestDue: Gauge<'partner'>;
   private readonly eventsWaiting: Gauge<'partner'>;
   private readonly databaseUp: Gauge;
@@ -59,10 +66,27 @@ export class Metrics {
     });
     this.webhookDeliveries = new Counter({ name: 'lumen_webhook_deliveries_total', help: 'Webhook delivery attempts made by this process, by partner and outcome (succeeded, retrying, failed: no more attempts)', labelNames: ['partner', 'outcome'], registers });
     this.queueJobs = new Gauge({ name: 'lumen_job_queue_jobs', help: 'Jobs per queue and state (created, retry: waiting; active: running)', labelNames: ['queue', 'state'], registers });
+    this.queueOldest = new Gauge({ name: 'lumen_job_queue_oldest_due_seconds', help: "Age of the queue's oldest waiting job that is due (0: none)", labelNames: ['queue'], registers });
+    this.pollLag = new Gauge({ name: 'lumen_partner_poll_lag_seconds', help: 'Seconds since Lumen last held everything a polled partner had (its last poll that ended with hasMore false)', labelNames: ['partner'], registers });
+    this.telemetryReports = new Counter({ name: 'lumen_telemetry_reports_total', help: 'Telemetry reports received by this process over HTTP, by outcome (applied, stale, unknown device, rejected)', labelNames: ['outcome'], registers });
     this.webhookOldestDue = new Gauge({ name: 'lumen_webhook_oldest_due_seconds', help: "Age of the partner's oldest webhook delivery that is due and not done (0: none)", labelNames: ['partner'], registers });
     this.eventsWaiting = new Gauge({ name: 'lumen_events_waiting', help: 'Events a polling partner has not confirmed yet', labelNames: ['partner'], registers });
     this.databaseUp = new Gauge({ name: 'lumen_database_up', help: 'Whether the database answered the last scrape (1) or not (0)', registers });
     this.embeddedUp = sources.embedded ? new Gauge({ name: 'lumen_embedded_postgres_up', help: 'Whether the embedded PostgreSQL answered the last scrape (1) or not (0)', registers }) : null;
+    const reads = sources.reads;
+    if (reads?.configured) {
+      const inUse: Gauge = new Gauge({ name: 'lumen_read_replica_in_use', help: 'Whether partner reads run on the replica (1) or on the primary (0)', registers, collect: () => void inUse.set(reads.status().state === 'in-use' ? 1 : 0) });
+      const lag: Gauge = new Gauge({
+        name: 'lumen_read_replica_lag_seconds',
+        help: "How far the replica was behind the primary at its last check (absent while unknown)",
+        registers,
+        collect: () => {
+          lag.reset();
+          const s = reads.status().lagSeconds;
+          if (s !== null) lag.set(s);
+        },
+      });
+    }
     this.instrumentPool();
   }
 
@@ -76,6 +100,10 @@ export class Metrics {
     this.webhookDeliveries.inc({ partner, outcome });
   }
 
+  telemetry(counts: Readonly<Record<TelemetryOutcome, number>>): void {
+    for (const [outcome, n] of Object.entries(counts)) if (n > 0) this.telemetryReports.inc({ outcome }, n);
+  }
+
   /** The exposition text, after reading the database's gauges. */
   async scrape(): Promise<{ contentType: string; body: string }> {
     await this.readDatabase();
@@ -86,10 +114,14 @@ export class Metrics {
     const { db, log } = this.sources;
     let up = 1;
     try {
-      const [queues, due, waiting] = await Promise.all([queueDepths(db), oldestDueDeliveryAge(db), eventsWaiting(db)]);
+      const [queues, oldest, due, waiting, lag] = await Promise.all([queueDepths(db), oldestDueJobAge(db), oldestDueDeliveryAge(db), eventsWaiting(db), partnerPollLag(db)]);
       // Reset first: a deleted partner or queue leaves no stale series behind.
       this.queueJobs.reset();
       for (const r of queues) this.queueJobs.set({ queue: r.queue, state: r.state }, r.n);
+      this.queueOldest.reset();
+      for (const r of oldest) this.queueOldest.set({ queue: r.queue }, r.value);
+      this.pollLag.reset();
+      for (const r of lag) this.pollLag.set({ partner: r.partner }, r.value);
       this.webhookOldestDue.reset();
       for (const r of due) this.webhookOldestDue.set({ partner: r.partner }, r.value);
       this.eventsWaiting.reset();

@@ -91,6 +91,35 @@ describe('POST /api/telemetry/reports', () => {
     expect(round3.find((p) => p.code === 'RP-1')!.updatedAt).toBe(before);
   });
 
+  it('takes batches from concurrent senders over the same devices without deadlock: the newest report of each device wins, each pole once more in updatedSince', async () => {
+    const c = await city();
+    const devices: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      devices.push(`TG-C-${i}`);
+      await makeCityPole(t.rt, { tenantId: c.tenantId, code: `CP-${i}`, device: `TG-C-${i}` });
+    }
+    await settle(t);
+    const cursor = maxUpdatedAt((await getPage<PoleItem>(t, '/api/external/poles', c.apiKey, { pageSize: 100 })).items, null)!;
+    // Four senders, each with every device in its own order, dated sender by sender: the last sender's reports are the newest.
+    const base = Date.now() - 60_000;
+    const batches = [0, 1, 2, 3].map((s) => {
+      const order = s % 2 === 0 ? devices : [...devices].reverse();
+      return order.map((d, i) => ({ deviceIdentifier: d, online: true, relayOn: (s + i) % 2 === 0, reportedAt: new Date(base + s * 1000).toISOString() }));
+    });
+    const answers = await Promise.all(batches.map(async (reports) => (await post(c.telemetryKey, { reports })).json() as Promise<{ applied: number; stale: number }>));
+    // Every device took its newest report exactly once; what lost to it counts as stale.
+    expect(answers.reduce((n, a) => n + a.applied + a.stale, 0)).toBe(4 * devices.length);
+    await settle(t);
+    const after = (await getPage<PoleItem>(t, '/api/external/poles', c.apiKey, { pageSize: 100, updatedSince: cursor })).items;
+    expect(after).toHaveLength(devices.length);
+    const newest = new Date(base + 3000).toISOString();
+    for (const p of after) {
+      const i = Number(p.code.slice(3));
+      expect(p.updatedAt > cursor, p.code).toBe(true);
+      expect(p.device, p.code).toMatchObject({ lastCommunicationAt: newest, relayOn: (3 + (devices.length - 1 - i)) % 2 === 0 });
+    }
+  });
+
   it('answers 401 without a key, with a partner key or a revoked key, and 422 for a bad batch', async () => {
     const c = await city();
     expect((await post(undefined, { reports: [] })).status).toBe(401);

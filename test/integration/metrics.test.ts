@@ -8,6 +8,7 @@ import type { EventsPage } from '../../generated/partner/types.gen.js';
 import { createDatabase, createPool } from '../../src/db/database.js';
 import { Metrics } from '../../src/metrics/index.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
+import { createTelemetryKey } from '../../src/services/city-data/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { parseExposition, type Exposition } from '../support/prometheus.js';
@@ -99,6 +100,45 @@ describe('GET /metrics', () => {
     expect(await waiting()).toBe(3);
     expect((await t.fetch(`/api/external/events?since=${encodeURIComponent(page.nextSince)}`, { apiKey: p.partner.apiKey })).status).toBe(200);
     expect(await waiting()).toBe(0);
+  }, 30_000);
+
+  it('counts telemetry reports by outcome, and shows the oldest due job per queue and the lag of each polled partner', async () => {
+    const tenant = await makeTenant(t.rt);
+    await makeCityPole(t.rt, { tenantId: tenant.id, device: 'TG-MET-1' });
+    const key = await createTelemetryKey(t.rt, { tenantId: tenant.id });
+    const reports = (e: Exposition, outcome: string) => e.value('lumen_telemetry_reports_total', { outcome }) ?? 0;
+    const before = await scrape();
+    const now = Date.now();
+    const res = await t.fetch('/api/telemetry/reports', {
+      method: 'POST',
+      apiKey: key.apiKey,
+      json: {
+        reports: [
+          { deviceIdentifier: 'TG-MET-1', online: true, relayOn: true, reportedAt: new Date(now - 1000).toISOString() },
+          { deviceIdentifier: 'TG-MET-1', online: false, relayOn: false, reportedAt: new Date(now - 2000).toISOString() },
+          { deviceIdentifier: 'TG-MET-404', online: true, relayOn: true, reportedAt: new Date(now).toISOString() },
+          { deviceIdentifier: 'TG-MET-1', online: true, relayOn: true, reportedAt: new Date(now + 3_600_000).toISOString() },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const after = await scrape();
+    expect(['applied', 'stale', 'unknown', 'rejected'].map((o) => reports(after, o) - reports(before, o))).toEqual([1, 1, 1, 1]);
+
+    // A job due now on a queue no worker serves: its age grows.
+    await t.rt.jobs.boss.createQueue('metrics-probe');
+    await t.rt.jobs.boss.send('metrics-probe', {});
+    await waitFor(async () => ((await scrape()).value('lumen_job_queue_oldest_due_seconds', { queue: 'metrics-probe' }) ?? 0) > 0.2, 5_000, 'the job ages');
+    expect((await scrape()).value('lumen_job_queue_oldest_due_seconds', { queue: 'events-cleanup' })).toBeDefined();
+
+    // A polled partner: behind since it was registered, caught up after a poll that ended with hasMore false.
+    const stub = await startPartnerStub();
+    closers.push(() => stub.close());
+    const polled = await makePollingPartner(t.rt, stub.url, { interval: 60 });
+    const lag = async () => (await scrape()).value('lumen_partner_poll_lag_seconds', { partner: polled.code });
+    await waitFor(async () => ((await lag()) ?? 0) > 0.5, 5_000, 'the lag grows');
+    await reconcilePartnerPolls(t.rt);
+    await waitFor(async () => ((await lag()) ?? 1) < 0.5, 10_000, 'caught up');
   }, 30_000);
 
   it('reports the embedded PostgreSQL up or down when Lumen runs on it', async () => {

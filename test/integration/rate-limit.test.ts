@@ -55,6 +55,22 @@ describe('rate limits (N10)', () => {
     expect((await t.fetch('/api/external/health', { apiKey: b.apiKey })).status).toBe(200);
   });
 
+  it("counts nothing for a wrong secret of a known key id, a call without the operation's scope, or a disabled partner", async () => {
+    const p = await makePartner(t.rt, { scopes: ['canCreateAlerts'] });
+    const counted = async () => (await sql<{ n: number }>`SELECT coalesce(sum(count), 0) AS n FROM rate_limit_window WHERE subject = ${p.id}`.execute(t.rt.db)).rows[0]!.n;
+    // Same key id, another secret: 401, and the partner's quota is untouched.
+    const forged = p.apiKey.slice(0, -4) + (p.apiKey.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    for (let i = 0; i < 3; i++) expect((await t.fetch('/api/external/health', { apiKey: forged })).status).toBe(401);
+    // Reading city data without canReadCityData: 403, not counted.
+    for (let i = 0; i < 3; i++) expect((await t.fetch('/api/external/poles', { apiKey: p.apiKey })).status).toBe(403);
+    expect(Number(await counted())).toBe(0);
+    expect((await t.fetch('/api/external/health', { apiKey: p.apiKey })).status).toBe(200);
+    expect(Number(await counted())).toBe(1);
+    await t.rt.db.updateTable('external_system').set({ enabled: false }).where('id', '=', p.id).execute();
+    expect((await t.fetch('/api/external/health', { apiKey: p.apiKey })).status).toBe(403);
+    expect(Number(await counted())).toBe(1);
+  });
+
   it('counts GET /api/external/events like every endpoint, and an idle poll writes nothing', async () => {
     const p = await makePartner(t.rt, { transport: 'polling' });
     const codes: number[] = [];

@@ -162,7 +162,7 @@ export async function makePollingPartner(
   const tenant = await makeTenant(deps, { intakePolicy: opts.intakePolicy ?? 'automatic' });
   // Created without the job queue, so the poller is not woken: each test starts polling
   // itself (reconcile or poll-now) and controls when the first call happens.
-  return makePartner({ config: deps.config, db: deps.db, log: deps.log }, {
+  return makePartner({ config: deps.config, db: deps.db, reads: deps.reads, log: deps.log }, {
     tenantId: tenant.id,
     ...(opts.code ? { code: opts.code } : {}),
     scopes: opts.scopes ?? ['canCreateServiceOrders'],

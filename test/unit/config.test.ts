@@ -41,6 +41,18 @@ describe('config', () => {
     expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_MAP_TILE_URL: 'ftp://tiles/{z}/{x}/{y}' })).toThrow(/LUMEN_MAP_TILE_URL must be an http/);
   });
 
+  it('reads partner reads from LUMEN_READ_DATABASE_URL while it is at most LUMEN_READ_MAX_LAG behind (default 30 s)', () => {
+    const dir = dataDir();
+    const db = 'postgres://lumen@db:5432/lumen';
+    const c = loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db });
+    expect([c.readDatabaseUrl, c.readMaxLagMs]).toEqual([null, 30_000]);
+    const r = loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_DATABASE_URL: 'postgres://lumen@replica:5432/lumen', LUMEN_READ_MAX_LAG: '5s' });
+    expect([r.readDatabaseUrl, r.readMaxLagMs]).toEqual(['postgres://lumen@replica:5432/lumen', 5_000]);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_READ_DATABASE_URL: 'postgres://lumen@replica/lumen' })).toThrow(/LUMEN_READ_DATABASE_URL needs DATABASE_URL/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_MAX_LAG: '10' })).toThrow(/LUMEN_READ_MAX_LAG must be a duration/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: db, LUMEN_READ_MAX_LAG: '50ms' })).toThrow(/LUMEN_READ_MAX_LAG must be a duration/);
+  });
+
   it('keeps a generated secret key in the data directory across loads', () => {
     const dir = dataDir();
     const a = loadConfig({ LUMEN_DATA_DIR: dir });

@@ -1,12 +1,20 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Tx } from '../database.js';
+import type { Executor, Tx } from '../database.js';
 
 /** An event as polling serves it: the exact envelope bytes and its position. */
 export interface ServedEvent {
-  /** Null when the event is gone (retention) but its position is still there. */
+  /** Null when the event is gone (retention) but its position is still there, or when it was not read (`bodies: false`). */
   body: string | null;
   published_at: Date;
+  write_seq: number;
 }
+
+/** Whether a statement reads the events' envelopes, or only positions them (the envelopes then come from the replica: readBodies). */
+export interface BodyOption {
+  readonly bodies: boolean;
+}
+
+const bodyOf = (o: BodyOption) => (o.bodies ? sql`coalesce(body, payload::text)` : sql`NULL::text`);
 
 /**
  * Where the partner's next positioning starts (event_cursor.positioned_seq and
@@ -38,15 +46,27 @@ export interface Positioned {
  * Only the stored envelope text is read: `payload` (jsonb, which the driver would
  * parse) only for an event that has no body.
  */
-export async function readPositioned(tx: Tx, externalSystemId: string, after: Date | null, count: number): Promise<ServedEvent[]> {
+export async function readPositioned(tx: Tx, externalSystemId: string, after: Date | null, count: number, o: BodyOption = { bodies: true }): Promise<ServedEvent[]> {
   let positions = tx.selectFrom('event_position').select(['external_system_id', 'write_seq', 'published_at']).where('external_system_id', '=', externalSystemId);
   if (after) positions = positions.where('published_at', '>', after);
   return tx
     .selectFrom(positions.orderBy('published_at').limit(count).as('p'))
     .leftJoin('event as e', (j) => j.onRef('e.external_system_id', '=', 'p.external_system_id').onRef('e.write_seq', '=', 'p.write_seq'))
-    .select([sql<string | null>`coalesce(e.body, e.payload::text)`.as('body'), 'p.published_at'])
+    .select([o.bodies ? sql<string | null>`coalesce(e.body, e.payload::text)`.as('body') : sql<string | null>`NULL::text`.as('body'), 'p.published_at', 'p.write_seq'])
     .orderBy('p.published_at')
     .execute();
+}
+
+/**
+ * The envelopes of the partner's events `writeSeqs` (positioned by the caller), by
+ * write_seq; an event this server does not have (gone, or on a replica not replayed
+ * yet) is left out.
+ */
+export async function readBodies(db: Executor, externalSystemId: string, writeSeqs: readonly number[]): Promise<Map<number, string>> {
+  if (writeSeqs.length === 0) return new Map();
+  const { rows } = await sql<{ write_seq: number; body: string }>`SELECT write_seq, coalesce(body, payload::text) AS body FROM event
+    WHERE external_system_id = ${externalSystemId} AND write_seq = ANY (${writeSeqs as number[]}::bigint[])`.execute(db);
+  return new Map(rows.map((r) => [Number(r.write_seq), r.body]));
 }
 
 /**
@@ -66,11 +86,11 @@ export async function readPositioned(tx: Tx, externalSystemId: string, after: Da
  *   left, so the snapshot stays. A batch that takes any event after the old seq took
  *   every late candidate, all of them being earlier in write order.
  */
-export async function positionCommitted(tx: Tx, externalSystemId: string, mark: PositionMark, lastPublished: Date | null, count: number): Promise<Positioned> {
-  const { rows } = await sql<{ snapshot: string; taken: number; max_seq: number | null; body: string | null; published_at: Date | null }>`
+export async function positionCommitted(tx: Tx, externalSystemId: string, mark: PositionMark, lastPublished: Date | null, count: number, o: BodyOption = { bodies: true }): Promise<Positioned> {
+  const { rows } = await sql<{ snapshot: string; taken: number; max_seq: number | null; body: string | null; published_at: Date | null; write_seq: number | null }>`
     WITH todo AS (
       SELECT write_seq, body, row_number() OVER (ORDER BY write_seq) AS rn
-      FROM (${candidates(externalSystemId, mark, count)}) c
+      FROM (${candidates(externalSystemId, mark, count, o)}) c
       ORDER BY write_seq
       LIMIT ${count}
     ), base AS (
@@ -86,13 +106,13 @@ export async function positionCommitted(tx: Tx, externalSystemId: string, mark: 
     ), taken AS (
       SELECT count(*)::int AS n, max(write_seq) AS max_seq FROM todo
     )
-    SELECT pg_current_snapshot()::text AS snapshot, taken.n AS taken, taken.max_seq, t.body, p.published_at
+    SELECT pg_current_snapshot()::text AS snapshot, taken.n AS taken, taken.max_seq, t.body, p.published_at, p.write_seq
     FROM taken LEFT JOIN (placed p JOIN todo t ON t.write_seq = p.write_seq) ON true
     ORDER BY p.published_at`.execute(tx);
 
   const head = rows[0]!;
   return {
-    events: rows.flatMap((r) => (r.published_at !== null && r.body !== null ? [{ body: r.body, published_at: r.published_at }] : [])),
+    events: rows.flatMap((r) => (r.published_at !== null && r.write_seq !== null && (r.body !== null || !o.bodies) ? [{ body: r.body, published_at: r.published_at, write_seq: Number(r.write_seq) }] : [])),
     taken: head.taken,
     mark: nextMark(mark, { count, taken: head.taken, maxSeq: head.max_seq, snapshot: head.snapshot }),
   };
@@ -110,8 +130,9 @@ export function nextMark(mark: PositionMark, batch: { count: number; taken: numb
   return { seq, snapshot: lateOnly ? mark.snapshot : batch.snapshot };
 }
 
-function candidates(externalSystemId: string, mark: PositionMark, count: number): RawBuilder<unknown> {
-  const after = sql`SELECT write_seq, coalesce(body, payload::text) AS body FROM event
+function candidates(externalSystemId: string, mark: PositionMark, count: number, o: BodyOption): RawBuilder<unknown> {
+  const body = bodyOf(o);
+  const after = sql`SELECT write_seq, ${body} AS body FROM event
     WHERE external_system_id = ${externalSystemId} AND write_seq > ${mark.seq ?? 0}
     ORDER BY write_seq LIMIT ${count}`;
   if (mark.seq === null || mark.snapshot === null) return after;
@@ -131,10 +152,10 @@ function candidates(externalSystemId: string, mark: PositionMark, count: number)
   return sql`(${after})
     UNION ALL
     (SELECT write_seq, body FROM (
-      SELECT write_seq, coalesce(body, payload::text) AS body FROM event
+      SELECT write_seq, ${body} AS body FROM event
       WHERE external_system_id = ${externalSystemId} AND write_xid >= CASE WHEN ${foreign} THEN '0'::xid8 ELSE ${xmax}::xid8 END
       UNION ALL
-      SELECT write_seq, coalesce(body, payload::text) AS body FROM event
+      SELECT write_seq, ${body} AS body FROM event
       WHERE external_system_id = ${externalSystemId} AND write_xid = ANY (${running ? running.split(',') : []}::xid8[]) AND NOT ${foreign}
       OFFSET 0
     ) late

@@ -21,6 +21,22 @@ export async function queueDepths(db: Executor): Promise<QueueDepthRow[]> {
   return rows;
 }
 
+export interface QueueValueRow {
+  queue: string;
+  value: number;
+}
+
+/** Per queue: seconds since its oldest waiting job (created or retry) became due; 0 when none is due. */
+export async function oldestDueJobAge(db: Executor): Promise<QueueValueRow[]> {
+  const { rows } = await sql<QueueValueRow>`SELECT q.name AS queue,
+      coalesce(extract(epoch FROM now() - (
+        SELECT min(j.start_after) FROM pgboss.job j
+         WHERE j.name = q.name AND j.state IN ('created', 'retry') AND j.start_after <= now()
+      )), 0)::float8 AS value
+    FROM pgboss.queue q`.execute(db);
+  return rows;
+}
+
 export interface PartnerValueRow {
   partner: string;
   value: number;
@@ -48,5 +64,18 @@ export async function eventsWaiting(db: Executor): Promise<PartnerValueRow[]> {
        + (SELECT count(*) FROM event e WHERE e.external_system_id = es.id AND e.write_seq > coalesce(c.positioned_seq, 0)))::float8 AS value
     FROM external_system es LEFT JOIN event_cursor c ON c.external_system_id = es.id
    WHERE es.transport = 'polling'`.execute(db);
+  return rows;
+}
+
+/**
+ * Per enabled partner Lumen polls (a polling URL): seconds since Lumen last held
+ * everything the partner had (a poll whose last answer said hasMore false), or since
+ * the partner was registered when that never happened.
+ */
+export async function partnerPollLag(db: Executor): Promise<PartnerValueRow[]> {
+  const { rows } = await sql<PartnerValueRow>`SELECT es.code AS partner,
+      extract(epoch FROM now() - coalesce(s.last_caught_up_at, es.created_at))::float8 AS value
+    FROM external_system es LEFT JOIN partner_poll_state s ON s.external_system_id = es.id
+   WHERE es.polling_url IS NOT NULL AND es.enabled`.execute(db);
   return rows;
 }

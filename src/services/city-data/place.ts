@@ -47,7 +47,10 @@ export function placePage(page: number, pageSize: number, start: ReadStart, useR
     options.push(walked);
   }
   const ranked = start.ranked;
-  if (useRanked && ranked) {
+  // A rank is checked by its epoch only in a snapshot whose horizon is not below the
+  // epoch's: no row can then have joined the epoch's set between the two snapshots,
+  // whichever came first (a replica's snapshot may be older than the one that ranked).
+  if (useRanked && ranked && ranked.rank.horizon <= start.horizon) {
     options.push({ after: ranked.position, skip: fromStart.skip - ranked.rank.rank, base: { kind: 'check', rank: ranked.rank.rank, epoch: epochOf(ranked.rank) } });
   }
   options.push(fromStart);
@@ -65,15 +68,21 @@ export function rankToCheck(p: Placement): string | null {
   return p.base?.kind === 'check' ? p.base.epoch.horizon : null;
 }
 
-/** The rank of the page's end (its last item, or its start when empty), when known. */
-export function endRank(p: Placement, horizon: string, page: PageResult, limit: number): Rank | null {
+/**
+ * The rank of the page's end (its last item, or its start when empty), when known.
+ * `inherit` false (a page read on a replica): an unchecked rank is not carried on,
+ * since this snapshot may be older than the one its epoch was taken in, and rows that
+ * left the epoch's set in between would be counted here without a later check
+ * noticing.
+ */
+export function endRank(p: Placement, horizon: string, page: PageResult, limit: number, inherit = true): Rank | null {
   const base = p.base;
   if (base === null) return null;
   const position = page.last ?? (p.skip === 0 ? p.after : null);
   if (position === null) return null;
   const rank = base.rank + (page.last === null ? 0 : p.skip + Math.min(page.fetched, limit));
   // The rows up to the position keep their rank while an epoch whose horizon is above it holds.
-  if (base.kind === 'inherited') return position.u < base.epoch.horizon ? { rank, ...base.epoch } : null;
+  if (base.kind === 'inherited') return inherit && position.u < base.epoch.horizon ? { rank, ...base.epoch } : null;
   if (base.kind === 'check' && position.u < base.epoch.horizon) return { rank, ...base.epoch };
   // Known exactly in this snapshot: this snapshot's epoch (every served item is below its horizon).
   return { rank, ...pageEpoch(horizon, page) };

@@ -1,7 +1,7 @@
 import { parseDateTime } from '../../lib/time.js';
 import type { PolePage, ServiceOrderPage } from '../../../generated/partner/types.gen.js';
 import { readPage, type PageResult } from '../../db/repositories/city-data/page.repository.js';
-import { forgetRanks, readHorizon, readStart, saveWalkPage, type TotalCache, type WalkKey } from '../../db/repositories/city-data/read-walk.repository.js';
+import { forgetRanks, readHorizon, readStart, saveWalkPage, type Epoch, type TotalCache, type WalkKey } from '../../db/repositories/city-data/read-walk.repository.js';
 import type { CityResource } from '../../db/tables/city-data.js';
 import { cursorCodec } from '../../lib/cursor.js';
 import { AppError } from '../../lib/errors.js';
@@ -15,7 +15,8 @@ import type { ServiceDeps } from '../deps.js';
  * horizon with what the walk remembers, the page itself (items as JSON text, the
  * counts for `total` and ranks, one snapshot), and one asynchronously committed
  * write of what the walk remembers next; a cursor page only the first two, without
- * anything to remember.
+ * anything to remember. The first two run on the read replica while it is usable
+ * (src/db/read-replica.ts), the write on the primary.
  */
 
 /** 4.3 / N5 limits. */
@@ -130,58 +131,74 @@ function answer<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: 
 async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, token: string): Promise<JsonText<P>> {
   const state = readCursor(deps, kind.purpose, reader.tenantId, token);
   const cache = state.c ? { matchingBelow: state.c[0], below: state.c[1], horizon: state.c[2] } : null;
-  // The horizon first, in its own statement; the rows are read by a later one.
-  const horizon = await readHorizon(deps.db);
-  const matching = matchingPlan(state.s, horizon, cache);
-  const result = await readPage(deps.db, kind.resource, {
-    tenantId: reader.tenantId,
-    since: state.s,
-    horizon,
-    after: { u: state.u, id: state.i },
-    skip: 0,
-    limit: pageSize,
-    rankHorizon: null,
-    matching,
+  // On the replica when it is usable: the horizon and the page from the same server.
+  const { horizon, matching, result } = await deps.reads.run(async (db) => {
+    // The horizon first, in its own statement; the rows are read by a later one.
+    const horizon = await readHorizon(db);
+    const matching = matchingPlan(state.s, horizon, cache);
+    const result = await readPage(db, kind.resource, {
+      tenantId: reader.tenantId,
+      since: state.s,
+      horizon,
+      after: { u: state.u, id: state.i },
+      skip: 0,
+      limit: pageSize,
+      rankHorizon: null,
+      matching,
+    });
+    return { horizon, matching, result };
   });
   const t = pageTotal(matching, horizon, cache, result);
   return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t });
 }
 
 async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, page: number, since: string | null): Promise<JsonText<P>> {
-  const { db } = deps;
   if (page > MAX_PAGE) {
-    const horizon = await readHorizon(db);
-    const matching = matchingPlan(since, horizon, null);
-    const result = await readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon, after: null, skip: 0, limit: 0, rankHorizon: null, matching });
+    const { horizon, matching, result } = await deps.reads.run(async (db) => {
+      const horizon = await readHorizon(db);
+      const matching = matchingPlan(since, horizon, null);
+      const result = await readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon, after: null, skip: 0, limit: 0, rankHorizon: null, matching });
+      return { horizon, matching, result };
+    });
     return envelope<P>('', page, pageSize, pageTotal(matching, horizon, null, result).total, null);
   }
 
   const key: WalkKey = { externalSystemId: reader.externalSystemId, tenantId: reader.tenantId, resource: kind.resource, since, pageSize };
-  // The horizon first, in its own statement (with what the walk remembers); the rows are read by a later one.
-  const start = await readStart(db, key, page, (page - 1) * pageSize);
-  const matching = matchingPlan(since, start.horizon, start.total);
-  const read = (place: Placement) =>
-    readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon: start.horizon, after: place.after, skip: place.skip, limit: pageSize, rankHorizon: rankToCheck(place), matching });
-  let place = placePage(page, pageSize, start);
-  let result = await read(place);
-  if (!placementHeld(place, result) && place.base?.kind === 'check') {
-    // A row before the ranked position changed since it was ranked: forget that rank, place the page otherwise.
-    const broken = place.base.epoch;
-    place = placePage(page, pageSize, start, false);
-    [result] = await Promise.all([read(place), forgetRanks(db, reader.tenantId, kind.resource, broken)]);
-  }
+  // The reads on the replica when it is usable (the walk's memory as far as it has
+  // replayed it: an older checkpoint only places the page by counting from further
+  // back), what the page leaves behind on the primary, without waiting for the replica.
+  const { start, matching, place, result, broken, onReplica } = await deps.reads.run(async (db, onReplica) => {
+    // The horizon first, in its own statement (with what the walk remembers); the rows are read by a later one.
+    const start = await readStart(db, key, page, (page - 1) * pageSize);
+    const matching = matchingPlan(since, start.horizon, start.total);
+    const read = (place: Placement) =>
+      readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon: start.horizon, after: place.after, skip: place.skip, limit: pageSize, rankHorizon: rankToCheck(place), matching });
+    let place = placePage(page, pageSize, start);
+    let result = await read(place);
+    let broken: Epoch | null = null;
+    if (!placementHeld(place, result) && place.base?.kind === 'check') {
+      // A row before the ranked position changed since it was ranked: forget that rank, place the page otherwise.
+      broken = place.base.epoch;
+      place = placePage(page, pageSize, start, false);
+      result = await read(place);
+    }
+    return { start, matching, place, result, broken, onReplica };
+  });
   const t = pageTotal(matching, start.horizon, start.total, result);
 
   // Where the page ended (its start when empty; nothing when placed beyond the end), and the total, for the next page.
   const keep = result.last !== null || place.skip === 0;
   const position = result.last ?? place.after;
   const freshTotal = t.cache !== null && (page === 1 || start.total === null || result.mid !== null || result.low !== null || (result.tailCache ?? 0) > result.tailNow);
-  await saveWalkPage(db, key, {
-    page,
-    restart: page === 1,
-    checkpoint: keep ? { position, rank: endRank(place, start.horizon, result, pageSize) } : null,
-    total: freshTotal ? t.cache : null,
-  });
+  await Promise.all([
+    broken ? forgetRanks(deps.db, reader.tenantId, kind.resource, broken) : null,
+    saveWalkPage(deps.db, key, {
+      page,
+      restart: page === 1,
+      checkpoint: keep ? { position, rank: endRank(place, start.horizon, result, pageSize, !onReplica) } : null,
+      total: freshTotal ? t.cache : null,
+    }),
+  ]);
   return answer(deps, kind, reader, pageSize, { page, since, result, ...t });
 }
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Event, EventsPage } from '../../../generated/partner/types.gen.js';
 import type { Tx } from '../../db/database.js';
-import { positionCommitted, readPositioned, type PositionMark } from '../../db/repositories/event-position.repository.js';
+import { positionCommitted, readBodies, readPositioned, type PositionMark, type ServedEvent } from '../../db/repositories/event-position.repository.js';
 import { AppError } from '../../lib/errors.js';
 import type { ServiceDeps } from '../deps.js';
 
@@ -51,10 +51,16 @@ interface CursorState {
  * positions only what that leaves short of limit + 1, so at most one event is
  * positioned ahead of what a draining partner has been given. `hasMore` is exactly
  * "a (limit + 1)th event was found": no separate probe.
+ *
+ * With a read replica in use (src/db/read-replica.ts), the transaction on the primary
+ * handles positions only, narrow rows; the envelopes (the bulk of the answer) are
+ * then read from the replica, and those it has not replayed yet from the primary, so
+ * the call never waits for the replica.
  */
 export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<EventsPage> {
   const limit = Math.min(Math.max(1, Math.trunc(req.limit ?? MAX_EVENTS_PER_CALL)), MAX_EVENTS_PER_CALL);
-  return deps.db.transaction().execute(async (tx) => {
+  const bodies = deps.reads.status().state !== 'in-use';
+  const served = await deps.db.transaction().execute(async (tx) => {
     const cursor = await lockCursor(tx, req.externalSystemId);
     enforceMinInterval(cursor);
 
@@ -64,13 +70,13 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
       if (!confirmed || upTo > confirmed) confirmed = upTo;
     }
 
-    const read = await readPositioned(tx, req.externalSystemId, confirmed, limit + 1);
+    const read = await readPositioned(tx, req.externalSystemId, confirmed, limit + 1, { bodies });
     let rows = read;
     let taken = 0;
     let mark: PositionMark = { seq: cursor.positioned_seq, snapshot: cursor.positioned_snapshot };
     let lastPublished = cursor.last_published_at;
     if (read.length <= limit) {
-      const p = await positionCommitted(tx, req.externalSystemId, mark, lastPublished, limit + 1 - read.length);
+      const p = await positionCommitted(tx, req.externalSystemId, mark, lastPublished, limit + 1 - read.length, { bodies });
       rows = [...read, ...p.events];
       taken = p.taken;
       mark = p.mark;
@@ -79,7 +85,6 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
 
     const page = rows.slice(0, limit);
     const hasMore = read.length + taken > limit;
-    const events = page.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as Event]));
     const lastReturned = page.length > 0 ? page[page.length - 1]!.published_at : null;
     const nextSince = lastReturned ?? confirmed ?? ORIGIN;
 
@@ -108,8 +113,20 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
         .where('external_system_id', '=', req.externalSystemId)
         .execute();
     }
-    return { events, nextSince: nextSince.toISOString(), hasMore };
+    return { page, nextSince: nextSince.toISOString(), hasMore };
   });
+  const page = bodies ? served.page : await withBodies(deps, req.externalSystemId, served.page);
+  const events = page.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as Event]));
+  return { events, nextSince: served.nextSince, hasMore: served.hasMore };
+}
+
+/** The envelopes of positioned events: from the replica, and what it lacks from the primary (an event gone from both is left out). */
+async function withBodies(deps: ServiceDeps, externalSystemId: string, page: ServedEvent[]): Promise<ServedEvent[]> {
+  const seqs = page.map((r) => r.write_seq);
+  const found = await deps.reads.run((db) => readBodies(db, externalSystemId, seqs));
+  const missing = seqs.filter((s) => !found.has(s));
+  if (missing.length > 0) for (const [seq, body] of await readBodies(deps.db, externalSystemId, missing)) found.set(seq, body);
+  return page.map((r) => ({ ...r, body: found.get(r.write_seq) ?? null }));
 }
 
 function sameTime(a: Date | null, b: Date | null): boolean {

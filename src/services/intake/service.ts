@@ -6,7 +6,7 @@ import type { Scope } from '../../db/tables/foundation.js';
 import { findAlertByProtocol, lockNames, type AlertRow, type VersionedAlertRow } from '../../db/repositories/intake/alert.repository.js';
 import { listAlertAttachments, type AlertAttachmentRow } from '../../db/repositories/intake/attachment.repository.js';
 import { findIdempotencyKey, insertIdempotencyKey, type IdempotencyKeyRow } from '../../db/repositories/intake/idempotency.repository.js';
-import { findIntakeSetting, findIntakeState, type IntakeState } from '../../db/repositories/intake/request.repository.js';
+import { findIntakeSettingAndState, findIntakeState, type IntakeSetting, type IntakeState } from '../../db/repositories/intake/request.repository.js';
 import { DEFAULT_REASON_CODE } from '../../db/repositories/operations/reason.repository.js';
 import { blobStoreFor, type BlobStore } from '../../lib/blob-store/index.js';
 import { AppError } from '../../lib/errors.js';
@@ -72,11 +72,17 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
 
   let known: IntakeContext | null = null;
   for (let round = 1; ; round++) {
-    // The context is read once, beside the first round's state.
-    const [ctx, state]: [IntakeContext, IntakeState] = await Promise.all([
-      known ?? loadContext(deps, caller, input, opts.actor),
-      findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber),
-    ]);
+    // The context is read once, with the first round's state in the same statement.
+    let ctx: IntakeContext;
+    let state: IntakeState;
+    if (known) {
+      ctx = known;
+      state = await findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber);
+    } else {
+      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber);
+      ctx = contextOf(caller, first.setting, opts.actor);
+      state = first.state;
+    }
     known = ctx;
     if (state.stored) return replay(state.stored, hash!);
     const snapshot = await loadSnapshot(deps, state.alert);
@@ -109,9 +115,8 @@ function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'
   return { status: 200, body: JSON.parse(stored.response_body) as IntakeResponse };
 }
 
-/** Who sends the request, for which tenant, and the reason its code maps to: one statement. */
-async function loadContext(deps: AppDeps, caller: IntakeCaller, input: IntakeInput, actor?: string): Promise<IntakeContext> {
-  const setting = await findIntakeSetting(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode);
+/** Who sends the request, for which tenant, and the reason its code maps to. */
+function contextOf(caller: IntakeCaller, setting: IntakeSetting | undefined, actor?: string): IntakeContext {
   if (!setting) throw new Error(`intake caller ${caller.externalSystemId} does not belong to tenant ${caller.tenantId}, or the tenant has no ${DEFAULT_REASON_CODE} reason`);
   return {
     caller,

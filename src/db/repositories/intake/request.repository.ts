@@ -16,26 +16,6 @@ export interface IntakeSetting {
   reason: ReasonRow;
 }
 
-/**
- * The partner, its tenant and the reason `partnerReasonCode` maps to for this partner
- * (see mappedReasonCode), in one statement. Undefined when the partner is not the
- * tenant's, or the tenant has no EXTERNAL_OTHER reason.
- */
-export async function findIntakeSetting(db: Executor, externalSystemId: string, tenantId: string, partnerReasonCode: string | null): Promise<IntakeSetting | undefined> {
-  const row = await db
-    .selectFrom('external_system as es')
-    .innerJoin('tenant as t', 't.id', 'es.tenant_id')
-    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', mappedReasonCode(externalSystemId, tenantId, partnerReasonCode)))
-    .selectAll('r')
-    .select(['es.code as partner_code', 't.name as tenant_name', 't.ibge_code as tenant_ibge_code', 't.intake_policy as tenant_intake_policy'])
-    .where('es.id', '=', externalSystemId)
-    .where('t.id', '=', tenantId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { partner_code, tenant_name, tenant_ibge_code, tenant_intake_policy, ...reason } = row;
-  return { tenant: { id: tenantId, name: tenant_name, ibge_code: tenant_ibge_code, intake_policy: tenant_intake_policy }, partnerCode: partner_code, reason };
-}
-
 /** What is stored of a request before an attempt: the answer kept for its key, and the alert of its protocolNumber. */
 export interface IntakeState {
   stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'> | undefined;
@@ -44,13 +24,88 @@ export interface IntakeState {
 
 /** Both in one statement (one snapshot). `key` null: no key was sent. */
 export async function findIntakeState(db: Executor, externalSystemId: string, key: string | null, protocolNumber: string): Promise<IntakeState> {
-  const row = await db
+  const row = await stateQuery(db, externalSystemId, key, protocolNumber).executeTakeFirstOrThrow();
+  return stateOf(row);
+}
+
+/**
+ * The first attempt's reads in one statement (one statement planned per request
+ * instead of two): findIntakeState, and the setting: the partner, its tenant and the
+ * reason `partnerReasonCode` maps to for this partner (see mappedReasonCode), undefined
+ * when the partner is not the tenant's or the tenant has no EXTERNAL_OTHER reason.
+ */
+export async function findIntakeSettingAndState(
+  db: Executor,
+  externalSystemId: string,
+  tenantId: string,
+  partnerReasonCode: string | null,
+  key: string | null,
+  protocolNumber: string,
+): Promise<{ setting: IntakeSetting | undefined; state: IntakeState }> {
+  const setting = db
+    .selectFrom('external_system as es')
+    .innerJoin('tenant as t', 't.id', 'es.tenant_id')
+    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', mappedReasonCode(externalSystemId, tenantId, partnerReasonCode)))
+    .select([
+      'es.code as s_partner_code',
+      't.name as s_tenant_name',
+      't.ibge_code as s_tenant_ibge_code',
+      't.intake_policy as s_tenant_intake_policy',
+      'r.tenant_id as s_r_tenant_id',
+      'r.code as s_r_code',
+      'r.name_pt as s_r_name_pt',
+      'r.name_en as s_r_name_en',
+      'r.priority as s_r_priority',
+      'r.sla_hours as s_r_sla_hours',
+      'r.created_at as s_r_created_at',
+      'r.updated_at as s_r_updated_at',
+    ])
+    .where('es.id', '=', externalSystemId)
+    .where('t.id', '=', tenantId);
+  const row = await stateQuery(db, externalSystemId, key, protocolNumber)
+    .leftJoin(setting.as('s'), (j) => j.onTrue())
+    .selectAll('s')
+    .executeTakeFirstOrThrow();
+  const {
+    s_partner_code,
+    s_tenant_name,
+    s_tenant_ibge_code,
+    s_tenant_intake_policy,
+    s_r_tenant_id,
+    s_r_code,
+    s_r_name_pt,
+    s_r_name_en,
+    s_r_priority,
+    s_r_sla_hours,
+    s_r_created_at,
+    s_r_updated_at,
+    ...state
+  } = row;
+  const found = s_partner_code !== null && s_tenant_name !== null && s_tenant_intake_policy !== null && s_r_tenant_id !== null && s_r_code !== null && s_r_name_pt !== null && s_r_name_en !== null && s_r_priority !== null && s_r_sla_hours !== null && s_r_created_at !== null && s_r_updated_at !== null;
+  return {
+    setting: found
+      ? {
+          tenant: { id: tenantId, name: s_tenant_name, ibge_code: s_tenant_ibge_code, intake_policy: s_tenant_intake_policy },
+          partnerCode: s_partner_code,
+          reason: { tenant_id: s_r_tenant_id, code: s_r_code, name_pt: s_r_name_pt, name_en: s_r_name_en, priority: s_r_priority, sla_hours: s_r_sla_hours, created_at: s_r_created_at, updated_at: s_r_updated_at },
+        }
+      : undefined,
+    state: stateOf(state),
+  };
+}
+
+function stateQuery(db: Executor, externalSystemId: string, key: string | null, protocolNumber: string) {
+  return db
     .selectFrom(sql<{ one: number }>`(VALUES (1))`.as('one'))
     .leftJoin('idempotency_key as k', (j) => j.on('k.external_system_id', '=', externalSystemId).on('k.key', '=', key ?? sql<string>`NULL`))
     .leftJoin('alert as a', (j) => j.on('a.external_system_id', '=', externalSystemId).on('a.protocol_number', '=', protocolNumber))
     .selectAll('a')
-    .select([sql<string>`a.xmin::text`.as('row_version'), 'k.request_hash as key_request_hash', 'k.response_body as key_response_body'])
-    .executeTakeFirstOrThrow();
+    .select([sql<string>`a.xmin::text`.as('row_version'), 'k.request_hash as key_request_hash', 'k.response_body as key_response_body']);
+}
+
+type StateRow = Awaited<ReturnType<ReturnType<typeof stateQuery>['executeTakeFirstOrThrow']>>;
+
+function stateOf(row: StateRow): IntakeState {
   const { key_request_hash, key_response_body, ...alert } = row;
   return {
     stored: key_request_hash !== null && key_response_body !== null ? { request_hash: key_request_hash, response_body: key_response_body } : undefined,
