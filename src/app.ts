@@ -4,6 +4,7 @@ import { createPartnerSurface } from './http/partner-surface.js';
 import { createAdminSurface } from './http/admin-surface.js';
 import { createTelemetrySurface } from './http/telemetry-surface.js';
 import { createSandboxSurface } from './http/sandbox-surface.js';
+import { createOpen311Surface } from './http/open311-surface.js';
 import type { ApiSurface } from './http/surface.js';
 import type { Runtime } from './runtime.js';
 import { startMetricsServer, type MetricsServer } from './metrics/index.js';
@@ -21,7 +22,7 @@ export interface RunningApp {
 /** Everything served over HTTP, one surface per OpenAPI document. */
 export async function createSurfaces(): Promise<ApiSurface<unknown>[]> {
   // The sandbox first: its base path lies inside the partner API's.
-  return [(await createSandboxSurface()) as ApiSurface<unknown>, (await createPartnerSurface()) as ApiSurface<unknown>, (await createAdminSurface()) as ApiSurface<unknown>, (await createTelemetrySurface()) as ApiSurface<unknown>];
+  return [(await createSandboxSurface()) as ApiSurface<unknown>, (await createPartnerSurface()) as ApiSurface<unknown>, (await createAdminSurface()) as ApiSurface<unknown>, (await createTelemetrySurface()) as ApiSurface<unknown>, (await createOpen311Surface()) as ApiSurface<unknown>];
 }
 
 /** HTTP and job workers on an open runtime. */

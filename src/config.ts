@@ -71,6 +71,28 @@ export interface Config {
   readonly signInFailuresPerAddress: number;
   /** Intake requests (POST /api/external/service-orders) in progress per key and instance before 429. Default 8. */
   readonly intakeConcurrencyPerKey: number;
+  /**
+   * Request bodies held in memory at once by this process, in bytes (LUMEN_BODY_MEMORY).
+   * A body is read only when three times its Content-Length (three times the body limit,
+   * when it declares none) fits: its bytes, its text and the parsed value, held until its
+   * request ends. A body that does not fit waits (its read timeout starts when it has
+   * room). Default 256 MiB.
+   */
+  readonly bodyMemoryBytes: number;
+  /**
+   * Attachment content held in memory at once by this process, in bytes
+   * (LUMEN_ATTACHMENT_MEMORY): decoded inline photos and downloaded URL bodies, from the
+   * decode or the download's start until the blob is written. A URL download counts 5 MiB
+   * (the most it may bring) until it ends, then its size. Past it attachments wait.
+   * Default 128 MiB.
+   */
+  readonly attachmentMemoryBytes: number;
+  /**
+   * Outbound requests in progress at once in this process (LUMEN_OUTBOUND_CONNECTIONS):
+   * attachment downloads, geocoding, webhooks and partner polls together; one more waits
+   * for a place (its timeout starts when it has one). Default 64.
+   */
+  readonly outboundConnections: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
   /** Restarts of a dead embedded PostgreSQL before /livez fails. Default 5. */
@@ -201,6 +223,17 @@ function parsePostgresUrl(name: string, raw: string | undefined, problems: strin
     problems.push(`${name} is not a valid URL`);
     return null;
   }
+}
+
+/** A size variable ("256MiB", "512kb", "1048576") of at least `min` bytes. */
+function parseSize(name: string, raw: string | undefined, fallback: number, min: number, problems: string[]): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = parseByteSize(raw);
+  if (n === null || n < min) {
+    problems.push(`${name} must be a size of at least ${min / 1024 / 1024} MiB, such as ${fallback / 1024 / 1024}MiB (got "${raw}")`);
+    return fallback;
+  }
+  return n;
 }
 
 /** "40MiB", "512kb", "1048576" -> bytes. */
@@ -351,6 +384,9 @@ export function loadConfig(env: Env = process.env): Config {
   const embeddedRestartAttempts = parseInteger('LUMEN_EMBEDDED_RESTART_ATTEMPTS', env.LUMEN_EMBEDDED_RESTART_ATTEMPTS, 5, 1, 100, problems);
   const embeddedRestartDelayMs = parseInteger('LUMEN_EMBEDDED_RESTART_DELAY_MS', env.LUMEN_EMBEDDED_RESTART_DELAY_MS, 1000, 10, 600_000, problems);
   const intakeConcurrencyPerKey = parseInteger('LUMEN_INTAKE_CONCURRENCY_PER_KEY', env.LUMEN_INTAKE_CONCURRENCY_PER_KEY, 8, 1, 10_000, problems);
+  const bodyMemoryBytes = parseSize('LUMEN_BODY_MEMORY', env.LUMEN_BODY_MEMORY, 256 * 1024 * 1024, 1024 * 1024, problems);
+  const attachmentMemoryBytes = parseSize('LUMEN_ATTACHMENT_MEMORY', env.LUMEN_ATTACHMENT_MEMORY, 128 * 1024 * 1024, 5 * 1024 * 1024, problems);
+  const outboundConnections = parseInteger('LUMEN_OUTBOUND_CONNECTIONS', env.LUMEN_OUTBOUND_CONNECTIONS, 64, 1, 10_000, problems);
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const signInFailuresPerAccount = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT', env.LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT, 5, 1, 1000, problems);
   const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
@@ -447,6 +483,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute,
     authFailuresPerMinute,
     intakeConcurrencyPerKey,
+    bodyMemoryBytes,
+    attachmentMemoryBytes,
+    outboundConnections,
     signInFailuresPerAccount,
     signInFailuresPerAddress,
     shutdownGraceSeconds,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { EmbeddedDatabase, EmbeddedSupervisor } from './db/embedded/index.js';
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
+import { setOutboundConnectionLimit } from './lib/outbound-http.js';
 import { Jobs } from './jobs/index.js';
 import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
 import { primaryReads, replicaReads, type Reads } from './db/read-replica.js';
@@ -41,6 +42,8 @@ export interface Runtime extends AppDeps {
  * act through the same services on the same data.
  */
 export async function openRuntime(config: Config, log: Logger, opts: RuntimeOptions = {}): Promise<Runtime> {
+  // Process-wide: every outbound call of this process shares LUMEN_OUTBOUND_CONNECTIONS.
+  setOutboundConnectionLimit(config.outboundConnections);
   let embedded: EmbeddedDatabase | null = null;
   let supervisor: EmbeddedSupervisor | null = null;
   let url: string;

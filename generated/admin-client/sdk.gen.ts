@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -448,7 +448,7 @@ export const listPartners = <ThrowOnError extends boolean = false>(options?: Opt
  *
  * Registers an external system of a tenant with its scopes, transport and delivery
  * settings, and issues its API key, returned this once (transport defaults to
- * `webhook`). Subscriptions, rate limit and the events polling interval start at
+ * `webhook`, signatures `both`). Subscriptions, rate limit and the events polling interval start at
  * their defaults (every event type, the service's rate limit, no minimum interval):
  * change them with `PATCH /api/admin/partners/{code}`. Same as `lumen partner create`.
  * 409 `conflict` when the code is taken; 422 for bad settings.
@@ -525,6 +525,37 @@ export const rotatePartnerKey = <ThrowOnError extends boolean = false>(options: 
         }],
     url: '/api/admin/partners/{code}/rotate-key',
     ...options
+});
+
+/**
+ * Rotate a partner's webhook secret, with an overlap
+ *
+ * Gives the partner a new webhook secret and keeps the one it replaces signing too for
+ * `overlapSeconds` (default 86400, 24 h; 0 drops it at once), so the partner can
+ * switch its receiver without losing a delivery. During the overlap every delivery
+ * carries two signatures: `webhook-signature` holds `v1,<new> v1,<old>`
+ * (space-separated, as Standard Webhooks libraries expect), and `X-Lumen-Signature`
+ * (new secret) is joined by `X-Lumen-Signature-Previous` (old secret). After it only
+ * the new secret signs. A rotation during an overlap replaces the older secret.
+ *
+ * The new secret is made by Lumen in the `whsec_<base64>` form (32 random bytes)
+ * unless one is sent, and returned this once. Recorded in the audit log (never the
+ * secrets). Same as `lumen partner rotate-secret CODE [--overlap SECONDS]`.
+ * 422 when the partner has no webhook secret to rotate.
+ *
+ */
+export const rotatePartnerWebhookSecret = <ThrowOnError extends boolean = false>(options: Options<RotatePartnerWebhookSecretData, ThrowOnError>) => (options.client ?? client).post<RotatePartnerWebhookSecretResponses, RotatePartnerWebhookSecretErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/rotate-secret',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

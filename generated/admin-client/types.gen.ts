@@ -383,6 +383,19 @@ export type ServiceOrder = {
 export type EventType = 'ServiceOrder.Created' | 'ServiceOrder.Completed' | 'ServiceOrder.StatusChanged' | 'ServiceOrder.Cancelled' | 'Alert.Cancelled';
 
 /**
+ * WebhookSignatureScheme
+ *
+ * Which signature headers the partner's webhooks carry. `lumen`: `X-Lumen-Signature:
+ * sha256=<hex>` (Lumen's own scheme). `standard`: the Standard Webhooks headers
+ * `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`
+ * (standardwebhooks.com; verify with its official libraries). `both`: all of them.
+ * Partners created before the standard scheme existed have `lumen`; new partners
+ * default to `both`.
+ *
+ */
+export type WebhookSignatureScheme = 'lumen' | 'standard' | 'both';
+
+/**
  * Partner
  *
  * An external system (partner) with its settings. Secrets (webhook secret, the key the
@@ -429,6 +442,13 @@ export type Partner = {
      *
      */
     eventsMinIntervalSeconds: number | null;
+    signature: WebhookSignatureScheme;
+    /**
+     * After `rotate-secret`: until when the replaced webhook secret still signs (a second
+     * signature beside the new secret's); null when only the current secret signs.
+     *
+     */
+    previousWebhookSecretUntil: string | null;
     createdAt: string;
     updatedAt: string;
 };
@@ -452,7 +472,15 @@ export type Transport = 'webhook' | 'polling';
 export type WebhookUrl = string | null;
 
 /**
- * Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never shown again.
+ * Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never
+ * shown again. Either the Standard Webhooks form `whsec_<base64>` (16 to 64 bytes once
+ * decoded) or any other text (a hex secret chosen before, for instance). Each scheme
+ * uses it as its libraries do: `X-Lumen-Signature` is keyed with the secret's
+ * characters as given; `webhook-signature` with the bytes the `whsec_` form decodes
+ * to, and a secret not in that form counts as `whsec_` + base64 of its UTF-8 bytes.
+ * Setting a secret here replaces the old one at once; `rotate-secret` keeps the old
+ * one signing for a while.
+ *
  */
 export type WebhookSecret = string | null;
 
@@ -500,9 +528,18 @@ export type PartnerSettings = {
     transport?: 'webhook' | 'polling';
     webhookUrl?: string | null;
     /**
-     * Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never shown again.
+     * Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never
+     * shown again. Either the Standard Webhooks form `whsec_<base64>` (16 to 64 bytes once
+     * decoded) or any other text (a hex secret chosen before, for instance). Each scheme
+     * uses it as its libraries do: `X-Lumen-Signature` is keyed with the secret's
+     * characters as given; `webhook-signature` with the bytes the `whsec_` form decodes
+     * to, and a secret not in that form counts as `whsec_` + base64 of its UTF-8 bytes.
+     * Setting a secret here replaces the old one at once; `rotate-secret` keeps the old
+     * one signing for a while.
+     *
      */
     webhookSecret?: string | null;
+    signature?: WebhookSignatureScheme;
     pollingUrl?: string | null;
     /**
      * Key the partner issued to Lumen for its polling endpoint. Stored encrypted, never shown again.
@@ -516,6 +553,18 @@ export type PartnerSettings = {
      * false disables the partner at once (its key answers 403 `partner-disabled`).
      */
     enabled?: boolean;
+};
+
+/**
+ * PartnerWithSecret
+ *
+ * A partner and its new webhook secret, shown this once (stored encrypted).
+ */
+export type PartnerWithSecret = Partner & {
+    /**
+     * The new webhook secret. Give it to the partner now; it is not shown again.
+     */
+    webhookSecret: string;
 };
 
 /**
@@ -3000,6 +3049,7 @@ export type CreatePartnerData = {
         transport?: Transport;
         webhookUrl?: WebhookUrl;
         webhookSecret?: WebhookSecret;
+        signature?: WebhookSignatureScheme;
         pollingUrl?: PollingUrl;
         pollingKey?: PollingKey;
         pollingIntervalSeconds?: PollingIntervalSeconds;
@@ -3370,6 +3420,101 @@ export type RotatePartnerKeyResponses = {
 };
 
 export type RotatePartnerKeyResponse = RotatePartnerKeyResponses[keyof RotatePartnerKeyResponses];
+
+export type RotatePartnerWebhookSecretData = {
+    body?: {
+        /**
+         * How long the replaced secret keeps signing, in seconds (at most 7 days).
+         */
+        overlapSeconds?: number;
+        /**
+         * The new secret, when Lumen should not make one (same rules as the partner's `webhookSecret`).
+         */
+        webhookSecret?: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/rotate-secret';
+};
+
+export type RotatePartnerWebhookSecretErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: the `Authorization: Bearer` header is missing, or the token is
+     * unknown or revoked. Partner API keys are never accepted here (and admin tokens are
+     * never accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner or reason that does not exist.
+     *
+     */
+    404: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RotatePartnerWebhookSecretError = RotatePartnerWebhookSecretErrors[keyof RotatePartnerWebhookSecretErrors];
+
+export type RotatePartnerWebhookSecretResponses = {
+    /**
+     * The partner and its new webhook secret (shown once).
+     */
+    200: PartnerWithSecret;
+};
+
+export type RotatePartnerWebhookSecretResponse = RotatePartnerWebhookSecretResponses[keyof RotatePartnerWebhookSecretResponses];
 
 export type GetPartnerPollingData = {
     body?: never;

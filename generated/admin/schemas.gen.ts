@@ -788,6 +788,20 @@ export const EventTypeSchema = {
     ]
 } as const;
 
+export const WebhookSignatureSchemeSchema = {
+    type: 'string',
+    title: 'WebhookSignatureScheme',
+    enum: [
+        'lumen',
+        'standard',
+        'both'
+    ],
+    description: 'Which signature headers the partner\'s webhooks carry. `lumen`: `X-Lumen-Signature:\nsha256=<hex>` (Lumen\'s own scheme). `standard`: the Standard Webhooks headers\n`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`\n(standardwebhooks.com; verify with its official libraries). `both`: all of them.\nPartners created before the standard scheme existed have `lumen`; new partners\ndefault to `both`.\n',
+    examples: [
+        'both'
+    ]
+} as const;
+
 export const PartnerSchema = {
     type: 'object',
     title: 'Partner',
@@ -808,6 +822,8 @@ export const PartnerSchema = {
         'eventTypes',
         'rateLimitPerMinute',
         'eventsMinIntervalSeconds',
+        'signature',
+        'previousWebhookSecretUntil',
         'createdAt',
         'updatedAt'
     ],
@@ -952,6 +968,20 @@ export const PartnerSchema = {
                 null
             ]
         },
+        signature: {
+            $ref: '#/components/schemas/WebhookSignatureScheme'
+        },
+        previousWebhookSecretUntil: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            description: 'After `rotate-secret`: until when the replaced webhook secret still signs (a second\nsignature beside the new secret\'s); null when only the current secret signs.\n',
+            examples: [
+                null
+            ]
+        },
         createdAt: {
             type: 'string',
             format: 'date-time',
@@ -1027,9 +1057,10 @@ export const webhookSecretSchema = {
     ],
     minLength: 16,
     maxLength: 200,
-    description: 'Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never shown again.',
+    description: 'Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never\nshown again. Either the Standard Webhooks form `whsec_<base64>` (16 to 64 bytes once\ndecoded) or any other text (a hex secret chosen before, for instance). Each scheme\nuses it as its libraries do: `X-Lumen-Signature` is keyed with the secret\'s\ncharacters as given; `webhook-signature` with the bytes the `whsec_` form decodes\nto, and a secret not in that form counts as `whsec_` + base64 of its UTF-8 bytes.\nSetting a secret here replaces the old one at once; `rotate-secret` keeps the old\none signing for a while.\n',
     examples: [
-        'b1f0c9e8d7a6b5c4d3e2f1a0'
+        'b1f0c9e8d7a6b5c4d3e2f1a0',
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
     ]
 } as const;
 
@@ -1146,10 +1177,14 @@ export const PartnerSettingsSchema = {
             ],
             minLength: 16,
             maxLength: 200,
-            description: 'Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never shown again.',
+            description: 'Shared secret that signs webhooks (at least 16 characters). Stored encrypted, never\nshown again. Either the Standard Webhooks form `whsec_<base64>` (16 to 64 bytes once\ndecoded) or any other text (a hex secret chosen before, for instance). Each scheme\nuses it as its libraries do: `X-Lumen-Signature` is keyed with the secret\'s\ncharacters as given; `webhook-signature` with the bytes the `whsec_` form decodes\nto, and a secret not in that form counts as `whsec_` + base64 of its UTF-8 bytes.\nSetting a secret here replaces the old one at once; `rotate-secret` keeps the old\none signing for a while.\n',
             examples: [
-                'b1f0c9e8d7a6b5c4d3e2f1a0'
+                'b1f0c9e8d7a6b5c4d3e2f1a0',
+                'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
             ]
+        },
+        signature: {
+            $ref: '#/components/schemas/WebhookSignatureScheme'
         },
         pollingUrl: {
             type: [
@@ -1227,6 +1262,32 @@ export const PartnerSettingsSchema = {
             ]
         }
     }
+} as const;
+
+export const PartnerWithSecretSchema = {
+    title: 'PartnerWithSecret',
+    description: 'A partner and its new webhook secret, shown this once (stored encrypted).',
+    allOf: [
+        {
+            $ref: '#/components/schemas/Partner'
+        },
+        {
+            type: 'object',
+            required: [
+                'webhookSecret'
+            ],
+            properties: {
+                webhookSecret: {
+                    type: 'string',
+                    minLength: 16,
+                    description: 'The new webhook secret. Give it to the partner now; it is not shown again.',
+                    examples: [
+                        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwJ1z3Qm8eR0c='
+                    ]
+                }
+            }
+        }
+    ]
 } as const;
 
 export const PartnerPollingSchema = {

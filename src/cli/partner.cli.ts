@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
+import { createPartner, DEFAULT_SECRET_OVERLAP_SECONDS, getPartner, listPartners, rotatePartnerKey, rotateWebhookSecret, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, secretOption, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { createSandboxPartner } from '../services/sandbox/index.js';
 
@@ -11,7 +11,7 @@ const describe = (p: PartnerView): string =>
 const describeSettings = (p: PartnerView): string =>
   [
     describe(p),
-    `  webhook:   ${p.webhookUrl ?? '-'}  secret ${p.webhookSecretSet ? 'set' : 'not set'}`,
+    `  webhook:   ${p.webhookUrl ?? '-'}  secret ${p.webhookSecretSet ? 'set' : 'not set'}  signature ${p.signature}${p.previousWebhookSecretUntil ? `  (previous secret signs until ${p.previousWebhookSecretUntil})` : ''}`,
     `  polling:   ${p.pollingUrl ?? '-'}  key ${p.pollingKeySet ? 'set' : 'not set'}  every ${p.pollingIntervalSeconds}s`,
     `  events:    ${p.eventTypes === null ? 'all types' : p.eventTypes.join(',') || 'none'}  min interval ${p.eventsMinIntervalSeconds === null ? 'none' : `${p.eventsMinIntervalSeconds}s`}`,
     `  rate:      ${p.rateLimitPerMinute === null ? 'service default' : `${p.rateLimitPerMinute}/min`}`,
@@ -38,6 +38,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .option('--webhook-url <url>', 'where events are posted (webhook mode)')
       .option('--webhook-secret-file <path>', 'read the webhook secret (at least 16 characters) from a file, or - for standard input; without one, Lumen makes a secret and shows it once')
       .option('--webhook-secret <secret>', 'the webhook secret on the command line (visible in process lists: prefer --webhook-secret-file)')
+      .option('--signature <scheme>', 'webhook signature headers: lumen (X-Lumen-Signature), standard (Standard Webhooks) or both', 'both')
       .option('--polling-url <url>', "the partner's endpoint Lumen polls for new requests")
       .option('--polling-key-file <path>', 'read the key the partner issued to Lumen for its polling endpoint from a file, or - for standard input')
       .option('--polling-key <key>', 'that key on the command line (visible in process lists: prefer --polling-key-file)')
@@ -51,6 +52,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       transport: opts.transport,
       webhookUrl: opts.webhookUrl ?? null,
       webhookSecret: (await secretOption(io, opts.webhookSecret, opts.webhookSecretFile, 'webhook-secret')) ?? null,
+      signature: opts.signature,
       pollingUrl: opts.pollingUrl ?? null,
       pollingKey: (await secretOption(io, opts.pollingKey, opts.pollingKeyFile, 'polling-key')) ?? null,
       pollingIntervalSeconds: opts.pollingInterval,
@@ -88,6 +90,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .option('--webhook-url <url>', 'where events are posted; none to clear')
       .option('--webhook-secret-file <path>', 'read a new webhook secret (at least 16 characters) from a file, or - for standard input')
       .option('--webhook-secret <secret>', 'a new webhook secret on the command line (visible in process lists: prefer --webhook-secret-file); none to clear')
+      .option('--signature <scheme>', 'webhook signature headers: lumen (X-Lumen-Signature), standard (Standard Webhooks) or both')
       .option('--event-types <list>', 'comma list of subscribed event types, or all')
       .option('--rate-limit <perMinute>', 'requests per minute for the key, or default')
       .option('--events-min-interval <seconds>', 'minimum seconds between events polls that found nothing more (1..180), or none')
@@ -101,6 +104,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       transport: opts.transport,
       webhookUrl: orNull(opts.webhookUrl, 'none'),
       webhookSecret: orNull(await secretOption(io, opts.webhookSecret, opts.webhookSecretFile, 'webhook-secret'), 'none'),
+      signature: opts.signature,
       eventTypes: orNull(opts.eventTypes, 'all'),
       rateLimitPerMinute: orNull(opts.rateLimit, 'default'),
       eventsMinIntervalSeconds: orNull(opts.eventsMinInterval, 'none'),
@@ -118,6 +122,24 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       printResult(io, opts, p, () => `Rotated the key of ${p.code}; the previous key no longer works.\n${keyNotice(p.apiKey)}`);
     },
   );
+
+  jsonOption(
+    partner
+      .command('rotate-secret')
+      .description('give a partner a new webhook secret (shown once); the replaced one keeps signing beside it for the overlap')
+      .argument('<code>', 'partner code')
+      .option('--overlap <seconds>', 'how long the replaced secret keeps signing, 0..604800 seconds', String(DEFAULT_SECRET_OVERLAP_SECONDS))
+      .option('--webhook-secret-file <path>', 'read the new secret from a file, or - for standard input; without one, Lumen makes a whsec_ secret'),
+  ).action(async (code: string, opts: JsonOption & { overlap?: string; webhookSecretFile?: string }) => {
+    const webhookSecret = await secretOption(io, undefined, opts.webhookSecretFile, 'webhook-secret');
+    const p = await withRuntime(io, (rt) => rotateWebhookSecret(rt, code, { overlapSeconds: opts.overlap, ...(webhookSecret !== undefined ? { webhookSecret } : {}) }, cliActorOf(rt)));
+    printResult(io, opts, p, () =>
+      [
+        `Rotated the webhook secret of ${p.code}; ${p.previousWebhookSecretUntil ? `the replaced secret keeps signing until ${p.previousWebhookSecretUntil}` : 'the replaced secret no longer signs'}.`,
+        `New webhook secret (shown once, give it to the partner now):\n  ${p.webhookSecret}`,
+      ].join('\n'),
+    );
+  });
 
   jsonOption(partner.command('disable').description('disable a partner: its key answers 403').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
     const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, false, cliActorOf(rt)));

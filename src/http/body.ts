@@ -15,6 +15,10 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
   // The client may have gone while authentication ran: its 'aborted' and 'close' came
   // before anyone listened, and neither comes again.
   if (req.destroyed || req.readableAborted) return Promise.reject(cutShort());
+  // With a Content-Length the body is read straight into one buffer of that size: no
+  // list of chunks to join into a second copy at the end.
+  const length = declared === undefined ? NaN : Number(declared);
+  const into = Number.isSafeInteger(length) && length >= 0 ? Buffer.allocUnsafe(length) : null;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -25,12 +29,13 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
         req.pause();
         reject(err);
       } else {
-        resolve(Buffer.concat(chunks));
+        resolve(into ? into.subarray(0, size) : Buffer.concat(chunks));
       }
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) finish(new AppError('payload-too-large', { limit }, undefined, CLOSE));
+      if (size > limit || (into && size > into.length)) finish(new AppError('payload-too-large', { limit }, undefined, CLOSE));
+      else if (into) chunk.copy(into, size - chunk.length);
       else chunks.push(chunk);
     };
     const onEnd = (): void => finish(null);
@@ -61,15 +66,30 @@ export function requireJson(contentType: string | undefined): void {
   throw new AppError('unsupported-media-type');
 }
 
-/** Strict UTF-8 JSON parse; 400 malformed-json with the parser's reason. */
-export function parseJson(raw: Buffer): unknown {
-  let text: string;
+/**
+ * Reads a JSON body (readBody's limits, then requireJson) and parses it, holding at most
+ * two copies of it at any moment: the bytes until they are decoded to text, the text
+ * until it is parsed. Neither outlives this call.
+ */
+export async function readJson(req: IncomingMessage, limit: number, timeoutMs: number): Promise<unknown> {
+  let raw: Buffer | null = await readBody(req, limit, timeoutMs);
+  requireJson(req.headers['content-type']);
+  const text = utf8Text(raw);
+  raw = null;
+  return parseJsonText(text);
+}
+
+function utf8Text(raw: Buffer): string {
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    return new TextDecoder('utf-8', { fatal: true }).decode(raw);
   } catch {
     throw new AppError('malformed-json', { reason: 'the body is not valid UTF-8' });
   }
-  if (text.trim() === '') throw new AppError('malformed-json', { reason: 'the body is empty' });
+}
+
+/** Strict JSON parse; 400 malformed-json with the parser's reason. */
+function parseJsonText(text: string): unknown {
+  if (!/\S/.test(text)) throw new AppError('malformed-json', { reason: 'the body is empty' });
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -9,7 +9,8 @@ import { negotiateLanguage, type Language } from '../lib/i18n.js';
 import { JsonText } from '../lib/json-text.js';
 import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
-import { readBody, parseJson, requireJson } from './body.js';
+import { readJson } from './body.js';
+import { Budget, type Lease } from '../lib/budget.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface, ClientInfo } from './surface.js';
@@ -121,11 +122,36 @@ function lingerAfterRefusal(req: IncomingMessage): void {
   };
 }
 
+/** A request past authentication, authorization and the rate limits, before its body is read. */
+interface AdmittedRequest {
+  method: string;
+  query: Record<string, string | string[]>;
+  oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> };
+  operation: ReturnType<typeof matchOperation>;
+  operationId: string;
+  principal: unknown;
+  client: ClientInfo;
+}
+
 export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<unknown>[]): HttpServer {
   const { config, log } = deps;
   let draining = false;
   let inFlight = 0;
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
+  // Request bodies held in memory at once by this server (LUMEN_BODY_MEMORY).
+  const bodies = new Budget(config.bodyMemoryBytes);
+
+  /** The surface's authentication, refused at once (429) for an address with too many recent failures. */
+  async function authenticate(surface: ApiSurface<unknown>, headers: IncomingMessage['headers'], request: { method: string; operationId: string; client: ClientInfo }): Promise<unknown> {
+    const wait = authFailures.retryAfter(request.client.address);
+    if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
+    try {
+      return await surface.authenticate(deps, headers, request);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) authFailures.fail(request.client.address);
+      throw err;
+    }
+  }
 
   async function dispatch(surface: ApiSurface<unknown>, req: IncomingMessage, url: URL, ctx: RouteContext): Promise<HttpResult> {
     const method = (req.method ?? 'GET').toLowerCase();
@@ -138,15 +164,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const address = req.socket.remoteAddress ?? 'unknown';
     const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
     if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
-    const wait = authFailures.retryAfter(address);
-    if (wait !== null) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
-    let principal: unknown;
-    try {
-      principal = await surface.authenticate(deps, req.headers, { method, operationId, client });
-    } catch (err) {
-      if (err instanceof AppError && err.status === 401) authFailures.fail(address);
-      throw err;
-    }
+    const principal = await authenticate(surface, req.headers, { method, operationId, client });
     surface.authorize(principal, operationId);
     await surface.rateLimit?.(deps, principal, operationId);
     const release = surface.admit?.(deps, principal, operationId) ?? null;
@@ -162,15 +180,44 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     req: IncomingMessage,
     url: URL,
     ctx: RouteContext,
-    r: { method: string; query: Record<string, string | string[]>; oasReq: { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string | string[]> }; operation: ReturnType<typeof matchOperation>; operationId: string; principal: unknown; client: ClientInfo },
+    r: AdmittedRequest,
   ): Promise<HttpResult> {
-    const { method, query, oasReq, operation, operationId, principal, client } = r;
     let body: unknown;
-    if (operation.requestBody) {
-      const raw = await readBody(req, config.bodyLimitBytes, config.bodyTimeoutMs);
-      requireJson(req.headers['content-type']);
-      body = parseJson(raw);
+    const held = r.operation.requestBody ? await holdBodyMemory(req, ctx.signal) : null;
+    try {
+      if (r.operation.requestBody) {
+        // Held whole until the request ends: the parsed value lives that long, and the
+        // bytes and text it was parsed from are garbage that the collector frees only later.
+        body = await readJson(req, config.bodyLimitBytes, config.bodyTimeoutMs);
+      }
+      return await handle(surface, req, url, ctx, { ...r, body });
+    } finally {
+      held?.release();
     }
+  }
+
+  /**
+   * Room in LUMEN_BODY_MEMORY for a body about to be read: three times its Content-Length
+   * (three times the body limit when it declares none), as measured: its bytes, its text
+   * and the parsed value are all in memory until the collector frees the first two, some
+   * time after they are dropped. Waits, never fails, unless the client leaves; a body
+   * that declares more than the limit does not wait (readBody refuses it at once).
+   */
+  async function holdBodyMemory(req: IncomingMessage, signal: AbortSignal): Promise<Lease | null> {
+    const declared = Number(req.headers['content-length']);
+    const size = Number.isSafeInteger(declared) && declared >= 0 ? declared : config.bodyLimitBytes;
+    if (size > config.bodyLimitBytes) return null;
+    return bodies.acquire(3 * size, signal);
+  }
+
+  async function handle(
+    surface: ApiSurface<unknown>,
+    req: IncomingMessage,
+    url: URL,
+    ctx: RouteContext,
+    r: AdmittedRequest & { body: unknown },
+  ): Promise<HttpResult> {
+    const { method, query, oasReq, operation, operationId, principal, client, body } = r;
 
     let params: Record<string, string>;
     try {
@@ -267,12 +314,28 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (p === '/docs' || p === '/docs/') return found('docs', docsPage('/api/external/openapi.json', 'Lumen partner API'));
       if (p === '/docs/admin') return found('docs', docsPage('/api/admin/openapi.json', 'Lumen admin API'));
       if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
+      if (p === '/docs/open311') return found('docs', docsPage('/open311/v2/openapi.json', 'Lumen Open311 GeoReport v2'));
       const asset = await docsAsset(p);
       if (asset) return found('docs', asset);
       if (isConsolePath(p)) return found('console', consolePage(p, config));
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });
+    if (surface.serve) {
+      const client = { address: req.socket.remoteAddress ?? 'unknown', secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+      const method = (req.method ?? 'GET').toLowerCase();
+      return surface.serve({
+        deps,
+        req,
+        url,
+        lang: ctx.lang,
+        requestId: ctx.requestId,
+        log: ctx.log,
+        signal: ctx.signal,
+        route: (name) => (ctx.route.name = name),
+        authenticate: (headers, operationId) => authenticate(surface, headers, { method, operationId, client }),
+      });
+    }
     return dispatch(surface, req, url, ctx);
   }
 

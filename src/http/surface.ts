@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Language } from '../lib/i18n.js';
 import type { Logger } from '../lib/logger.js';
@@ -66,4 +66,26 @@ export interface ApiSurface<P> {
    */
   admit?(deps: AppDeps, principal: P, operationId: string): (() => void) | null;
   readonly handlers: Readonly<Record<string, Handler<P>>>;
+  /**
+   * A surface whose protocol is not Lumen's own (Open311: a format extension on every
+   * path, form bodies, keys in a query or form field, errors as its own list) answers
+   * its requests itself; the server still owns the request id, language, throttling of
+   * failed authentications, logging and metrics.
+   */
+  serve?(request: OwnRequest<P>): Promise<HttpResult>;
+}
+
+/** What the server gives a surface that answers its requests itself. */
+export interface OwnRequest<P> {
+  readonly deps: AppDeps;
+  readonly req: IncomingMessage;
+  readonly url: URL;
+  readonly lang: Language;
+  readonly requestId: string;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  /** Names the route for the metrics (its operationId once known). */
+  route(name: string): void;
+  /** The surface's authenticate for this operation, behind the server's throttle of failed attempts per address. */
+  authenticate(headers: IncomingHttpHeaders, operationId: string): Promise<P>;
 }

@@ -6,6 +6,7 @@ import { eventsCleanupQueue } from './events-cleanup.job.js';
 import { geocodeQueue } from './geocode.job.js';
 import { idempotencyCleanupQueue } from './idempotency-cleanup.job.js';
 import { telemetryLampOutQueue } from './telemetry-lamp-out.job.js';
+import { cityReadCleanupQueue } from './city-read-cleanup.job.js';
 
 /** Every queue Lumen runs. Each queue lives in its own <name>.job.ts file. */
 export const QUEUES: readonly AnyQueueDefinition[] = [
@@ -16,6 +17,7 @@ export const QUEUES: readonly AnyQueueDefinition[] = [
   geocodeQueue,
   idempotencyCleanupQueue,
   telemetryLampOutQueue,
+  cityReadCleanupQueue,
 ];
 
 /**

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { Budget } from './budget.js';
 
 /**
  * The one HTTP client for every URL Lumen is given: attachment downloads, the
@@ -135,7 +136,8 @@ function agentFor(protocol: 'http:' | 'https:', allowLoopback: boolean): http.Ag
   const key = `${protocol}${allowLoopback}`;
   let agent = agents.get(key);
   if (!agent) {
-    const opts = { keepAlive: true, maxSockets: 128, lookup: guardedLookup(allowLoopback) };
+    // Never more connections to one host than requests may be in progress (each holds one, idle ones are reused).
+    const opts = { keepAlive: true, maxSockets: connections.capacity, lookup: guardedLookup(allowLoopback) };
     agent = protocol === 'https:' ? new https.Agent({ ...opts, minVersion: 'TLSv1.2' }) : new http.Agent(opts);
     agents.set(key, agent);
   }
@@ -219,17 +221,53 @@ function parseTarget(raw: string, allowLoopback: boolean): URL {
   throw new OutboundError('insecure-scheme', url.protocol === 'http:' ? 'only https URLs are allowed' : `scheme ${url.protocol} is not allowed`);
 }
 
+/** LUMEN_OUTBOUND_CONNECTIONS's default: outbound requests in progress at once, in this process. */
+export const DEFAULT_OUTBOUND_CONNECTIONS = 64;
+let connections = new Budget(DEFAULT_OUTBOUND_CONNECTIONS);
+
+/**
+ * Sets how many outbound requests (attachment downloads, geocoding, webhooks, partner
+ * polls together) may be in progress at once in this process; past it a request waits
+ * for one to finish. Set once at start, from LUMEN_OUTBOUND_CONNECTIONS.
+ */
+export function setOutboundConnectionLimit(limit: number): void {
+  if (limit === connections.capacity) return;
+  connections = new Budget(limit);
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
+}
+
+/** Outbound requests in progress and waiting for a place now (for tests and diagnostics). */
+export function outboundConnectionsInUse(): { inUse: number; waiting: number; limit: number } {
+  return { inUse: connections.inUse, waiting: connections.waiting, limit: connections.capacity };
+}
+
+/**
+ * One outbound request, its redirects included, holds one of the process's places
+ * (LUMEN_OUTBOUND_CONNECTIONS) from its first connection to its last byte; without a
+ * free place it waits (abortable by `signal`), and `timeoutMs` counts from when it has
+ * one. A request never opens more than one connection at a time, and the keep-alive
+ * pools only reuse an idle connection or open one when none is idle, so the
+ * connections open at once to any one host stay within the same number.
+ */
 export async function outboundRequest(req: OutboundRequest): Promise<OutboundResponse> {
   let url = parseTarget(req.url, req.allowLoopback);
-  const maxRedirects = req.maxRedirects ?? 0;
-  const deadline = Date.now() + req.timeoutMs;
-  for (let hop = 0; ; hop++) {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new OutboundError('timeout', `no complete answer within ${req.timeoutMs} ms`);
-    const res = await once({ ...req, timeoutMs: remaining }, url);
-    const location = res.headers.location;
-    if (maxRedirects === 0 || res.status < 300 || res.status > 399 || typeof location !== 'string') return res;
-    if (hop >= maxRedirects) throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects`);
-    url = parseTarget(new URL(location, url).toString(), req.allowLoopback);
+  const place = await connections.acquire(1, req.signal).catch(() => {
+    throw new OutboundError('aborted', 'aborted');
+  });
+  try {
+    const maxRedirects = req.maxRedirects ?? 0;
+    const deadline = Date.now() + req.timeoutMs;
+    for (let hop = 0; ; hop++) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new OutboundError('timeout', `no complete answer within ${req.timeoutMs} ms`);
+      const res = await once({ ...req, timeoutMs: remaining }, url);
+      const location = res.headers.location;
+      if (maxRedirects === 0 || res.status < 300 || res.status > 399 || typeof location !== 'string') return res;
+      if (hop >= maxRedirects) throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects`);
+      url = parseTarget(new URL(location, url).toString(), req.allowLoopback);
+    }
+  } finally {
+    place.release();
   }
 }

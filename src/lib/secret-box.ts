@@ -73,7 +73,7 @@ export function needsRewrap(keys: Keyring | Buffer, sealed: string): boolean {
 }
 
 /** The associated data of a partner's stored secret: its row and column. */
-export function partnerSecretAad(externalSystemId: string, column: 'webhook_secret_enc' | 'polling_key_enc'): string {
+export function partnerSecretAad(externalSystemId: string, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' | 'polling_key_enc'): string {
   return `external_system:${externalSystemId}:${column}`;
 }
 

@@ -2,10 +2,18 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The header carrying the signature of a webhook body (N6). */
 export const SIGNATURE_HEADER = 'X-Lumen-Signature';
+/**
+ * During a secret rotation's overlap, the signature made with the secret that was
+ * replaced: one `sha256=` value per header, so X-Lumen-Signature keeps its exact shape.
+ */
+export const PREVIOUS_SIGNATURE_HEADER = 'X-Lumen-Signature-Previous';
 
 /**
  * `sha256=<lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the webhook
  * secret>` (interface 5.2). Sign the bytes that are sent, never a re-serialisation.
+ * The key is the secret's characters exactly as the partner was given them (a
+ * `whsec_…` secret included), as GitHub-style verifiers such as
+ * @octokit/webhooks-methods use it.
  */
 export function signWebhookBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -17,4 +25,45 @@ export function verifyWebhookSignature(secret: string, body: Buffer | string, he
   const expected = Buffer.from(signWebhookBody(secret, body), 'utf8');
   const received = Buffer.from(header, 'utf8');
   return received.length === expected.length && timingSafeEqual(received, expected);
+}
+
+/** The prefix of a secret in the Standard Webhooks form: `whsec_<base64 of the key bytes>`. */
+export const STANDARD_SECRET_PREFIX = 'whsec_';
+const STANDARD_SECRET_SHAPE = /^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/;
+
+/**
+ * Why a secret that claims the `whsec_` form cannot be used as one (null when it is
+ * fine, or is a plain secret): its base64 must be well formed and give 16 to 64 bytes.
+ */
+export function standardSecretProblem(secret: string): string | null {
+  if (!secret.startsWith(STANDARD_SECRET_PREFIX)) return null;
+  if (!STANDARD_SECRET_SHAPE.test(secret)) return 'a whsec_ secret must be whsec_ followed by standard base64';
+  const bytes = Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64').length;
+  return bytes < 16 || bytes > 64 ? `a whsec_ secret must decode to 16 to 64 bytes (this one has ${bytes})` : null;
+}
+
+/**
+ * The HMAC key of the Standard Webhooks scheme. A `whsec_` secret: the bytes its base64
+ * decodes to, as the standard's libraries take it. A plain secret (hex or any text
+ * chosen before the standard scheme existed): its UTF-8 bytes, so that its `whsec_` form
+ * is `whsec_` + base64 of the secret (standardSecretOf).
+ */
+export function standardKeyOf(secret: string): Buffer {
+  return secret.startsWith(STANDARD_SECRET_PREFIX) ? Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/** The `whsec_` form of a secret, to hand to a Standard Webhooks library. */
+export function standardSecretOf(secret: string): string {
+  return secret.startsWith(STANDARD_SECRET_PREFIX) ? secret : STANDARD_SECRET_PREFIX + Buffer.from(secret, 'utf8').toString('base64');
+}
+
+/**
+ * `webhook-signature` of the Standard Webhooks scheme: `v1,<base64 HMAC-SHA256 of
+ * "<webhook-id>.<webhook-timestamp>.<body>">` per secret, space-separated (the current
+ * secret first, then the one a rotation replaced while it still signs).
+ */
+export function signStandardWebhook(secrets: readonly string[], id: string, timestampSeconds: number, body: Buffer | string): string {
+  return secrets
+    .map((secret) => `v1,${createHmac('sha256', standardKeyOf(secret)).update(`${id}.${timestampSeconds}.`).update(body).digest('base64')}`)
+    .join(' ');
 }

@@ -51,7 +51,7 @@ describe('secrets on the CLI', () => {
   it('makes a webhook secret when none is given and shows it once', async () => {
     const tenant = await makeTenant(t.rt);
     const made = cliJson(await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'secret-made', '--scopes', 'canReadCityData', '--webhook-url', 'https://partner.example/hooks', '--json'));
-    expect(made.webhookSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(made.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect((await storedSecret('secret-made')).webhook).toBe(made.webhookSecret);
     const shown = cliJson(await t.cli('partner', 'show', 'secret-made', '--json'));
     expect(JSON.stringify(shown)).not.toContain(made.webhookSecret);

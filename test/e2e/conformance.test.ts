@@ -12,7 +12,7 @@
  * are the webhooks Lumen sends (Prism only sees traffic into Lumen). Lumen's calls to a
  * partner's polling endpoint go through a Prism proxy of `partner-polling.yaml`.
  *
- * Every scenario of every operation of partner.yaml, admin.yaml, telemetry.yaml and sandbox.yaml;
+ * Every scenario of every operation of partner.yaml, admin.yaml, telemetry.yaml, sandbox.yaml and open311.yaml;
  * zero violations on every exchange.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordReliability } from '../support/reliability.js';
 import { documentOf, operationsOf, rawExchange, schemaErrors, violation } from '../reliability/hostile-support.js';
@@ -139,7 +140,7 @@ beforeAll(async () => {
   adminToken = (await lumenJson(['admin-token', 'create', '--name', 'conformance'], cwd, env)).token as string;
   lumen = await startLumen(cwd, env);
   children.push(lumen);
-  const [partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax] = await Promise.all([
+  const [partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax, open311Strict, open311Lax] = await Promise.all([
     startPrism('partner.yaml', lumen.base, true),
     startPrism('partner.yaml', lumen.base, false),
     startPrism('admin.yaml', lumen.base, true),
@@ -149,14 +150,17 @@ beforeAll(async () => {
     startPrism('partner-polling.yaml', partnerBase, true),
     startPrism('sandbox.yaml', lumen.base, true),
     startPrism('sandbox.yaml', lumen.base, false),
+    startPrism('open311.yaml', lumen.base, true),
+    startPrism('open311.yaml', lumen.base, false),
   ]);
-  children.push(partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax);
+  children.push(partnerStrict, partnerLax, adminStrict, adminLax, telemetryStrict, telemetryLax, pollingProxy, sandboxStrict, sandboxLax, open311Strict, open311Lax);
   pollingUrl = `${pollingProxy.base}/lumen/requests`;
   ex = new Exchanges({
     partner: { strict: partnerStrict.base, lax: partnerLax.base, lumen: lumen.base },
     admin: { strict: adminStrict.base, lax: adminLax.base, lumen: lumen.base },
     telemetry: { strict: telemetryStrict.base, lax: telemetryLax.base, lumen: lumen.base },
     sandbox: { strict: sandboxStrict.base, lax: sandboxLax.base, lumen: lumen.base },
+    open311: { strict: open311Strict.base, lax: open311Lax.base, lumen: lumen.base },
   });
 }, 120_000);
 
@@ -435,6 +439,13 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
       });
       const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(w.raw).digest('hex')}`;
       if (w.headers['x-lumen-signature'] !== signature) problems.push(`webhook ${i}: signature does not verify`);
+      // A partner created through the API signs with both schemes; its plain secret counts as whsec_ + base64 of it.
+      try {
+        new Webhook(`whsec_${Buffer.from(WEBHOOK_SECRET).toString('base64')}`).verify(w.raw.toString('utf8'), w.headers as Record<string, string>);
+      } catch (err) {
+        problems.push(`webhook ${i}: Standard Webhooks signature does not verify (${(err as Error).message})`);
+      }
+      if (w.headers['webhook-id'] !== event.eventId) problems.push(`webhook ${i}: webhook-id is not the eventId`);
       if (w.headers['x-lumen-event-id'] !== event.eventId || w.headers['x-lumen-event-type'] !== event.eventType) problems.push(`webhook ${i}: headers disagree with the body`);
     }
     expect(problems).toEqual([]);
@@ -521,6 +532,17 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': rotated.body.apiKey }, expect: 200 });
   });
 
+  it('admin: webhook secret rotation with an overlap', async () => {
+    const rotate = (mode: 'strict' | 'lax', code: string, body: unknown, expectStatus: number) =>
+      ex[mode]('admin', { operationId: 'rotatePartnerWebhookSecret', method: 'POST', path: `/api/admin/partners/${code}/rotate-secret`, headers: bearer(), body, expect: expectStatus });
+    const rotated = await rotate('strict', s.hook.code, { overlapSeconds: 3600 }, 200);
+    expect(rotated.body.webhookSecret).toMatch(/^whsec_/);
+    expect(rotated.body.previousWebhookSecretUntil).not.toBeNull();
+    await rotate('strict', 'conf-unknown', {}, 404);
+    await rotate('lax', s.hook.code, { overlapSeconds: -5 }, 422);
+    await rotate('strict', s.poll.code, {}, 422);
+  });
+
   it('telemetry: batches applied, stale and unknown, and every refusal', async () => {
     const ingest = (mode: 'strict' | 'lax' | 'direct', apiKey: string | null, body: unknown, expectStatus: number, headers: Record<string, string> = {}, problem?: string) =>
       ex[mode]('telemetry', { operationId: 'ingestTelemetryReports', method: 'POST', path: '/api/telemetry/reports', headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers }, body, expect: expectStatus, ...(problem ? { problem } : {}) });
@@ -562,6 +584,57 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.lax('sandbox', { operationId: 'triggerSandboxEvent', method: 'POST', path: '/api/external/sandbox/events', headers: key, body: { protocolNumber: 'SBX-1', eventType: 'ServiceOrder.Exploded' }, expect: 422, problem: 'validation-failed' });
   });
 
+  it('open311: GeoReport v2 in XML and JSON, form and JSON posts, tokens, and its error list', async () => {
+    const form = (fields: [string, string][]) => new URLSearchParams(fields).toString();
+    const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+    const hook = { 'x-api-key': s.hook.apiKey };
+    const o = (mode: 'strict' | 'lax', operationId: string, method: string, path: string, expectStatus: number, extra: { headers?: Record<string, string>; body?: unknown } = {}) =>
+      ex[mode]('open311', { operationId, method, path: `/open311/v2/${path}`, expect: expectStatus, ...extra });
+    const xmlTag = (text: string, tag: string) => new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(text)?.[1];
+
+    await o('strict', 'getDiscovery', 'GET', 'discovery.xml', 200);
+    await o('strict', 'getDiscovery', 'GET', 'discovery.json', 200);
+    await o('strict', 'listServices', 'GET', `services.xml?jurisdiction_id=conformance&api_key=${s.hook.apiKey}`, 200);
+    await o('strict', 'listServices', 'GET', 'services.json', 200, { headers: { ...hook, 'accept-language': 'en' } });
+    await o('strict', 'listServices', 'GET', 'services.json', 403, { headers: { 'x-api-key': 'lmn_test_unknown' } });
+    await o('strict', 'getServiceDefinition', 'GET', 'services/EXTERNAL_OTHER.json', 200, { headers: hook });
+    await o('strict', 'getServiceDefinition', 'GET', 'services/EXTERNAL_OTHER.xml', 200, { headers: hook });
+    await o('strict', 'getServiceDefinition', 'GET', 'services/NO_SUCH_SERVICE.json', 404, { headers: hook });
+
+    // FixMyStreet's shape: key and jurisdiction in the form, attribute[...] fields, XML answer.
+    const fms: [string, string][] = [['jurisdiction_id', 'conformance'], ['api_key', s.hook.apiKey], ['lat', '-23.5573'], ['long', '-46.6602'], ['email', 'maria@example.com'], ['description', 'Lâmpada apagada'], ['service_code', 'EXTERNAL_OTHER'], ['first_name', 'Maria'], ['last_name', 'dos Santos'], ['attribute[fixmystreet_id]', 'FMS-1'], ['attribute[title]', 'Apagada']];
+    const created = await o('strict', 'createServiceRequest', 'POST', 'requests.xml', 201, { headers: { ...formHeaders, ...hook }, body: form(fms) });
+    const id = xmlTag(created.text, 'service_request_id')!;
+    expect(id).toMatch(/^\d+$/);
+    await o('strict', 'createServiceRequest', 'POST', 'requests.xml', 200, { headers: { ...formHeaders, ...hook }, body: form(fms) });
+    await o('strict', 'createServiceRequest', 'POST', 'requests.json', 201, { headers: hook, body: { service_code: 'EXTERNAL_OTHER', address_string: 'Rua Augusta, 1500', attribute: { external_id: 'JSON-1' } } });
+    await o('strict', 'createServiceRequest', 'POST', 'requests.json', 400, { headers: hook, body: { service_code: 'NO_SUCH_SERVICE', lat: -23.5, long: -46.6 } });
+    await o('strict', 'createServiceRequest', 'POST', 'requests.json', 400, { headers: hook, body: { service_code: 'EXTERNAL_OTHER' } });
+    await o('strict', 'createServiceRequest', 'POST', 'requests.json', 403, { headers: { 'x-api-key': s.reader.apiKey }, body: { service_code: 'EXTERNAL_OTHER', lat: -23.5, long: -46.6 } });
+    await o('lax', 'createServiceRequest', 'POST', 'requests.xml', 400, { headers: hook, body: { lat: 'north' } });
+    await o('lax', 'createServiceRequest', 'POST', 'requests.json', 415, { headers: { ...hook, 'content-type': 'text/plain' }, body: 'service_code=EXTERNAL_OTHER' });
+    await o('lax', 'createServiceRequest', 'POST', 'requests.json', 403, { headers: formHeaders, body: form([['service_code', 'EXTERNAL_OTHER']]) });
+
+    // Manual triage: a token, exchanged for the id once an operator has triaged the request.
+    const queued = await o('strict', 'createServiceRequest', 'POST', 'requests.json', 201, { headers: { 'x-api-key': s.poll.apiKey }, body: { service_code: 'EXTERNAL_OTHER', lat: -23.5, long: -46.6 } });
+    const token = queued.body[0].token as string;
+    await o('strict', 'getServiceRequestIdFromToken', 'GET', `tokens/${token}.json`, 200, { headers: { 'x-api-key': s.poll.apiKey } });
+    await ex.strict('admin', { operationId: 'createOrderFromAlert', method: 'POST', path: `/api/admin/alerts/${token}/create-order`, headers: bearer(), body: {}, expect: 201 });
+    const exchanged = await o('strict', 'getServiceRequestIdFromToken', 'GET', `tokens/${token}.xml?api_key=${s.poll.apiKey}`, 200);
+    expect(xmlTag(exchanged.text, 'service_request_id')).toMatch(/^\d+$/);
+    await o('strict', 'getServiceRequestIdFromToken', 'GET', `tokens/${token}.json`, 404, { headers: hook });
+
+    await o('strict', 'listServiceRequests', 'GET', `requests.xml?jurisdiction_id=conformance&api_key=${s.hook.apiKey}`, 200);
+    await o('strict', 'listServiceRequests', 'GET', `requests.json?service_request_id=${id}`, 200, { headers: hook });
+    await o('strict', 'listServiceRequests', 'GET', `requests.json?service_code=EXTERNAL_OTHER&status=open&start_date=2020-01-01T00:00:00Z&end_date=2099-01-01T00:00:00Z&updated_after=2020-01-01T00:00:00Z&updated_before=2099-01-01T00:00:00Z`, 200, { headers: hook });
+    await o('lax', 'listServiceRequests', 'GET', 'requests.json?start_date=yesterday', 400, { headers: hook });
+    await o('strict', 'listServiceRequests', 'GET', 'requests.json', 403, { headers: { 'x-api-key': 'lmn_test_unknown' } });
+    await o('strict', 'getServiceRequest', 'GET', `requests/${id}.xml`, 200, { headers: hook });
+    await o('strict', 'getServiceRequest', 'GET', `requests/${id}.json?api_key=${s.hook.apiKey}`, 200);
+    await o('strict', 'getServiceRequest', 'GET', `requests/${id}.json`, 404, { headers: { 'x-api-key': s.poll.apiKey } });
+    await o('lax', 'getServiceRequest', 'GET', 'requests/abc.json', 400, { headers: hook });
+  });
+
   it('covers every operation of every document with zero violations, and records the figures', () => {
     const all = ex.records;
     const violations = all.flatMap((r) => r.responseViolations.map((v) => `${r.document} ${r.operationId} ${r.method} ${r.path} -> ${r.status}: ${v}`));
@@ -572,6 +645,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
       { document: 'admin', operations: [...operationsOf('admin').keys()] },
       { document: 'telemetry', operations: [...operationsOf('telemetry').keys()] },
       { document: 'sandbox', operations: [...operationsOf('sandbox').keys()] },
+      { document: 'open311', operations: [...operationsOf('open311').keys()] },
     ];
     for (const { document, operations } of rows) {
       const covered = ex.covered(document);
@@ -596,6 +670,6 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
       figure: `${pollsMade.length} polls, 0 violations`,
       detail: 'Lumen\'s request (X-Api-Key, since, limit) and the partner\'s answer validated by Prism; the batch\'s 2 requests became alerts.',
     });
-    recordReliability(SECTION, { item: 'conformance suite duration', figure: `${((Date.now() - started) / 1000).toFixed(0)} s`, detail: `dist/lumen serve, 7 Prism proxies (${EXECUTABLE.endsWith('lumen') ? 'single executable' : ''}), on a fresh database` });
+    recordReliability(SECTION, { item: 'conformance suite duration', figure: `${((Date.now() - started) / 1000).toFixed(0)} s`, detail: `dist/lumen serve, 9 Prism proxies (${EXECUTABLE.endsWith('lumen') ? 'single executable' : ''}), on a fresh database` });
   });
 });

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeStrictBase64, MAX_ATTACHMENT_BYTES, sniffImageType } from '../../src/services/attachments/content.js';
 import { attachmentErrorMessage } from '../../src/services/attachments/messages.js';
@@ -14,6 +15,24 @@ describe('strict base64', () => {
     for (const bad of ['QQ', 'QQ=', 'Q===', 'QQ==QQ==', 'QR==', 'QU JD', 'QUJD\n', '-_-_', 'QUJD!', '====']) expect(decodeStrictBase64(bad)).toEqual({ ok: false, reason: 'invalid-base64' });
     expect(decodeStrictBase64('data:image/png;base64,QUJD')).toEqual({ ok: false, reason: 'data-uri' });
     expect(decodeStrictBase64('')).toEqual({ ok: false, reason: 'empty' });
+  });
+
+  it('takes exactly the canonical encodings: stray bits before the padding are refused', () => {
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    for (let n = 1; n <= 40; n++) {
+      const bytes = randomBytes(n);
+      const text = bytes.toString('base64');
+      expect(decodeStrictBase64(text)).toEqual({ ok: true, bytes });
+      const padding = text.length - text.replace(/=+$/, '').length;
+      if (padding === 0) continue;
+      // Every other character in the last place before the padding: canonical only if re-encoding gives it back.
+      const at = text.length - 1 - padding;
+      for (const c of ALPHABET) {
+        const variant = text.slice(0, at) + c + text.slice(at + 1);
+        const canonical = Buffer.from(variant, 'base64').toString('base64') === variant;
+        expect(decodeStrictBase64(variant).ok).toBe(canonical);
+      }
+    }
   });
 
   it('measures the decoded size from the text, to the byte', () => {
@@ -46,6 +65,11 @@ describe('Idempotency-Key', () => {
     expect(canonicalJson({ b: [1, { d: null, c: 'x' }], a: true })).toBe('{"a":true,"b":[1,{"c":"x","d":null}]}');
     expect(requestHash({ a: 1, b: 2 }).equals(requestHash({ b: 2, a: 1 }))).toBe(true);
     expect(requestHash({ a: 1 }).equals(requestHash({ a: '1' }))).toBe(false);
+    // Hashed piece by piece, it is still the SHA-256 of the canonical text (keys stored by earlier releases keep matching).
+    const photo = randomBytes(300_000).toString('base64');
+    for (const body of [{ b: [1, { d: null, c: 'x' }], a: true, e: undefined }, { attachments: [{ contentBase64: photo }, { contentBase64: `${photo.slice(0, 999)}"\\é\ud800` }], n: [1.5, -0, null, [], {}] }]) {
+      expect(requestHash(body).equals(createHash('sha256').update(canonicalJson(body)).digest())).toBe(true);
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { signWebhookBody } from '../../src/lib/webhook-signature.js';
 import { assignServiceOrder, completeServiceOrder } from '../../src/services/operations/index.js';
 import { cliActor } from '../../src/services/audit/index.js';
-import { LumenApiError, createLumenClient, drainEvents, syncByCursor, syncByPages, verifyLumenSignature, verifyStandardWebhook, type Pole } from '../../src/partner-kit/index.js';
+import { LumenApiError, createLumenClient, drainEvents, standardWebhookSecret, syncByCursor, syncByPages, verifyLumenSignature, verifyStandardWebhook, verifyWebhook, type Pole } from '../../src/partner-kit/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTeam, makeTenant } from '../support/factories.js';
 import { settle } from '../city-data/support.js';
@@ -118,5 +118,21 @@ describe('partner kit: webhook verification', () => {
     expect(verifyStandardWebhook(secret, Buffer.from(body.toString().replace('Completed', 'Cancelled')), headers)).toBe(false);
     const old = { ...headers, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000) - 3600) };
     expect(verifyStandardWebhook(secret, body, old)).toBe(false);
+  });
+
+  it('a receiver on the replaced secret verifies X-Lumen-Signature-Previous; a plain secret verifies the standard scheme in its whsec_ form', () => {
+    const secret = 'the-new-secret-of-the-partner';
+    const previous = 'the-old-secret-of-the-partner';
+    const headers = { 'x-lumen-signature': signWebhookBody(secret, body), 'x-lumen-signature-previous': signWebhookBody(previous, body) };
+    expect(verifyLumenSignature(previous, body, headers)).toBe(true);
+    expect(verifyLumenSignature(secret, body, headers)).toBe(true);
+    expect(verifyWebhook('a-third-secret-entirely', body, headers)).toBe(false);
+
+    const plain = '0123456789abcdef0123456789abcdef';
+    expect(standardWebhookSecret(plain)).toBe(`whsec_${Buffer.from(plain).toString('base64')}`);
+    const now = new Date();
+    const signed = { 'webhook-id': 'evt-1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(standardWebhookSecret(plain)).sign('evt-1', now, body.toString()) };
+    expect(verifyWebhook(plain, body, signed)).toBe(true);
+    expect(verifyWebhook(`${plain}x`, body, signed)).toBe(false);
   });
 });

@@ -15,6 +15,7 @@ import adminDocument from '../../generated/openapi/admin.json' with { type: 'jso
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
 import sandboxDocument from '../../generated/openapi/sandbox.json' with { type: 'json' };
+import open311Document from '../../generated/openapi/open311.json' with { type: 'json' };
 
 // The same cases on every run, so CI is deterministic; LUMEN_FUZZ_SEED=random explores
 // new ones, and any other number replays a seed fast-check printed for a failure.
@@ -26,9 +27,9 @@ const addFormats = addFormatsModule.default.default ?? addFormatsModule.default;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type Schema = Record<string, any>;
-export type DocumentName = 'partner' | 'admin' | 'telemetry' | 'sandbox';
+export type DocumentName = 'partner' | 'admin' | 'telemetry' | 'sandbox' | 'open311';
 
-const DOCUMENTS: Record<DocumentName, Schema> = { partner: partnerDocument, admin: adminDocument, telemetry: telemetryDocument, sandbox: sandboxDocument };
+const DOCUMENTS: Record<DocumentName, Schema> = { partner: partnerDocument, admin: adminDocument, telemetry: telemetryDocument, sandbox: sandboxDocument, open311: open311Document };
 
 // ---------------------------------------------------------------------------
 // The documents as the oracle

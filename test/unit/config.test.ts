@@ -85,6 +85,18 @@ describe('config', () => {
     expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_ALLOW_LOOPBACK: 'true', DATABASE_URL: 'postgres://x/y' })).toThrow(/LUMEN_ALLOW_LOOPBACK[\s\S]*LUMEN_SECRET_KEY|LUMEN_SECRET_KEY[\s\S]*LUMEN_ALLOW_LOOPBACK/);
   });
 
+  it('bounds what one process holds: body and attachment memory, outbound requests', () => {
+    const dir = dataDir();
+    const d = loadConfig({ LUMEN_DATA_DIR: dir });
+    expect([d.bodyMemoryBytes, d.attachmentMemoryBytes, d.outboundConnections]).toEqual([256 * 1024 * 1024, 128 * 1024 * 1024, 64]);
+    const c = loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_BODY_MEMORY: '64MiB', LUMEN_ATTACHMENT_MEMORY: '20mb', LUMEN_OUTBOUND_CONNECTIONS: '8' });
+    expect([c.bodyMemoryBytes, c.attachmentMemoryBytes, c.outboundConnections]).toEqual([64 * 1024 * 1024, 20 * 1024 * 1024, 8]);
+    // An attachment budget below one attachment (5 MiB) or a body budget below 1 MiB is a mistake, named with the others.
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_BODY_MEMORY: '512kb', LUMEN_ATTACHMENT_MEMORY: '4MiB', LUMEN_OUTBOUND_CONNECTIONS: '0' })).toThrow(
+      /LUMEN_BODY_MEMORY[\s\S]*LUMEN_ATTACHMENT_MEMORY[\s\S]*LUMEN_OUTBOUND_CONNECTIONS/,
+    );
+  });
+
   it('parses sizes', () => {
     expect(parseByteSize('40MiB')).toBe(40 * 1024 * 1024);
     expect(parseByteSize('512kb')).toBe(512 * 1024);

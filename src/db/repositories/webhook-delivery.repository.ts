@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../database.js';
 import type { DeliveryStatus, WebhookAttemptTable, WebhookDeliveryTable } from '../tables/events.js';
+import type { WebhookSignatureScheme } from '../tables/foundation.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 export type AttemptRow = Selectable<WebhookAttemptTable>;
@@ -65,6 +66,9 @@ export interface ClaimedDelivery {
   transport: string;
   webhook_url: string | null;
   webhook_secret_enc: string | null;
+  webhook_signature: WebhookSignatureScheme;
+  /** The secret a rotation replaced, only while it still signs (its overlap not over). */
+  webhook_previous_secret_enc: string | null;
 }
 
 /**
@@ -132,7 +136,8 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
     WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id
     RETURNING d.id, d.external_system_id, d.ordering_key, d.attempts,
       e.id AS event_id, e.event_type, coalesce(e.body, e.payload::text) AS body,
-      x.code AS partner_code, x.enabled, x.transport, x.webhook_url, x.webhook_secret_enc`.execute(db);
+      x.code AS partner_code, x.enabled, x.transport, x.webhook_url, x.webhook_secret_enc, x.webhook_signature,
+      CASE WHEN x.webhook_previous_secret_until > now() THEN x.webhook_previous_secret_enc END AS webhook_previous_secret_enc`.execute(db);
   return rows;
 }
 

@@ -3,6 +3,8 @@ import type { ColumnType, Generated } from 'kysely';
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 export type IntakePolicy = 'automatic' | 'manual';
 export type Transport = 'webhook' | 'polling';
+/** Which signature headers a partner's webhooks carry (migration 0027). */
+export type WebhookSignatureScheme = 'lumen' | 'standard' | 'both';
 export type Scope = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData';
 
 export interface TenantTable {
@@ -38,6 +40,10 @@ export interface ExternalSystemTable {
   event_types: string[] | null;
   rate_limit_per_minute: number | null;
   events_min_interval_seconds: number | null;
+  webhook_signature: ColumnType<WebhookSignatureScheme, WebhookSignatureScheme | undefined, WebhookSignatureScheme>;
+  /** The secret a rotation replaced, still signing until webhook_previous_secret_until. */
+  webhook_previous_secret_enc: string | null;
+  webhook_previous_secret_until: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -3,7 +3,7 @@ import type { Handler } from '../../http/surface.js';
 import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
 import { listAuditEntries } from './audit.js';
 import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
-import { createPartner, getPartner, listPartners, rotatePartnerKey, updatePartner } from './partners.js';
+import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartnerWebhookSecret, updatePartner } from './partners.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { createTenant, getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
@@ -47,6 +47,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getPartner,
   updatePartner,
   rotatePartnerKey,
+  rotatePartnerWebhookSecret,
   // Audit
   listAuditEntries,
   // InboundItems (partner polling)

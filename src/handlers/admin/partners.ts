@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, updatePartner as update, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/index.js';
+import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, rotateWebhookSecret, updatePartner as update, type RotateWebhookSecretInput, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listPartners: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await list(ctx.deps, ctx.principal.access, queryOf(ctx, 'tenantId')) } });
@@ -17,5 +17,11 @@ export const updatePartner: Handler<AdminPrincipal> = async (ctx) => ({ status: 
 export const rotatePartnerKey: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
   body: await rotate(ctx.deps, ctx.request.params.code!, actorOf(ctx)),
+  headers: { 'cache-control': 'no-store' },
+});
+
+export const rotatePartnerWebhookSecret: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await rotateWebhookSecret(ctx.deps, ctx.request.params.code!, bodyOf<RotateWebhookSecretInput | undefined>(ctx) ?? {}, actorOf(ctx)),
   headers: { 'cache-control': 'no-store' },
 });

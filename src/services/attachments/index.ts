@@ -6,4 +6,5 @@
  */
 export { attachmentFailures, type AttachmentFailureView } from './failures.js';
 export { attachmentErrorMessage } from './messages.js';
+export { attachmentMemory } from './memory.js';
 export { prepareAttachments, type AttachmentRowInsert, type PreparedAttachment, type PreparedAttachments } from './prepare.js';

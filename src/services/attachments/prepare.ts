@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { BlobStore } from '../../lib/blob-store/index.js';
+import type { Budget } from '../../lib/budget.js';
 import type { Logger } from '../../lib/logger.js';
 import type { AlertAttachmentTable, AttachmentContentType } from '../../db/tables/intake.js';
 import type { AttachmentInput } from '../intake/index.js';
-import { decodeStrictBase64, EXTENSIONS, MAX_ATTACHMENT_BYTES, sniffImageType } from './content.js';
+import { decodedLength, decodeStrictBase64, EXTENSIONS, MAX_ATTACHMENT_BYTES, sniffImageType } from './content.js';
 import { downloadAttachment, type DownloadLimits } from './download.js';
 import type { AttachmentErrorCode } from './messages.js';
 
@@ -47,10 +48,17 @@ export interface PrepareDeps {
   readonly blobs: BlobStore;
   readonly log: Logger;
   readonly limits: DownloadLimits;
+  /** Attachment bytes this process may hold at once (attachmentMemory of the configuration). */
+  readonly memory: Budget;
 }
 
 type Fetched =
   | { ok: true; bytes: Buffer; sha256: Buffer }
+  | { ok: false; code: AttachmentErrorCode; params: Record<string, string | number>; detail: string; attempts: number };
+
+/** A first occurrence after it was fetched and, unless its content was stored already, written: its bytes are let go. */
+type Kept =
+  | { ok: true; sha256: Buffer; size: number; write: 'written' | 'failed' | 'skipped' }
   | { ok: false; code: AttachmentErrorCode; params: Record<string, string | number>; detail: string; attempts: number };
 
 /**
@@ -102,6 +110,33 @@ async function fetchContent(deps: PrepareDeps, input: AttachmentInput, signal?: 
 }
 
 /**
+ * Fetches one attachment and writes its blob at `blobPath` (unless the alert already
+ * stores that content), holding its bytes in the process's attachment memory only
+ * meanwhile: an inline photo its decoded size, a download 5 MiB (the most it may bring)
+ * until it is in, then its size. Each attachment lets go on its own, whatever the
+ * request's others do, so waiting for room always ends.
+ */
+async function fetchAndStore(deps: PrepareDeps, input: AttachmentInput, target: { blobPath: string; stored: ReadonlySet<string> }, signal?: AbortSignal): Promise<Kept> {
+  const lease = await deps.memory.acquire(input.kind === 'inline' ? Math.min(decodedLength(input.contentBase64), MAX_ATTACHMENT_BYTES) : MAX_ATTACHMENT_BYTES, signal);
+  try {
+    const got = await fetchContent(deps, input, signal);
+    if (!got.ok) return got;
+    lease.shrink(got.bytes.length);
+    const kept = { ok: true as const, sha256: got.sha256, size: got.bytes.length };
+    if (target.stored.has(got.sha256.toString('hex'))) return { ...kept, write: 'skipped' };
+    try {
+      await deps.blobs.put(target.blobPath, got.bytes, input.contentType, signal);
+      return { ...kept, write: 'written' };
+    } catch (err) {
+      if (!signal?.aborted) deps.log.error({ err, blobPath: target.blobPath, store: deps.blobs.description }, 'attachment could not be stored');
+      return { ...kept, write: 'failed' };
+    }
+  } finally {
+    lease.release();
+  }
+}
+
+/**
  * Everything slow about a request's attachments, done before its transaction:
  * decode or download, check size and magic bytes, and write the blobs. Returns, per
  * attachment, what the transaction must record. Content the alert already has (same
@@ -112,34 +147,49 @@ export async function prepareAttachments(
   args: { tenantId: string; alertId: string; inputs: readonly AttachmentInput[]; existing: readonly ExistingAttachment[] },
   signal?: AbortSignal,
 ): Promise<PreparedAttachments> {
-  const written: string[] = [];
   const hashes = args.inputs.map(sourceHash);
   const firstIndex = new Map<string, number>();
   hashes.forEach((h, i) => {
     if (!firstIndex.has(h.toString('hex'))) firstIndex.set(h.toString('hex'), i);
   });
   const existingBySource = new Map(args.existing.map((e) => [e.source_hash.toString('hex'), e]));
-  // A row of an earlier release is found by its legacy hash when its declared type is the same.
-  args.inputs.forEach((input, i) => {
-    const key = hashes[i]!.toString('hex');
-    if (existingBySource.has(key)) return;
-    const legacy = existingBySource.get(legacySourceHash(input).toString('hex'));
-    if (legacy && legacy.content_type === input.contentType) existingBySource.set(key, legacy);
-  });
+  // A row of an earlier release is found by its legacy hash when its declared type is the
+  // same (a new alert has no rows: the photos are not hashed a second time for nothing).
+  if (args.existing.length > 0) {
+    args.inputs.forEach((input, i) => {
+      const key = hashes[i]!.toString('hex');
+      if (existingBySource.has(key)) return;
+      const legacy = existingBySource.get(legacySourceHash(input).toString('hex'));
+      if (legacy && legacy.content_type === input.contentType) existingBySource.set(key, legacy);
+    });
+  }
+  const storedByContent = new Map(args.existing.filter((e) => e.success && e.content_sha256).map((e) => [e.content_sha256!.toString('hex'), e.id]));
+  const alreadyStored: ReadonlySet<string> = new Set(storedByContent.keys());
 
-  // Fetch every first occurrence whose source is not already stored, in parallel.
-  const fetched = await Promise.all(
-    args.inputs.map(async (input, i): Promise<Fetched | null> => {
+  // Fetch and write every first occurrence whose source is not already stored, in
+  // parallel; the id (and so the blob path) of each is chosen before.
+  const ids = args.inputs.map((_input, i) => existingBySource.get(hashes[i]!.toString('hex'))?.id ?? randomUUID());
+  const paths = args.inputs.map((input, i) => blobPathOf(args.tenantId, args.alertId, ids[i]!, input.contentType));
+  const settled = await Promise.allSettled(
+    args.inputs.map(async (input, i): Promise<Kept | null> => {
       const key = hashes[i]!.toString('hex');
       if (firstIndex.get(key) !== i) return null;
       if (existingBySource.get(key)?.success) return null;
-      return fetchContent(deps, input, signal);
+      return fetchAndStore(deps, input, { blobPath: paths[i]!, stored: alreadyStored }, signal);
     }),
   );
+  const written = settled.flatMap((r, i) => (r.status === 'fulfilled' && r.value?.ok && r.value.write === 'written' ? [paths[i]!] : []));
+  const gaveUp = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (gaveUp || signal?.aborted) {
+    // The caller is gone (or a fetch broke): nothing of this request will be committed.
+    await removeWritten(deps, written);
+    if (gaveUp) throw gaveUp.reason;
+    throw signal!.reason instanceof Error ? signal!.reason : new Error('request aborted');
+  }
+  const fetched = settled.map((r) => (r as PromiseFulfilledResult<Kept | null>).value);
 
-  const storedByContent = new Map(args.existing.filter((e) => e.success && e.content_sha256).map((e) => [e.content_sha256!.toString('hex'), e.id]));
   const items: PreparedAttachment[] = [];
-  const pendingWrites: { index: number; path: string; bytes: Buffer; contentType: AttachmentContentType }[] = [];
+  const duplicates: string[] = [];
   for (const [i, input] of args.inputs.entries()) {
     const key = hashes[i]!.toString('hex');
     const first = firstIndex.get(key)!;
@@ -167,14 +217,20 @@ export async function prepareAttachments(
     }
     const sameContent = storedByContent.get(got.sha256.toString('hex'));
     if (sameContent) {
+      // Stored before, or by an earlier attachment of this request (whose copy serves
+      // both, also when it could not be written): this copy, if any, is not kept.
+      if (got.write === 'written') duplicates.push(paths[i]!);
       items.push({ index: i, input, action: { kind: 'existing', id: sameContent }, failure: null });
       continue;
     }
-    const id = earlier?.id ?? randomUUID();
-    const path = blobPathOf(args.tenantId, args.alertId, id, input.contentType);
+    const id = ids[i]!;
     storedByContent.set(got.sha256.toString('hex'), id);
-    pendingWrites.push({ index: i, path, bytes: got.bytes, contentType: input.contentType });
-    const stored = { success: true, blob_path: path, size_bytes: got.bytes.length, content_sha256: got.sha256, error_code: null, error_params: null };
+    if (got.write === 'failed') {
+      const storageFailed = { success: false, blob_path: null, size_bytes: null, content_sha256: null, error_code: 'storage-failed', error_params: null };
+      items.push({ index: i, input, action: earlier ? { kind: 'existing', id: earlier.id } : { kind: 'insert', row: { ...baseRow(input, hashes[i]!, id), ...storageFailed } }, failure: null });
+      continue;
+    }
+    const stored = { success: true, blob_path: paths[i]!, size_bytes: got.size, content_sha256: got.sha256, error_code: null, error_params: null };
     items.push({
       index: i,
       input,
@@ -182,30 +238,12 @@ export async function prepareAttachments(
       failure: null,
     });
   }
+  await removeWritten(deps, duplicates);
+  return { items, written: written.filter((p) => !duplicates.includes(p)) };
+}
 
-  // Write the blobs; a store that fails turns into a per-attachment failure (and a
-  // content duplicate that pointed at that copy shows the same failure).
-  await Promise.all(
-    pendingWrites.map(async (w) => {
-      try {
-        await deps.blobs.put(w.path, w.bytes, w.contentType, signal);
-        written.push(w.path);
-      } catch (err) {
-        if (signal?.aborted) return;
-        deps.log.error({ err, blobPath: w.path, store: deps.blobs.description }, 'attachment could not be stored');
-        const item = items[w.index]!;
-        const failedPatch = { success: false, blob_path: null, size_bytes: null, content_sha256: null, error_code: 'storage-failed', error_params: null };
-        if (item.action.kind === 'insert') item.action = { kind: 'insert', row: { ...item.action.row, ...failedPatch } };
-        else if (item.action.kind === 'store-failed') item.action = { kind: 'existing', id: item.action.id };
-      }
-    }),
-  );
-  if (signal?.aborted) {
-    // The caller is gone: nothing of this request will be committed.
-    await Promise.all(written.map((p) => deps.blobs.delete(p).catch((err: unknown) => deps.log.error({ err, blobPath: p }, 'blob of an abandoned request could not be removed'))));
-    throw signal.reason instanceof Error ? signal.reason : new Error('request aborted');
-  }
-  return { items, written };
+async function removeWritten(deps: PrepareDeps, paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((p) => deps.blobs.delete(p).catch((err: unknown) => deps.log.error({ err, blobPath: p }, 'blob of an abandoned request could not be removed'))));
 }
 
 function baseRow(input: AttachmentInput, hash: Buffer, id: string): Pick<AttachmentRowInsert, 'id' | 'source_kind' | 'source_url' | 'source_hash' | 'filename' | 'content_type'> {

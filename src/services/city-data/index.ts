@@ -7,6 +7,7 @@
 export { seedDemoCity, type DemoCity } from './demo.js';
 export { type Progress } from './pole-import/parse.js';
 export { UnusableFileError, importPoles, type PoleImportSummary } from './pole-import/service.js';
+export { forgetUnusedReads } from './read-cache.js';
 export { DEFAULT_PAGE_SIZE, listPoles, listServiceOrders, type ListRequest } from './reads.js';
 export { ingestTelemetryFile, type TelemetryFileOptions, type TelemetryFileSummary } from './telemetry-file.js';
 export { authenticateTelemetry, createTelemetryKey, ingestReports, listKeys, revokeKey, type TelemetryKeyView, type TelemetryPrincipal } from './telemetry.js';

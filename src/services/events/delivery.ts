@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
-import { signWebhookBody } from '../../lib/webhook-signature.js';
+import { signStandardWebhook, signWebhookBody } from '../../lib/webhook-signature.js';
 import { outboundTraceparent } from '../../lib/trace-context.js';
 import { VERSION } from '../../version.js';
 import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../../db/repositories/webhook-delivery.repository.js';
@@ -74,11 +74,11 @@ export interface Attempted {
 /** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
 export type SecretCache = Map<string, string | Error>;
 
-function secretOf(deps: AppDeps, sealed: string, partnerId: string, cache: SecretCache): string | Error {
+function secretOf(deps: AppDeps, sealed: string, partnerId: string, cache: SecretCache, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' = 'webhook_secret_enc'): string | Error {
   let secret = cache.get(sealed);
   if (secret === undefined) {
     try {
-      secret = openSecret(keyringOf(deps.config), sealed, partnerSecretAad(partnerId, 'webhook_secret_enc'));
+      secret = openSecret(keyringOf(deps.config), sealed, partnerSecretAad(partnerId, column));
     } catch (err) {
       secret = err as Error;
     }
@@ -117,6 +117,28 @@ export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, 
   };
 }
 
+/**
+ * The signature headers of the partner's scheme. Lumen's: X-Lumen-Signature with the
+ * current secret (and X-Lumen-Signature-Previous with the replaced one during a
+ * rotation's overlap). Standard Webhooks: webhook-id is the eventId (the same on every
+ * retry, so receivers deduplicate on it), webhook-timestamp the Unix seconds of this
+ * attempt, webhook-signature one `v1,` signature per secret still signing.
+ */
+function signatureHeaders(target: ClaimedDelivery, secret: string, previous: string | null, startedAt: Date, body: Buffer): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (target.webhook_signature !== 'standard') {
+    out['x-lumen-signature'] = signWebhookBody(secret, body);
+    if (previous !== null) out['x-lumen-signature-previous'] = signWebhookBody(previous, body);
+  }
+  if (target.webhook_signature !== 'lumen') {
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    out['webhook-id'] = target.event_id;
+    out['webhook-timestamp'] = String(timestamp);
+    out['webhook-signature'] = signStandardWebhook(previous === null ? [secret] : [secret, previous], target.event_id, timestamp, body);
+  }
+  return out;
+}
+
 async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache): Promise<AttemptOutcome> {
   const { config } = deps;
   const notSent = (why: string): AttemptOutcome => ({ succeeded: false, statusCode: null, error: `not sent: ${why}`, retryAfterMs: null, permanent: true });
@@ -126,6 +148,9 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
   if (!target.webhook_secret_enc) return notSent('the partner has no webhook secret to sign with');
   const secret = secretOf(deps, target.webhook_secret_enc, target.external_system_id, secrets);
   if (secret instanceof Error) return notSent(secret.message);
+  // The replaced secret signs as well while its overlap lasts; one that no longer opens
+  // only loses its extra signature, the delivery still goes out.
+  const previous = target.webhook_previous_secret_enc ? secretOf(deps, target.webhook_previous_secret_enc, target.external_system_id, secrets, 'webhook_previous_secret_enc') : null;
   const body = Buffer.from(target.body, 'utf8');
   const traceparent = outboundTraceparent();
   try {
@@ -135,7 +160,7 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
       headers: {
         'content-type': 'application/json',
         'user-agent': `Lumen-Webhook/${VERSION}`,
-        'x-lumen-signature': signWebhookBody(secret, body),
+        ...signatureHeaders(target, secret, typeof previous === 'string' ? previous : null, startedAt, body),
         'x-lumen-event-id': target.event_id,
         'x-lumen-event-type': target.event_type,
         'x-lumen-timestamp': startedAt.toISOString(),

@@ -11,7 +11,7 @@ import { DEFAULT_REASON_CODE } from '../../db/repositories/operations/reason.rep
 import { blobStoreFor, type BlobStore } from '../../lib/blob-store/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
-import { prepareAttachments } from '../attachments/index.js';
+import { attachmentMemory, prepareAttachments } from '../attachments/index.js';
 import { geocode } from '../geocoding/index.js';
 import { applyResend, isClosed, type IntakeContext, type IntakeResult, type LocationPlan, type Plan } from './apply.js';
 import { createIntake } from './create.js';
@@ -31,6 +31,8 @@ export interface IntakeOptions {
   checkedByHttp?: boolean;
   /** Who the status history names; default `partner:<code>` (Lumen's own telemetry alerts say `telemetry`). */
   actor?: string;
+  /** reasonCode names one of the tenant's own reasons (Open311's service_code) instead of a partner code to map. Default false. */
+  internalReason?: boolean;
 }
 
 /** The alert as it was when the slow work was planned; the transaction checks it did not move. */
@@ -79,7 +81,7 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
       ctx = known;
       state = await findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber);
     } else {
-      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber);
+      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber, opts.internalReason);
       ctx = contextOf(caller, first.setting, opts.actor);
       state = first.state;
     }
@@ -150,7 +152,7 @@ async function preparePlan(deps: AppDeps, blobs: BlobStore, ctx: IntakeContext, 
   const [location, attachments] = await Promise.all([
     needsLocation ? locate(deps, ctx, input, signal) : Promise.resolve(undefined),
     prepareAttachments(
-      { blobs, log: deps.log, limits },
+      { blobs, log: deps.log, limits, memory: attachmentMemory(deps.config) },
       { tenantId: ctx.tenant.id, alertId, inputs: frozen ? [] : input.attachments, existing: snapshot?.attachments ?? [] },
       signal,
     ),

@@ -1,5 +1,5 @@
 import { parseDateTime } from '../../lib/time.js';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { OpenAPIBackend } from 'openapi-backend';
 import partnerDocument from '../../../generated/openapi/partner.json' with { type: 'json' };
 import type { Attachment, IntakeRequest } from '../../../generated/partner/types.gen.js';
@@ -133,7 +133,42 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** What "same body" means for an Idempotency-Key: the SHA-256 of the canonical JSON. */
+/**
+ * What "same body" means for an Idempotency-Key: the SHA-256 of the canonical JSON.
+ * Fed to the hash piece by piece, never built as one text: a body with 40 MB of
+ * photos would otherwise be copied twice more (the text, and its UTF-8 bytes).
+ */
 export function requestHash(rawBody: unknown): Buffer {
-  return createHash('sha256').update(canonicalJson(rawBody)).digest();
+  const h = createHash('sha256');
+  hashCanonical(rawBody, h);
+  return h.digest();
+}
+
+/** Printable ASCII without `"` and `\`: JSON.stringify only adds the quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Feeds `h` exactly the bytes of canonicalJson(value). */
+function hashCanonical(value: unknown, h: Hash): void {
+  if (Array.isArray(value)) {
+    h.update('[');
+    value.forEach((v, i) => {
+      if (i > 0) h.update(',');
+      hashCanonical(v, h);
+    });
+    h.update(']');
+  } else if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    h.update('{');
+    entries.forEach(([k, v], i) => {
+      h.update(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`);
+      hashCanonical(v, h);
+    });
+    h.update('}');
+  } else if (typeof value === 'string' && value.length > 256 && PLAIN.test(value)) {
+    h.update('"').update(value).update('"');
+  } else {
+    h.update(JSON.stringify(value) ?? 'null');
+  }
 }

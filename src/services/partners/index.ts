@@ -6,3 +6,4 @@
  */
 export { createPartner, getPartner, listPartners, rotatePartnerKey, setPartnerEnabled, updatePartner, type CreatePartnerInput, type IssuedPartnerKey, type PartnerView, type UpdatePartnerInput } from './service.js';
 export { rewrapSecrets, undecryptableSecrets, type RewrapResult } from './secrets.js';
+export { DEFAULT_SECRET_OVERLAP_SECONDS, dropExpiredWebhookSecrets, rotateWebhookSecret, type RotateWebhookSecretInput } from './webhook-secret.js';

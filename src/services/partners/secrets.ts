@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { keyringOf, needsRewrap, openSecret, partnerSecretAad, sealSecret } from '../../lib/secret-box.js';
 import type { ServiceDeps } from '../deps.js';
 
-const COLUMNS = ['webhook_secret_enc', 'polling_key_enc'] as const;
+const COLUMNS = ['webhook_secret_enc', 'webhook_previous_secret_enc', 'polling_key_enc'] as const;
+const LABELS: Record<(typeof COLUMNS)[number], string> = { webhook_secret_enc: 'webhook secret', webhook_previous_secret_enc: 'previous webhook secret', polling_key_enc: 'polling key' };
 
 export interface RewrapResult {
   /** Stored secrets sealed again under LUMEN_SECRET_KEY. */
@@ -22,7 +23,7 @@ export interface RewrapResult {
 export async function rewrapSecrets(deps: ServiceDeps, progress: (msg: string) => void = () => {}): Promise<RewrapResult> {
   const keys = keyringOf(deps.config);
   const result: RewrapResult = { rewrapped: 0, current: 0, failed: [] };
-  const rows = await deps.db.selectFrom('external_system').select(['id', 'code', 'webhook_secret_enc', 'polling_key_enc']).orderBy('code').execute();
+  const rows = await deps.db.selectFrom('external_system').select(['id', 'code', ...COLUMNS]).orderBy('code').execute();
   for (const row of rows) {
     for (const column of COLUMNS) {
       const sealed = row[column];
@@ -46,7 +47,7 @@ export async function rewrapSecrets(deps: ServiceDeps, progress: (msg: string) =
       const resealed = sealSecret(keys, plain, partnerSecretAad(row.id, column));
       const res = await sql`UPDATE external_system SET ${sql.ref(column)} = ${resealed} WHERE id = ${row.id} AND ${sql.ref(column)} = ${sealed}`.execute(deps.db);
       if (Number(res.numAffectedRows ?? 0) > 0) result.rewrapped++;
-      progress(`${row.code}: ${column === 'webhook_secret_enc' ? 'webhook secret' : 'polling key'} sealed under the current key`);
+      progress(`${row.code}: ${LABELS[column]} sealed under the current key`);
     }
   }
   return result;
@@ -61,8 +62,8 @@ export async function undecryptableSecrets(deps: ServiceDeps): Promise<string | 
   const keys = keyringOf(deps.config);
   const rows = await deps.db
     .selectFrom('external_system')
-    .select(['id', 'code', 'webhook_secret_enc', 'polling_key_enc'])
-    .where((eb) => eb.or([eb('webhook_secret_enc', 'is not', null), eb('polling_key_enc', 'is not', null)]))
+    .select(['id', 'code', ...COLUMNS])
+    .where((eb) => eb.or(COLUMNS.map((c) => eb(c, 'is not', null))))
     .execute();
   const bad: string[] = [];
   for (const row of rows) {
@@ -72,7 +73,7 @@ export async function undecryptableSecrets(deps: ServiceDeps): Promise<string | 
       try {
         openSecret(keys, sealed, partnerSecretAad(row.id, column));
       } catch {
-        bad.push(`${row.code} (${column === 'webhook_secret_enc' ? 'webhook secret' : 'polling key'})`);
+        bad.push(`${row.code} (${LABELS[column]})`);
       }
     }
   }

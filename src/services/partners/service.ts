@@ -3,7 +3,8 @@ import { AppError, type FieldError } from '../../lib/errors.js';
 import { issueKey } from '../../lib/api-key.js';
 import { keyringOf, partnerSecretAad, sealSecret } from '../../lib/secret-box.js';
 import { parseScopes } from '../../lib/scopes.js';
-import type { Scope, Transport } from '../../db/tables/foundation.js';
+import type { Scope, Transport, WebhookSignatureScheme } from '../../db/tables/foundation.js';
+import { STANDARD_SECRET_PREFIX, standardSecretProblem } from '../../lib/webhook-signature.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import {
   findExternalSystemByCode,
@@ -51,6 +52,8 @@ export function partnerView(row: ExternalSystemRow, keyPrefix: string | null): P
     eventTypes: row.event_types as EventType[] | null,
     rateLimitPerMinute: row.rate_limit_per_minute,
     eventsMinIntervalSeconds: row.events_min_interval_seconds,
+    signature: row.webhook_signature,
+    previousWebhookSecretUntil: row.webhook_previous_secret_until && row.webhook_previous_secret_until.getTime() > Date.now() ? row.webhook_previous_secret_until.toISOString() : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -63,6 +66,8 @@ export interface CreatePartnerInput {
   transport?: string;
   webhookUrl?: string | null;
   webhookSecret?: string | null;
+  /** Signature headers of its webhooks. Default both. */
+  signature?: string;
   pollingUrl?: string | null;
   pollingKey?: string | null;
   pollingIntervalSeconds?: number | string | null;
@@ -100,9 +105,23 @@ async function issuePartnerKey(tx: Tx, deps: ServiceDeps, externalSystemId: stri
   return { apiKey: issued.key, keyPrefix: issued.keyPrefix };
 }
 
-/** A webhook secret made by Lumen: 32 random bytes, base64url (43 characters). */
+/**
+ * A webhook secret made by Lumen: 32 random bytes in the Standard Webhooks form
+ * (`whsec_` + base64), which that scheme's libraries take as it is and Lumen's own
+ * scheme uses as text.
+ */
 export function generateWebhookSecret(): string {
-  return randomBytes(32).toString('base64url');
+  return STANDARD_SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+const SIGNATURE_SCHEMES: readonly WebhookSignatureScheme[] = ['lumen', 'standard', 'both'];
+
+function checkSignatureScheme(raw: string | undefined, errors: FieldError[]): WebhookSignatureScheme | undefined {
+  if (raw === undefined) return undefined;
+  const scheme = raw.trim() as WebhookSignatureScheme;
+  if (SIGNATURE_SCHEMES.includes(scheme)) return scheme;
+  errors.push({ pointer: '/signature', message: 'must be lumen, standard or both' });
+  return undefined;
 }
 
 /**
@@ -129,6 +148,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
 
   const transport = (input.transport ?? 'webhook').trim();
   if (transport !== 'webhook' && transport !== 'polling') errors.push({ pointer: '/transport', message: 'must be webhook or polling' });
+  const signature = checkSignatureScheme(input.signature, errors);
 
   // The id is chosen here: stored secrets are sealed with their row's id as associated data.
   const id = randomUUID();
@@ -147,6 +167,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
         code,
         scopes,
         transport: transport as Transport,
+        ...(signature ? { webhook_signature: signature } : {}),
         ...settings,
       });
     } catch (err) {
@@ -195,6 +216,7 @@ export function checkDeliverySettings(
   if (input.webhookSecret !== undefined) {
     const secret = input.webhookSecret ?? null;
     if (secret !== null && secret.length < 16) errors.push({ pointer: '/webhookSecret', message: 'must be at least 16 characters' });
+    else if (secret !== null && standardSecretProblem(secret)) errors.push({ pointer: '/webhookSecret', message: standardSecretProblem(secret)! });
     out.webhook_secret_enc = secret === null || secret === '' ? null : sealSecret(keyringOf(deps.config), secret, partnerSecretAad(partnerId, 'webhook_secret_enc'));
   }
   if (input.pollingUrl !== undefined) {
@@ -270,6 +292,7 @@ export interface UpdatePartnerInput {
   rateLimitPerMinute?: number | string | null;
   /** null = no minimum. */
   eventsMinIntervalSeconds?: number | string | null;
+  signature?: string;
   enabled?: boolean;
 }
 
@@ -325,6 +348,8 @@ export async function updatePartner(deps: ServiceDeps, code: string, input: Upda
   }
   if (input.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = optionalInteger(input.rateLimitPerMinute, 1, 1_000_000, '/rateLimitPerMinute', errors);
   if (input.eventsMinIntervalSeconds !== undefined) patch.events_min_interval_seconds = optionalInteger(input.eventsMinIntervalSeconds, 1, 180, '/eventsMinIntervalSeconds', errors);
+  const signature = checkSignatureScheme(input.signature, errors);
+  if (signature) patch.webhook_signature = signature;
   if (input.enabled !== undefined) patch.enabled = input.enabled;
   if (errors.length === 0 && Object.keys(patch).length === 0) errors.push({ pointer: '', message: 'give at least one setting to change' });
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);

@@ -216,6 +216,25 @@ export async function saveWalkPage(db: Executor, key: WalkKey, w: WalkPageWrite)
 }
 
 /**
+ * Most walks a partner keeps and most cached totals a tenant keeps: a new row evicts
+ * the least recently used past these (triggers of 0018_city_read_bounds.sql, which
+ * hold the same numbers).
+ */
+export const WALKS_PER_PARTNER = 100;
+export const TOTALS_PER_TENANT = 200;
+
+/**
+ * Walks (with their checkpoints) and cached totals unused for a day, of every tenant;
+ * the eviction on insert bounds them per partner and tenant, this bounds them in time.
+ */
+export async function deleteUnusedReads(db: Executor): Promise<{ walks: number; totals: number }> {
+  const { rows } = await sql<{ walks: string; totals: string }>`WITH walks AS (DELETE FROM city_read_walk WHERE used_at < ${STALE} RETURNING 1),
+    totals AS (DELETE FROM city_read_total WHERE used_at < ${STALE} RETURNING 1)
+    SELECT (SELECT count(*) FROM walks) AS walks, (SELECT count(*) FROM totals) AS totals`.execute(db);
+  return { walks: Number(rows[0]!.walks), totals: Number(rows[0]!.totals) };
+}
+
+/**
  * Forgets the ranks of an epoch found broken (a row below its horizon changed):
  * every position ranked in it would fail the same check. One statement, committed
  * asynchronously like the checkpoints (a lost one only repeats the failed check).

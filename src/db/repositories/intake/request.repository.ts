@@ -3,7 +3,7 @@ import type { Executor } from '../../database.js';
 import type { AlertStatus, AlertTable, ServiceOrderTable } from '../../tables/domain.js';
 import type { VersionedAlertRow } from './alert.repository.js';
 import type { IdempotencyKeyRow } from './idempotency.repository.js';
-import { mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
+import { DEFAULT_REASON_CODE, mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
 import type { TenantRow } from '../tenant.repository.js';
 
 // The statements of one intake request besides the number allocation: what it reads
@@ -14,6 +14,17 @@ export interface IntakeSetting {
   tenant: Pick<TenantRow, 'id' | 'name' | 'ibge_code' | 'intake_policy'>;
   partnerCode: string;
   reason: ReasonRow;
+}
+
+/**
+ * The reason an intake's code names: a partner code mapped for this partner (see
+ * mappedReasonCode), or, with `internalReason`, one of the tenant's own codes (an
+ * Open311 service_code), EXTERNAL_OTHER when it has none of that code.
+ */
+function intakeReasonCode(externalSystemId: string, tenantId: string, code: string | null, internalReason: boolean): RawBuilder<string> {
+  return internalReason
+    ? sql<string>`coalesce((SELECT x.code FROM reason x WHERE x.tenant_id = ${tenantId} AND x.code = ${code}), ${DEFAULT_REASON_CODE})`
+    : mappedReasonCode(externalSystemId, tenantId, code);
 }
 
 /** What is stored of a request before an attempt: the answer kept for its key, and the alert of its protocolNumber. */
@@ -41,11 +52,13 @@ export async function findIntakeSettingAndState(
   partnerReasonCode: string | null,
   key: string | null,
   protocolNumber: string,
+  /** The code is one of the tenant's own reasons (an Open311 service_code), not a partner code to map. Default false. */
+  internalReason = false,
 ): Promise<{ setting: IntakeSetting | undefined; state: IntakeState }> {
   const setting = db
     .selectFrom('external_system as es')
     .innerJoin('tenant as t', 't.id', 'es.tenant_id')
-    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', mappedReasonCode(externalSystemId, tenantId, partnerReasonCode)))
+    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', intakeReasonCode(externalSystemId, tenantId, partnerReasonCode, internalReason)))
     .select([
       'es.code as s_partner_code',
       't.name as s_tenant_name',

@@ -1,0 +1,272 @@
+/**
+ * Open311 GeoReport v2 as its clients use it: FixMyStreet-shaped form posts (api_key and
+ * jurisdiction_id in the form, attribute[...] fields, XML answers), JSON clients, the
+ * specification's own examples of shapes, tokens under manual triage, and the operator's
+ * note coming back as status_notes once the order is completed.
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliActor } from '../../src/services/audit/index.js';
+import { updatePartner } from '../../src/services/partners/index.js';
+import { assignServiceOrder, completeServiceOrder, createOrderFromAlert, createReason, discardAlert, startServiceOrder } from '../../src/services/operations/index.js';
+import { makeCityTeam, makePartner, makeTenant } from '../support/factories.js';
+import { JPEG, startIntakeApp, startStub, type IntakeTestApp, type StubServer } from '../intake/support.js';
+
+let t: IntakeTestApp;
+let photos: StubServer;
+let city: { tenantId: string; key: string };
+let manual: { tenantId: string; key: string };
+let reader: string;
+let stranger: string;
+
+const xml = new XMLParser({ parseTagValue: false, isArray: (name) => ['request', 'service', 'error', 'endpoint', 'format'].includes(name) });
+
+beforeAll(async () => {
+  t = await startIntakeApp({ LUMEN_RATE_LIMIT_PER_MINUTE: '100000' });
+  photos = await startStub((_req, res) => {
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
+  });
+  const tenant = await makeTenant(t.rt);
+  await createReason(t.rt, { tenantId: tenant.id, code: 'LAMP_OUT', namePt: 'Lâmpada apagada', nameEn: 'Lamp out', priority: 'High', slaHours: 24 });
+  city = { tenantId: tenant.id, key: (await makePartner(t.rt, { tenantId: tenant.id, code: 'fixmystreet', scopes: ['canCreateServiceOrders'], transport: 'polling' })).apiKey };
+  reader = (await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canReadCityData'], transport: 'polling' })).apiKey;
+  const triaged = await makeTenant(t.rt, { intakePolicy: 'manual' });
+  await createReason(t.rt, { tenantId: triaged.id, code: 'LAMP_OUT', namePt: 'Lâmpada apagada', nameEn: 'Lamp out', priority: 'Medium', slaHours: 48 });
+  manual = { tenantId: triaged.id, key: (await makePartner(t.rt, { tenantId: triaged.id, scopes: ['canCreateServiceOrders'], transport: 'polling' })).apiKey };
+  stranger = (await makePartner(t.rt, { scopes: ['canCreateServiceOrders'], transport: 'polling' })).apiKey;
+});
+afterAll(async () => {
+  await photos?.close();
+  await t?.stop();
+});
+
+const form = (fields: [string, string][]) => new URLSearchParams(fields).toString();
+const postForm = (path: string, fields: [string, string][]) =>
+  fetch(`${t.baseUrl}/open311/v2/${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) });
+const get = (path: string, headers: Record<string, string> = {}) => fetch(`${t.baseUrl}/open311/v2/${path}`, { headers });
+
+/** A request as FixMyStreet's Open311 client posts it. */
+function fixMyStreet(id: string, over: [string, string][] = []): [string, string][] {
+  return [
+    ['jurisdiction_id', 'lumen.example.city'],
+    ['api_key', city.key],
+    ['lat', '-23.5573'],
+    ['long', '-46.6602'],
+    ['email', 'maria@example.com'],
+    ['description', 'title: Lâmpada apagada\n\ndetail: Poste em frente ao 1500 apagado há três noites.\n\nurl: https://fixmystreet.example/report/42'],
+    ['service_code', 'LAMP_OUT'],
+    ['first_name', 'Maria'],
+    ['last_name', 'dos Santos'],
+    ['phone', '+55 11 98765-4321'],
+    ['media_url', `${photos.url}/photo/${id}.jpeg`],
+    ['attribute[fixmystreet_id]', id],
+    ['attribute[title]', 'Lâmpada apagada'],
+    ['attribute[report_url]', `https://fixmystreet.example/report/${id}`],
+    ...over,
+  ];
+}
+
+async function orderOf(tenantId: string, alertNumber: string) {
+  return t.rt.db.selectFrom('alert').select(['id', 'service_order_id', 'requester_phone', 'requester_name', 'additional_notes', 'protocol_number']).where('tenant_id', '=', tenantId).where('alert_number', '=', Number(alertNumber)).executeTakeFirstOrThrow();
+}
+
+describe('Open311 GeoReport v2', () => {
+  it('discovery needs no key and lists both formats; services are the city’s reasons, in XML and JSON', async () => {
+    const d = await get('discovery.xml');
+    expect(d.status).toBe(200);
+    expect(d.headers.get('content-type')).toBe('text/xml; charset=utf-8');
+    const doc = xml.parse(await d.text());
+    expect(doc.discovery.endpoints.endpoint[0].formats.format).toEqual(['text/xml', 'application/json']);
+    expect(doc.discovery.endpoints.endpoint[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/open311\/v2$/);
+
+    // Its contract is served and rendered like the others.
+    const served = (await (await get('openapi.json')).json()) as { info: { title: string }; paths: Record<string, unknown> };
+    expect(served.info.title).toBe('Lumen Open311 GeoReport v2');
+    expect(Object.keys(served.paths)).toContain('/open311/v2/requests.{format}');
+    const page = await fetch(`${t.baseUrl}/docs/open311`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/open311/v2/openapi.json');
+
+    const s = xml.parse(await (await get(`services.xml?jurisdiction_id=x&api_key=${city.key}`)).text());
+    const lamp = s.services.service.find((x: { service_code: string }) => x.service_code === 'LAMP_OUT');
+    expect(lamp).toMatchObject({ service_name: 'Lâmpada apagada', metadata: 'false', type: 'realtime' });
+    expect(s.services.service.map((x: { service_code: string }) => x.service_code).sort()).toEqual(['EXTERNAL_OTHER', 'LAMP_OUT']);
+
+    const json = (await (await get('services.json', { 'x-api-key': manual.key, 'accept-language': 'en' })).json()) as { service_code: string; service_name: string; type: string }[];
+    expect(json.find((x) => x.service_code === 'LAMP_OUT')).toMatchObject({ service_name: 'Lamp out', type: 'batch' });
+    expect(await (await get(`services/LAMP_OUT.json?api_key=${city.key}`)).json()).toEqual({ service_code: 'LAMP_OUT', attributes: [] });
+    const missing = await get(`services/NOPE.xml?api_key=${city.key}`);
+    expect(missing.status).toBe(404);
+    expect(xml.parse(await missing.text()).errors.error[0]).toMatchObject({ code: '404' });
+  });
+
+  it('a FixMyStreet form post (XML) creates an order; a resend with the same fixmystreet_id is the same request; the operator’s note comes back as status_notes', async () => {
+    const res = await postForm('requests.xml', fixMyStreet('42'));
+    const text = await res.text();
+    expect(res.status, text).toBe(201);
+    const created = xml.parse(text).service_requests.request[0];
+    expect(created.service_request_id).toMatch(/^\d+$/);
+    expect(created.service_notice).toBe('Prazo de atendimento 24 h');
+    const id = created.service_request_id as string;
+
+    const row = await orderOf(city.tenantId, id);
+    expect(row.service_order_id).not.toBeNull();
+    expect(row.protocol_number).toBe('42');
+    expect(row.requester_name).toBe('Maria dos Santos');
+    expect(row.requester_phone).toBe('+5511987654321');
+    expect(row.additional_notes).toContain('email: maria@example.com');
+    expect(row.additional_notes).toContain('report_url: https://fixmystreet.example/report/42');
+    // media_url went through the attachment download of the partner API.
+    const photo = await t.rt.db.selectFrom('alert_attachment').select(['success', 'source_url', 'content_type']).where('alert_id', '=', row.id).executeTakeFirstOrThrow();
+    expect(photo).toEqual({ success: true, source_url: `${photos.url}/photo/42.jpeg`, content_type: 'image/jpeg' });
+    expect(photos.requests.some((r) => r.url === '/photo/42.jpeg')).toBe(true);
+
+    const again = await postForm('requests.xml', fixMyStreet('42'));
+    expect(again.status).toBe(200);
+    expect(xml.parse(await again.text()).service_requests.request[0].service_request_id).toBe(id);
+
+    const open = xml.parse(await (await get(`requests/${id}.xml?jurisdiction_id=lumen.example.city&api_key=${city.key}`)).text()).service_requests.request[0];
+    expect(open).toMatchObject({ service_request_id: id, status: 'open', service_code: 'LAMP_OUT', lat: '-23.5573', long: '-46.6602', media_url: `${photos.url}/photo/42.jpeg`, status_notes: '' });
+    const due = await t.rt.db.selectFrom('service_order').select('sla_due_at').where('id', '=', row.service_order_id!).executeTakeFirstOrThrow();
+    expect(open.expected_datetime).toBe(due.sla_due_at.toISOString());
+    expect(Math.abs(Date.parse(open.expected_datetime) - Date.parse(open.requested_datetime) - 24 * 3_600_000)).toBeLessThan(60_000);
+
+    const before = new Date().toISOString();
+    const team = await makeCityTeam(t.rt, { tenantId: city.tenantId, name: 'Equipe Centro 03' });
+    await assignServiceOrder(t.rt, cliActor(), row.service_order_id!, team.id);
+    await startServiceOrder(t.rt, cliActor(), row.service_order_id!, 'Equipe a caminho.');
+    const [started] = (await (await get(`requests.json?service_request_id=${id}&api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    expect(started).toMatchObject({ status: 'open', status_notes: 'Equipe a caminho.', agency_responsible: 'Equipe Centro 03' });
+    await completeServiceOrder(t.rt, cliActor(), row.service_order_id!, 'Lâmpada trocada por LED 100 W.');
+    const [closed] = (await (await get(`requests.json?service_request_id=${id}&api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    expect(closed).toMatchObject({ service_request_id: id, status: 'closed', status_notes: 'Lâmpada trocada por LED 100 W.' });
+    const changed = (await (await get(`requests.json?updated_after=${encodeURIComponent(before)}&api_key=${city.key}`)).json()) as { service_request_id: string }[];
+    expect(changed.map((r) => r.service_request_id)).toEqual([id]);
+    const untouched = (await (await get(`requests.json?updated_before=${encodeURIComponent(before)}&status=closed&api_key=${city.key}`)).json()) as unknown[];
+    expect(untouched).toEqual([]);
+    const openOnes = (await (await get(`requests.json?status=open&api_key=${city.key}`)).json()) as { service_request_id: string }[];
+    expect(openOnes.map((r) => r.service_request_id)).not.toContain(id);
+  });
+
+  it('a JSON client without an id of its own, an address instead of coordinates, and attribute arrays', async () => {
+    const res = await fetch(`${t.baseUrl}/open311/v2/requests.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': city.key },
+      body: JSON.stringify({ service_code: 'LAMP_OUT', address_string: 'Rua Augusta, 1500, Consolação', description: 'Apagada', attribute: { lamp_type: 'LED', nearby: ['padaria', 'farmácia'] } }),
+    });
+    const body = (await res.json()) as { service_request_id: string }[];
+    expect(res.status).toBe(201);
+    const row = await orderOf(city.tenantId, body[0]!.service_request_id);
+    expect(row.additional_notes).toContain('nearby: padaria, farmácia');
+    expect(row.protocol_number).toMatch(/^open311-/);
+    const [shown] = (await (await get(`requests/${body[0]!.service_request_id}.json`, { 'x-api-key': city.key })).json()) as { address: string }[];
+    expect(shown!.address).toBe('Rua Augusta, 1500, Consolação');
+
+    // The attachment guards apply: a link-local address is refused, the request still registered.
+    const guarded = await postForm('requests.json', [['api_key', city.key], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66'], ['media_url', 'http://169.254.169.254/latest/meta-data.jpg']]);
+    expect(guarded.status).toBe(201);
+    const guardedRow = await orderOf(city.tenantId, ((await guarded.json()) as { service_request_id: string }[])[0]!.service_request_id);
+    expect(await t.rt.db.selectFrom('alert_attachment').select('success').where('alert_id', '=', guardedRow.id).executeTakeFirstOrThrow()).toEqual({ success: false });
+
+    const form = await postForm('requests.json', [['api_key', city.key], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66'], ['attribute[nearby]', 'a'], ['attribute[nearby]', 'b']]);
+    expect(form.status).toBe(201);
+    const formRow = await orderOf(city.tenantId, ((await form.json()) as { service_request_id: string }[])[0]!.service_request_id);
+    expect(formRow.additional_notes).toBe('nearby: a, b');
+  });
+
+  it('manual triage answers a token; tokens/{token} gives the id once an operator has triaged it', async () => {
+    const res = await postForm('requests.json', [['api_key', manual.key], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66'], ['description', 'Apagada']]);
+    expect(res.status).toBe(201);
+    const [{ token }] = (await res.json()) as [{ token: string }];
+    expect(token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await (await get(`tokens/${token}.json?api_key=${manual.key}`)).json()).toEqual([{ token }]);
+    await createOrderFromAlert(t.rt, cliActor(), token, {});
+    const [answer] = xml.parse(await (await get(`tokens/${token}.xml?api_key=${manual.key}`)).text()).service_requests.request;
+    expect(answer.token).toBe(token);
+    expect(answer.service_request_id).toMatch(/^\d+$/);
+
+    const other = await postForm('requests.json', [['api_key', manual.key], ['service_code', 'LAMP_OUT'], ['address_string', 'Rua Augusta, 10']]);
+    const [{ token: discarded }] = (await other.json()) as [{ token: string }];
+    await discardAlert(t.rt, cliActor(), discarded, 'Poste particular, fora da rede municipal.', 'pt-BR');
+    const [gone] = (await (await get(`tokens/${discarded}.json?api_key=${manual.key}`)).json()) as { service_request_id: string }[];
+    const [shown] = (await (await get(`requests/${gone!.service_request_id}.json?api_key=${manual.key}`)).json()) as Record<string, unknown>[];
+    expect(shown).toMatchObject({ status: 'closed', status_notes: 'Poste particular, fora da rede municipal.' });
+  });
+
+  it('errors are the specification’s list, in the format asked for, with the right statuses', async () => {
+    const noCode = await postForm('requests.xml', [['api_key', city.key], ['lat', '-23.5'], ['long', '-46.6']]);
+    expect(noCode.status).toBe(400);
+    expect(noCode.headers.get('content-type')).toBe('text/xml; charset=utf-8');
+    expect(xml.parse(await noCode.text()).errors.error).toEqual([{ code: '400', description: 'service_code: is required' }]);
+
+    const badLat = await postForm('requests.json', [['api_key', city.key], ['service_code', 'LAMP_OUT'], ['lat', 'north'], ['long', '-46.6']]);
+    expect(badLat.status).toBe(400);
+    expect(((await badLat.json()) as { description: string }[])[0]!.description).toMatch(/^lat: /);
+    const nowhere = await postForm('requests.json', [['api_key', city.key], ['service_code', 'LAMP_OUT']]);
+    expect(nowhere.status).toBe(400);
+    const unknownService = await postForm('requests.json', [['api_key', city.key], ['service_code', 'TREE_DOWN'], ['lat', '1'], ['long', '1']]);
+    expect(((await unknownService.json()) as { description: string }[])[0]!.description).toBe('service_code: TREE_DOWN is not a service of this city');
+
+    for (const key of ['', 'lmn_test_nonsense', reader]) {
+      const refused = await postForm('requests.json', [['api_key', key], ['service_code', 'LAMP_OUT'], ['lat', '1'], ['long', '1']]);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { code: number }[])[0]!.code).toBe(403);
+    }
+    expect((await get('requests.json')).status).toBe(403);
+    expect((await get(`requests.html?api_key=${city.key}`)).status).toBe(404);
+    expect((await get(`requests/abc.json?api_key=${city.key}`)).status).toBe(400);
+    expect((await get(`requests.json?start_date=yesterday&api_key=${city.key}`)).status).toBe(400);
+    const media = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': city.key }, body: 'service_code=LAMP_OUT' });
+    expect(media.status).toBe(415);
+  });
+
+  it('status_notes does not depend on the partner’s event subscriptions', async () => {
+    const quiet = await makePartner(t.rt, { tenantId: city.tenantId, scopes: ['canCreateServiceOrders'], transport: 'polling' });
+    await updatePartner(t.rt, quiet.code, { eventTypes: ['Alert.Cancelled'] }, cliActor());
+    const res = await postForm('requests.json', [['api_key', quiet.apiKey], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66']]);
+    const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+    const row = await orderOf(city.tenantId, id);
+    const team = await makeCityTeam(t.rt, { tenantId: city.tenantId });
+    await assignServiceOrder(t.rt, cliActor(), row.service_order_id!, team.id);
+    await completeServiceOrder(t.rt, cliActor(), row.service_order_id!, 'Reator substituído.');
+    expect(await t.rt.db.selectFrom('event').select('id').where('alert_id', '=', row.id).execute()).toEqual([]);
+    const [shown] = (await (await get(`requests/${id}.json?api_key=${quiet.apiKey}`)).json()) as Record<string, unknown>[];
+    expect(shown).toMatchObject({ status: 'closed', status_notes: 'Reator substituído.' });
+  });
+
+  it('the specification’s own POST example and answer shapes, XML and JSON carrying the same request', async () => {
+    // The GeoReport v2 "POST Service Request" example, with this city's key and service.
+    const res = await fetch(`${t.baseUrl}/open311/v2/requests.xml`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `api_key=${city.key}&jurisdiction_id=city.gov&service_code=LAMP_OUT&lat=37.76524078&long=-122.4212043&address_string=1234+5th+street&email=smit222%40sfgov.edu&device_id=tt222111&account_id=123456&first_name=john&last_name=smith&phone=111111111&description=A+large+sinkhole+is+destroying+the+street&media_url=${encodeURIComponent(`${photos.url}/media/12345.jpg`)}`,
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(201);
+    expect(text).toMatch(/^<\?xml version="1.0" encoding="utf-8"\?>\n<service_requests>\s*<request>\s*<service_request_id>\d+<\/service_request_id>\s*<service_notice>[^<]+<\/service_notice>\s*<account_id><\/account_id>\s*<\/request>\s*<\/service_requests>\s*$/);
+    const id = xml.parse(text).service_requests.request[0].service_request_id as string;
+    const row = await orderOf(city.tenantId, id);
+    expect(row.requester_name).toBe('john smith');
+    expect(row.requester_phone).toBeNull();
+    expect(row.additional_notes).toBe('email: smit222@sfgov.edu\nphone: 111111111\ndevice_id: tt222111\naccount_id: 123456');
+
+    // GET Service Request: the specification's elements, in XML and JSON alike.
+    const inXml = xml.parse(await (await get(`requests/${id}.xml?api_key=${city.key}`)).text()).service_requests.request[0] as Record<string, string>;
+    const [inJson] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    const fields = ['service_request_id', 'status', 'status_notes', 'service_name', 'service_code', 'description', 'agency_responsible', 'service_notice', 'requested_datetime', 'updated_datetime', 'expected_datetime', 'address', 'address_id', 'zipcode', 'lat', 'long', 'media_url'];
+    expect(Object.keys(inXml)).toEqual(fields);
+    expect(Object.keys(inJson!)).toEqual(fields);
+    for (const f of fields) expect(inXml[f], f).toBe(inJson![f] === null ? '' : String(inJson![f]));
+    expect(inJson).toMatchObject({ address: '1234 5th street', lat: 37.76524078, long: -122.4212043, zipcode: null, description: 'A large sinkhole is destroying the street' });
+  });
+
+  it('another city’s partner sees none of these requests', async () => {
+    const res = await postForm('requests.json', fixMyStreet('77'));
+    const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+    expect((await get(`requests/${id}.json?api_key=${stranger}`)).status).toBe(404);
+    expect(await (await get(`requests.json?service_request_id=${id}&api_key=${stranger}`)).json()).toEqual([]);
+    expect((await get(`requests/${id}.json?api_key=${city.key}`)).status).toBe(200);
+    const [{ token }] = (await (await postForm('requests.json', [['api_key', manual.key], ['service_code', 'LAMP_OUT'], ['lat', '1'], ['long', '1']])).json()) as [{ token: string }];
+    expect((await get(`tokens/${token}.json?api_key=${city.key}`)).status).toBe(404);
+  });
+});
