@@ -240,17 +240,20 @@ describe('the console', () => {
     });
 
     const oldKey = city.apiKey;
-    await page.getByTestId('rotate').click();
-    await page.getByTestId('rotate-confirm').click();
-    const newKey = (await page.getByTestId('new-key').textContent())!;
+    await page.getByTestId('rotate-key').getByTestId('rotate').click();
+    await page.getByTestId('rotate-key').getByTestId('rotate-confirm').click();
+    const newKey = (await page.getByTestId('rotate-key').getByTestId('new-secret').textContent())!;
     expect(newKey).toMatch(/^lmn_(live|test)_/);
     const probe = (key: string) => fetch(`${lumen.baseUrl}/api/external/health`, { headers: { 'x-api-key': key } }).then((r) => r.status);
     expect(await probe(oldKey)).toBe(401);
     expect(await probe(newKey)).toBe(200);
     city.apiKey = newKey;
+    await page.getByTestId('rotate-secret').getByTestId('rotate').click();
+    await page.getByTestId('rotate-secret').getByTestId('rotate-confirm').click();
+    expect(await page.getByTestId('rotate-secret').getByTestId('new-secret').textContent()).toMatch(/^whsec_/);
     await page.reload();
     await page.getByTestId('partner-settings').waitFor();
-    expect(await page.getByTestId('new-key').count()).toBe(0); // shown once only
+    expect(await page.getByTestId('rotate-key').getByTestId('new-secret').count()).toBe(0); // shown once only
     expect(problems).toEqual([]);
     await context.close();
   });

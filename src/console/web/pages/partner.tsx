@@ -36,7 +36,30 @@ export function PartnerPage({ code }: { code: string }) {
           <Deliveries code={p.code} admin={admin} />
           {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={admin} /> : null}
         </div>
-        <div class="col-side">{admin ? <RotateKey partner={p} onRotated={() => void partner.mutate()} /> : null}</div>
+        <div class="col-side">
+          {admin ? (
+            <>
+              <RotateSecret
+                title={t('partner.rotate')}
+                confirm={t('partner.rotate.confirm')}
+                shown={t('partner.rotate.done')}
+                testid="rotate-key"
+                rotate={async () => (await call('rotatePartnerKey', { path: { code: p.code } })).apiKey}
+                onRotated={() => void partner.mutate()}
+              />
+              {p.transport === 'webhook' ? (
+                <RotateSecret
+                  title={t('partner.rotateSecret')}
+                  confirm={t('partner.rotateSecret.confirm')}
+                  shown={t('partner.rotateSecret.done')}
+                  testid="rotate-secret"
+                  rotate={async () => (await call('rotatePartnerWebhookSecret', { path: { code: p.code }, body: {} })).webhookSecret}
+                  onRotated={() => void partner.mutate()}
+                />
+              ) : null}
+            </>
+          ) : null}
+        </div>
       </div>
     </Page>
   );
@@ -124,30 +147,28 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
   );
 }
 
-function RotateKey({ partner: p, onRotated }: { partner: types.Partner; onRotated: () => void }) {
+/** A secret made on the server and shown once: confirm, then see it with a copy button. */
+function RotateSecret({ title, confirm, shown, testid, rotate, onRotated }: { title: string; confirm: string; shown: string; testid: string; rotate: () => Promise<string>; onRotated: () => void }) {
   const { t } = useI18n();
   const feedback = useFeedback();
   const [confirming, setConfirming] = useState(false);
-  const [key, setKey] = useState<string | null>(null);
-  const rotate = useAction(
-    () => call('rotatePartnerKey', { path: { code: p.code } }),
-    (next) => {
-      setConfirming(false);
-      setKey(next.apiKey);
-      onRotated();
-    },
-  );
+  const [secret, setSecret] = useState<string | null>(null);
+  const run = useAction(rotate, (value) => {
+    setConfirming(false);
+    setSecret(value);
+    onRotated();
+  });
   return (
-    <section class="panel" data-testid="rotate-key">
-      <h2>{t('partner.rotate')}</h2>
-      {key ? (
+    <section class="panel" data-testid={testid}>
+      <h2>{title}</h2>
+      {secret ? (
         <div class="secret">
-          <p>{t('partner.rotate.done')}</p>
-          <code data-testid="new-key">{key}</code>
+          <p>{shown}</p>
+          <code data-testid="new-secret">{secret}</code>
           <button
             type="button"
             onClick={() =>
-              navigator.clipboard.writeText(key).then(
+              navigator.clipboard.writeText(secret).then(
                 () => feedback.ok(t('common.copied')),
                 (err: unknown) => feedback.error(err),
               )
@@ -158,9 +179,9 @@ function RotateKey({ partner: p, onRotated }: { partner: types.Partner; onRotate
         </div>
       ) : confirming ? (
         <div>
-          <p class="warn-text">{t('partner.rotate.confirm')}</p>
+          <p class="warn-text">{confirm}</p>
           <div class="row">
-            <button type="button" class="danger" disabled={rotate.busy} onClick={() => void rotate.run()} data-testid="rotate-confirm">
+            <button type="button" class="danger" disabled={run.busy} onClick={() => void run.run()} data-testid="rotate-confirm">
               {t('common.confirm')}
             </button>
             <button type="button" class="secondary" onClick={() => setConfirming(false)}>
@@ -170,7 +191,7 @@ function RotateKey({ partner: p, onRotated }: { partner: types.Partner; onRotate
         </div>
       ) : (
         <button type="button" class="secondary" onClick={() => setConfirming(true)} data-testid="rotate">
-          {t('partner.rotate')}
+          {title}
         </button>
       )}
     </section>
