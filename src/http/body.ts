@@ -79,6 +79,11 @@ export async function readJson(req: IncomingMessage, limit: number, timeoutMs: n
   return parseJsonText(text);
 }
 
+/** Strict UTF-8 JSON parse of bytes already read; 400 malformed-json with the parser's reason. */
+export function parseJson(raw: Buffer): unknown {
+  return parseJsonText(utf8Text(raw));
+}
+
 function utf8Text(raw: Buffer): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(raw);
