@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -430,7 +430,8 @@ export const cancelServiceOrder = <ThrowOnError extends boolean = false>(options
 /**
  * List partners
  *
- * Every partner, by code, optionally of one tenant. Same as `lumen partner list [--tenant ID]`.
+ * The partners of the caller's tenants, by code, optionally of one tenant (a tenant the
+ * caller holds no role on has none). Same as `lumen partner list [--tenant ID]`.
  *
  */
 export const listPartners = <ThrowOnError extends boolean = false>(options?: Options<ListPartnersData, ThrowOnError>) => (options?.client ?? client).get<ListPartnersResponses, ListPartnersErrors, ThrowOnError>({
@@ -631,7 +632,9 @@ export const listRejectedInboundItems = <ThrowOnError extends boolean = false>(o
  * Operator actions, oldest first: who (`actor`), what (`action`, `entityType`,
  * `entityId`), when (`at`), and the state before and after. Filter by tenant, by time
  * (`since`, inclusive), by entity; page with `after` (= the previous page's
- * `nextAfter`). Same as `lumen audit list [--tenant ID] [--since TS]`.
+ * `nextAfter`). Only entries of the caller's tenants; entries outside any tenant
+ * (operators, platform-wide tokens, sign-ins) for platform admins only; a tenant the
+ * caller holds no role on has no entries. Same as `lumen audit list [--tenant ID] [--since TS]`.
  *
  */
 export const listAuditEntries = <ThrowOnError extends boolean = false>(options?: Options<ListAuditEntriesData, ThrowOnError>) => (options?.client ?? client).get<ListAuditEntriesResponses, ListAuditEntriesErrors, ThrowOnError>({
@@ -787,6 +790,31 @@ export const getSession = <ThrowOnError extends boolean = false>(options?: Optio
  */
 export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
     url: '/api/admin/session',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Change one's own password (the console)
+ *
+ * The signed-in operator sets a new password (12 to 1024 characters), giving the
+ * current one. Every other session of theirs ends; this one stays. A wrong current
+ * password is 422 with a pointer to `currentPassword`, counted as a failed sign-in
+ * (throttled alike: 429 with `Retry-After`) and audited. Needs a session (401 with a
+ * token), Lumen's own `Origin` and the session's `X-CSRF-Token`. Administrators set
+ * another operator's password with `lumen operator set-password`.
+ *
+ */
+export const changeSessionPassword = <ThrowOnError extends boolean = false>(options: Options<ChangeSessionPasswordData, ThrowOnError>) => (options.client ?? client).post<ChangeSessionPasswordResponses, ChangeSessionPasswordErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/session/password',
     ...options,
     headers: {
         'Content-Type': 'application/json',

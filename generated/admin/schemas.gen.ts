@@ -28,12 +28,14 @@ export const TenantSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
         },
         name: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'São Paulo'
             ]
@@ -43,6 +45,7 @@ export const TenantSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 7,
             pattern: '^[0-9]{7}$',
             description: 'IBGE municipality code, 7 digits; null when not registered.',
             examples: [
@@ -62,6 +65,7 @@ export const TenantSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -69,6 +73,7 @@ export const TenantSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:00:00.000Z'
             ]
@@ -91,6 +96,7 @@ export const ProblemSchema = {
         type: {
             type: 'string',
             format: 'uri-reference',
+            maxLength: 200,
             description: 'Stable identifier of the problem kind, `urn:lumen:problem:<code>`.',
             examples: [
                 'urn:lumen:problem:validation-failed'
@@ -98,6 +104,7 @@ export const ProblemSchema = {
         },
         title: {
             type: 'string',
+            maxLength: 200,
             description: 'Short, human-readable summary of the problem kind, in the negotiated language.',
             examples: [
                 'Falha de validação'
@@ -105,6 +112,7 @@ export const ProblemSchema = {
         },
         status: {
             type: 'integer',
+            format: 'int32',
             minimum: 400,
             maximum: 599,
             description: 'The HTTP status code, repeated for convenience.',
@@ -114,6 +122,7 @@ export const ProblemSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'Human-readable explanation of this occurrence, in the negotiated language.',
             examples: [
                 'O corpo da requisição tem 2 problema(s); veja errors.'
@@ -121,6 +130,7 @@ export const ProblemSchema = {
         },
         instance: {
             type: 'string',
+            maxLength: 2048,
             description: 'URI reference of this occurrence; Lumen sends the path of the request.',
             examples: [
                 '/api/external/service-orders'
@@ -128,6 +138,7 @@ export const ProblemSchema = {
         },
         requestId: {
             type: 'string',
+            maxLength: 64,
             description: 'Identifier of the request, the same value as the `X-Request-Id` header.',
             examples: [
                 'b7e1c2d4-6f8a-4b3c-9d2e-1a5f7c9e3b60'
@@ -135,6 +146,7 @@ export const ProblemSchema = {
         },
         errors: {
             type: 'array',
+            maxItems: 100,
             description: 'One entry per problem found, for `validation-failed` (body) and `invalid-parameter`\n(query parameters and headers). Absent for other problems.\n',
             items: {
                 type: 'object',
@@ -145,6 +157,7 @@ export const ProblemSchema = {
                 properties: {
                     pointer: {
                         type: 'string',
+                        maxLength: 2048,
                         description: 'Where the problem is. For the body, a JSON Pointer (RFC 6901) into the request\nbody (`/requester/name`, `/attachments/0/contentType`; for a missing property it\npoints at where the property should be; `""` is the whole body). For parameters,\n`/query/<name>` or `/header/<name>`.\n',
                         examples: [
                             '/requester/name'
@@ -152,6 +165,7 @@ export const ProblemSchema = {
                     },
                     message: {
                         type: 'string',
+                        maxLength: 4000,
                         description: 'What is wrong there, in plain words.',
                         examples: [
                             'is required'
@@ -177,6 +191,7 @@ export const AdminTeamSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
             ]
@@ -184,6 +199,7 @@ export const AdminTeamSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
@@ -199,6 +215,7 @@ export const AdminTeamSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -207,14 +224,26 @@ export const AdminTeamSchema = {
 } as const;
 
 export const AlertStatusSchema = {
-    type: 'string',
     title: 'AlertStatus',
-    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n',
-    enum: [
-        'Pending',
-        'Linked',
-        'Resolved',
-        'Cancelled'
+    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "not final yet", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownAlertStatus',
+            enum: [
+                'Pending',
+                'Linked',
+                'Resolved',
+                'Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherAlertStatus',
+            description: 'A state added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
@@ -232,6 +261,7 @@ export const PrioritySchema = {
 
 export const ServiceOrderNumberSchema = {
     type: 'string',
+    maxLength: 20,
     title: 'ServiceOrderNumber',
     description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
     pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
@@ -241,15 +271,27 @@ export const ServiceOrderNumberSchema = {
 } as const;
 
 export const ServiceOrderStatusSchema = {
-    type: 'string',
     title: 'ServiceOrderStatus',
-    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n',
-    enum: [
-        'OPEN',
-        'ASSIGNED',
-        'IN_PROGRESS',
-        'COMPLETED',
-        'CANCELLED'
+    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownServiceOrderStatus',
+            enum: [
+                'OPEN',
+                'ASSIGNED',
+                'IN_PROGRESS',
+                'COMPLETED',
+                'CANCELLED'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherServiceOrderStatus',
+            description: 'A status added after this version of the document.',
+            pattern: '^[A-Z][A-Z_]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
@@ -289,12 +331,15 @@ export const AlertSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
             ]
         },
         alertNumber: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Per-tenant number, unique and increasing within the tenant; it may skip values.',
             examples: [
@@ -304,6 +349,7 @@ export const AlertSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
@@ -319,12 +365,14 @@ export const AlertSchema = {
                 id: {
                     type: 'string',
                     format: 'uuid',
+                    maxLength: 36,
                     examples: [
                         '0b8e6c4a-2d1f-4e3a-9b5c-7d9f1a3c5e20'
                     ]
                 },
                 code: {
                     type: 'string',
+                    maxLength: 100,
                     examples: [
                         'PORTAL-156-SP'
                     ]
@@ -333,6 +381,7 @@ export const AlertSchema = {
         },
         protocolNumber: {
             type: 'string',
+            maxLength: 100,
             description: 'The request\'s identifier in the partner\'s system.',
             examples: [
                 '156-2026-0004471'
@@ -343,6 +392,7 @@ export const AlertSchema = {
         },
         reasonCode: {
             type: 'string',
+            maxLength: 100,
             description: 'Internal reason (`EXTERNAL_OTHER` until reclassified, when the partner\'s code was missing or unmapped).',
             examples: [
                 'LAMP_OUT'
@@ -350,6 +400,7 @@ export const AlertSchema = {
         },
         reasonName: {
             type: 'string',
+            maxLength: 200,
             description: 'Name of the internal reason, in the negotiated language.',
             examples: [
                 'Lâmpada apagada'
@@ -361,6 +412,7 @@ export const AlertSchema = {
         slaDueAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the request should be served, per the reason\'s SLA hours, counted from the alert\'s arrival.',
             examples: [
                 '2026-03-15T12:30:00.000Z'
@@ -369,6 +421,7 @@ export const AlertSchema = {
         requestedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the request was registered at the partner.',
             examples: [
                 '2026-03-14T12:29:10.000Z'
@@ -376,6 +429,7 @@ export const AlertSchema = {
         },
         requesterName: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Maria da Silva'
             ]
@@ -385,6 +439,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 16,
             examples: [
                 '+5511987654321'
             ]
@@ -394,6 +449,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             examples: [
                 'LED'
             ]
@@ -403,6 +459,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             description: 'The reason code the partner sent, as received.',
             examples: [
                 'LAMP-OFF'
@@ -410,6 +467,7 @@ export const AlertSchema = {
         },
         description: {
             type: 'string',
+            maxLength: 4000,
             examples: [
                 'Poste apagado há três noites'
             ]
@@ -419,6 +477,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 4000,
             examples: [
                 null
             ]
@@ -434,6 +493,7 @@ export const AlertSchema = {
             properties: {
                 street: {
                     type: 'string',
+                    maxLength: 300,
                     examples: [
                         'Rua Augusta'
                     ]
@@ -443,6 +503,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         '1500'
                     ]
@@ -452,6 +513,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         'Consolação'
                     ]
@@ -461,6 +523,7 @@ export const AlertSchema = {
                         'string',
                         'null'
                     ],
+                    maxLength: 300,
                     examples: [
                         'em frente à padaria'
                     ]
@@ -528,6 +591,7 @@ export const AlertSchema = {
                         id: {
                             type: 'string',
                             format: 'uuid',
+                            maxLength: 36,
                             examples: [
                                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
                             ]
@@ -550,6 +614,7 @@ export const AlertSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'The operator\'s reason, when the alert was discarded.',
             examples: [
                 null
@@ -558,6 +623,7 @@ export const AlertSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:30:00.000Z'
             ]
@@ -565,6 +631,7 @@ export const AlertSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
@@ -585,12 +652,15 @@ export const AlertPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 500,
             items: {
                 $ref: '#/components/schemas/Alert'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             examples: [
                 1
@@ -598,6 +668,7 @@ export const AlertPageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 500,
             description: 'Effective page size.',
@@ -607,6 +678,8 @@ export const AlertPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of alerts matching the filters.',
             examples: [
@@ -628,12 +701,14 @@ export const TeamSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
             ]
         },
         name: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Equipe Centro 03'
             ]
@@ -644,7 +719,7 @@ export const TeamSchema = {
 export const ServiceOrderSchema = {
     type: 'object',
     title: 'ServiceOrder',
-    description: 'A service order (OS) of the key\'s tenant (interface 2.3). See `ServiceOrderStatus`\nfor the status machine.\n',
+    description: 'A service order (OS) of the key\'s tenant. See `ServiceOrderStatus`\nfor the status machine.\n',
     required: [
         'id',
         'number',
@@ -665,6 +740,7 @@ export const ServiceOrderSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
             ]
@@ -680,6 +756,7 @@ export const ServiceOrderSchema = {
         },
         type: {
             type: 'string',
+            maxLength: 200,
             description: 'Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).',
             examples: [
                 'LAMP_OUT'
@@ -687,6 +764,7 @@ export const ServiceOrderSchema = {
         },
         address: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Rua Augusta, 1500'
             ]
@@ -696,6 +774,7 @@ export const ServiceOrderSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 300,
             examples: [
                 'Consolação'
             ]
@@ -730,6 +809,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The pole the order is linked to; null when none.',
             examples: [
                 '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
@@ -749,6 +829,7 @@ export const ServiceOrderSchema = {
         openedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:30:02.184Z'
             ]
@@ -756,6 +837,7 @@ export const ServiceOrderSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.',
             examples: [
                 '2026-03-14T13:05:48.221Z'
@@ -767,6 +849,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the order was completed or cancelled; null while it is open.',
             examples: [
                 null
@@ -776,15 +859,27 @@ export const ServiceOrderSchema = {
 } as const;
 
 export const EventTypeSchema = {
-    type: 'string',
     title: 'EventType',
-    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n',
-    enum: [
-        'ServiceOrder.Created',
-        'ServiceOrder.Completed',
-        'ServiceOrder.StatusChanged',
-        'ServiceOrder.Cancelled',
-        'Alert.Cancelled'
+    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "acknowledge and ignore", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownEventType',
+            enum: [
+                'ServiceOrder.Created',
+                'ServiceOrder.Completed',
+                'ServiceOrder.StatusChanged',
+                'ServiceOrder.Cancelled',
+                'Alert.Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherEventType',
+            description: 'An event type added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*(\\.[A-Z][A-Za-z]*)+$',
+            maxLength: 100
+        }
     ]
 } as const;
 
@@ -831,12 +926,14 @@ export const PartnerSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '0b8e6c4a-2d1f-4e3a-9b5c-7d9f1a3c5e20'
             ]
         },
         code: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -844,12 +941,14 @@ export const PartnerSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
             ]
         },
         scopes: {
             type: 'array',
+            maxItems: 3,
             items: {
                 type: 'string',
                 enum: [
@@ -881,6 +980,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             examples: [
                 'https://portal156.example.gov.br/lumen/events'
             ]
@@ -896,6 +996,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             description: 'The partner\'s endpoint Lumen polls for new requests; null when Lumen does not poll this partner.',
             examples: [
                 null
@@ -909,6 +1010,7 @@ export const PartnerSchema = {
         },
         pollingIntervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -927,6 +1029,7 @@ export const PartnerSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 32,
             description: 'Readable prefix of the live API key (the marker and 8 characters); null when none is live.',
             examples: [
                 'lmn_live_Ab3dE9xQ'
@@ -937,6 +1040,7 @@ export const PartnerSchema = {
                 'array',
                 'null'
             ],
+            maxItems: 50,
             description: 'Event types the partner is subscribed to; null means all (also types added later).',
             items: {
                 $ref: '#/components/schemas/EventType'
@@ -950,6 +1054,8 @@ export const PartnerSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 1,
             description: 'Requests per minute allowed to this partner\'s key; null means the service default.',
             examples: [
@@ -961,6 +1067,7 @@ export const PartnerSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             description: 'Minimum seconds between two `GET /api/external/events` calls after one that returned\n`hasMore: false`; null means no minimum.\n',
@@ -977,6 +1084,7 @@ export const PartnerSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'After `rotate-secret`: until when the replaced webhook secret still signs (a second\nsignature beside the new secret\'s); null when only the current secret signs.\n',
             examples: [
                 null
@@ -985,6 +1093,7 @@ export const PartnerSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-01-05T09:00:00.000Z'
             ]
@@ -992,6 +1101,7 @@ export const PartnerSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:00:00.000Z'
             ]
@@ -1015,6 +1125,7 @@ export const ScopeInputSchema = {
 
 export const scopesSchema = {
     type: 'array',
+    maxItems: 3,
     uniqueItems: true,
     items: {
         $ref: '#/components/schemas/ScopeInput'
@@ -1090,6 +1201,7 @@ export const pollingKeySchema = {
 
 export const pollingIntervalSecondsSchema = {
     type: 'integer',
+    format: 'int32',
     minimum: 1,
     maximum: 180,
     examples: [
@@ -1112,6 +1224,7 @@ export const PartnerWithKeySchema = {
             properties: {
                 apiKey: {
                     type: 'string',
+                    maxLength: 49,
                     pattern: '^lmn_(live|test)_[A-Za-z0-9]{40}$',
                     description: 'The whole API key. Store it now; it cannot be shown again.',
                     examples: [
@@ -1120,6 +1233,7 @@ export const PartnerWithKeySchema = {
                 },
                 webhookSecret: {
                     type: 'string',
+                    maxLength: 200,
                     minLength: 16,
                     description: 'The webhook secret Lumen made (when none was given). Give it to the partner now; it is not shown again.',
                     examples: [
@@ -1138,6 +1252,7 @@ export const PartnerSettingsSchema = {
     properties: {
         scopes: {
             type: 'array',
+            maxItems: 3,
             uniqueItems: true,
             items: {
                 $ref: '#/components/schemas/ScopeInput'
@@ -1210,6 +1325,7 @@ export const PartnerSettingsSchema = {
         },
         pollingIntervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -1221,9 +1337,17 @@ export const PartnerSettingsSchema = {
                 'array',
                 'null'
             ],
+            maxItems: 50,
             uniqueItems: true,
             items: {
-                $ref: '#/components/schemas/EventType'
+                type: 'string',
+                enum: [
+                    'ServiceOrder.Created',
+                    'ServiceOrder.Completed',
+                    'ServiceOrder.StatusChanged',
+                    'ServiceOrder.Cancelled',
+                    'Alert.Cancelled'
+                ]
             },
             examples: [
                 [
@@ -1237,6 +1361,7 @@ export const PartnerSettingsSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 1000000,
             examples: [
@@ -1248,6 +1373,7 @@ export const PartnerSettingsSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
             minimum: 1,
             maximum: 180,
             examples: [
@@ -1280,6 +1406,7 @@ export const PartnerWithSecretSchema = {
                 webhookSecret: {
                     type: 'string',
                     minLength: 16,
+                    maxLength: 200,
                     description: 'The new webhook secret. Give it to the partner now; it is not shown again.',
                     examples: [
                         'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwJ1z3Qm8eR0c='
@@ -1318,6 +1445,7 @@ export const PartnerPollingSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -1331,6 +1459,7 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'Why Lumen does not poll the partner; null when it does.',
             examples: [
                 'the partner is in webhook mode'
@@ -1341,6 +1470,7 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2048,
             examples: [
                 'https://api.portal156.example/lumen/requests'
             ]
@@ -1351,6 +1481,7 @@ export const PartnerPollingSchema = {
         },
         intervalSeconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 180
         },
@@ -1360,6 +1491,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'The `since` of the next call; null until a batch gave one (the next call then has no `since`).'
         },
         cursorUpdatedAt: {
@@ -1367,7 +1499,8 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastAttemptAt: {
             type: [
@@ -1375,6 +1508,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'Start of the last poll, whatever its outcome.'
         },
         lastSuccessAt: {
@@ -1382,7 +1516,8 @@ export const PartnerPollingSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastCaughtUpAt: {
             type: [
@@ -1390,6 +1525,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'End of the last poll after which the partner had nothing more (`hasMore` false).'
         },
         lastError: {
@@ -1408,7 +1544,8 @@ export const PartnerPollingSchema = {
                     properties: {
                         at: {
                             type: 'string',
-                            format: 'date-time'
+                            format: 'date-time',
+                            maxLength: 64
                         },
                         kind: {
                             type: 'string',
@@ -1430,6 +1567,7 @@ export const PartnerPollingSchema = {
                         },
                         message: {
                             type: 'string',
+                            maxLength: 4000,
                             examples: [
                                 'the partner answered 503: maintenance window'
                             ]
@@ -1440,6 +1578,8 @@ export const PartnerPollingSchema = {
         },
         consecutiveFailures: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0
         },
         nextPollAt: {
@@ -1448,6 +1588,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the next poll is due; null when Lumen does not poll the partner.'
         },
         pollRequestedAt: {
@@ -1456,6 +1597,7 @@ export const PartnerPollingSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'An operator\'s poll-now not yet started.'
         },
         lagSeconds: {
@@ -1463,6 +1605,8 @@ export const PartnerPollingSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Seconds since `lastCaughtUpAt`; null before the first complete poll.'
         },
@@ -1482,19 +1626,26 @@ export const PartnerPollingSchema = {
                     properties: {
                         at: {
                             type: 'string',
-                            format: 'date-time'
+                            format: 'date-time',
+                            maxLength: 64
                         },
                         items: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0
                         },
                         accepted: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0,
                             description: 'Items taken in (new requests and resends).'
                         },
                         rejected: {
                             type: 'integer',
+                            format: 'int32',
+                            maximum: 2147483647,
                             minimum: 0
                         }
                     }
@@ -1512,24 +1663,34 @@ export const PartnerPollingSchema = {
             properties: {
                 itemsAccepted: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 itemsRejected: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 pollsSucceeded: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 },
                 pollsFailed: {
                     type: 'integer',
+                    format: 'int64',
+                    maximum: 9007199254740991,
                     minimum: 0
                 }
             }
         },
         openRejectedItems: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Rejected inbound items with no valid resend yet.'
         }
@@ -1548,13 +1709,15 @@ export const PollNowResultSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
         },
         requestedAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         state: {
             type: 'string',
@@ -1578,6 +1741,7 @@ export const RejectionReasonSchema = {
     properties: {
         pointer: {
             type: 'string',
+            maxLength: 2048,
             description: 'JSON Pointer into the item (`/address/street`); empty for the item as a whole.',
             examples: [
                 '/assetType'
@@ -1585,6 +1749,7 @@ export const RejectionReasonSchema = {
         },
         message: {
             type: 'string',
+            maxLength: 4000,
             examples: [
                 'must be equal to one of the allowed values: POLE'
             ]
@@ -1613,12 +1778,14 @@ export const RejectedInboundItemSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '5e1c7a3f-9b2d-4f6e-8a0c-2d4f6a8c0e13'
             ]
         },
         partner: {
             type: 'string',
+            maxLength: 100,
             description: 'Code of the partner that returned the item.',
             examples: [
                 'PORTAL-156-SP'
@@ -1629,6 +1796,7 @@ export const RejectedInboundItemSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             description: 'The item\'s `protocolNumber` when it had a usable one (a non-empty string); null otherwise.',
             examples: [
                 '156-2026-000123999'
@@ -1636,6 +1804,7 @@ export const RejectedInboundItemSchema = {
         },
         problemCode: {
             type: 'string',
+            maxLength: 100,
             description: 'The problem intake answered (the `<code>` of `urn:lumen:problem:<code>`).',
             examples: [
                 'validation-failed'
@@ -1643,6 +1812,7 @@ export const RejectedInboundItemSchema = {
         },
         reasons: {
             type: 'array',
+            maxItems: 100,
             minItems: 1,
             items: {
                 $ref: '#/components/schemas/RejectionReason'
@@ -1657,18 +1827,23 @@ export const RejectedInboundItemSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'The `since` of the call that first returned the item (null for a first call, which has none).'
         },
         firstSeenAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         lastSeenAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         timesSeen: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 1
         },
         resolvedAt: {
@@ -1677,6 +1852,7 @@ export const RejectedInboundItemSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When a valid request with the same `protocolNumber` was accepted; null while the item is open.'
         }
     }
@@ -1697,6 +1873,7 @@ export const RejectedInboundPageSchema = {
     properties: {
         partner: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -1712,12 +1889,15 @@ export const RejectedInboundPageSchema = {
         },
         items: {
             type: 'array',
+            maxItems: 500,
             items: {
                 $ref: '#/components/schemas/RejectedInboundItem'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             examples: [
                 1
@@ -1725,6 +1905,7 @@ export const RejectedInboundPageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 500,
             description: 'Effective page size.',
@@ -1734,6 +1915,8 @@ export const RejectedInboundPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of items matching the filter.',
             examples: [
@@ -1763,6 +1946,8 @@ export const AuditEntrySchema = {
     properties: {
         id: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Increasing identifier; the `after` parameter pages with it.',
             examples: [
@@ -1772,6 +1957,7 @@ export const AuditEntrySchema = {
         at: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
@@ -1782,6 +1968,7 @@ export const AuditEntrySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The tenant the entity belongs to; null for admin tokens.',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -1789,6 +1976,7 @@ export const AuditEntrySchema = {
         },
         actor: {
             type: 'string',
+            maxLength: 200,
             description: '`admin-token:<token name>` (admin API) or `cli:<system user>` (command line on the server).',
             examples: [
                 'admin-token:ops-desk'
@@ -1796,6 +1984,7 @@ export const AuditEntrySchema = {
         },
         action: {
             type: 'string',
+            maxLength: 100,
             description: 'What was done: `alert.create-order`, `alert.link`, `alert.discard`,\n`alert.reclassify`, `alert.set-location`, `service-order.assign`,\n`service-order.start`, `service-order.complete`, `service-order.cancel`,\n`team.create`, `tenant.set-intake`, `partner.create`, `partner.update`,\n`partner.rotate-key`, `partner.poll-now`, `webhook.redeliver`,\n`webhook.redeliver-since`, `admin-token.create`, `admin-token.revoke` (more may be\nadded).\n',
             examples: [
                 'alert.discard'
@@ -1818,6 +2007,7 @@ export const AuditEntrySchema = {
         },
         entityId: {
             type: 'string',
+            maxLength: 100,
             description: 'Id of the changed entity (for partners, their id).',
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
@@ -1845,6 +2035,7 @@ export const AuditEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 500,
             description: 'The operator\'s note or reason, when one was given.',
             examples: [
                 'duplicate'
@@ -1855,6 +2046,7 @@ export const AuditEntrySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 64,
             description: '`X-Request-Id` of the admin API request that made the change; null for the CLI.',
             examples: [
                 '4e8a0c2f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
@@ -1874,6 +2066,7 @@ export const AuditPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 1000,
             items: {
                 $ref: '#/components/schemas/AuditEntry'
             }
@@ -1883,6 +2076,9 @@ export const AuditPageSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int64',
+            minimum: 0,
+            maximum: 9007199254740991,
             description: 'Send as `after` to read the next entries; null when there are none after this page (for now).',
             examples: [
                 4211
@@ -1907,6 +2103,8 @@ export const WebhookAttemptSchema = {
     properties: {
         attempt: {
             type: 'integer',
+            format: 'int32',
+            maximum: 1000,
             minimum: 1,
             description: 'Number of the attempt within its delivery (the `X-Lumen-Delivery-Attempt` it was sent with).',
             examples: [
@@ -1916,6 +2114,7 @@ export const WebhookAttemptSchema = {
         at: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the attempt was sent (its `X-Lumen-Timestamp`).',
             examples: [
                 '2026-03-14T15:20:10.912Z'
@@ -1923,6 +2122,8 @@ export const WebhookAttemptSchema = {
         },
         latencyMs: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'From sending to the partner\'s answer, the timeout or the error.',
             examples: [
@@ -1938,6 +2139,9 @@ export const WebhookAttemptSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
             description: 'The partner\'s HTTP status; null when no answer came (timeout, connection or TLS error, blocked address).',
             examples: [
                 503
@@ -1948,6 +2152,7 @@ export const WebhookAttemptSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2000,
             description: 'Why the attempt failed, null when it succeeded: `HTTP <status> (...)` with the start\nof the answer\'s body, or `<kind>: <message>` with kind `timeout`, `network`, `tls`,\n`blocked-address`, `insecure-scheme`, `invalid-url`, `too-large`; `not sent: ...`\nwhen the partner could not be called at all (disabled, no webhook URL or secret).\n',
             examples: [
                 'HTTP 503 (not a 2xx answer): maintenance'
@@ -1959,6 +2164,7 @@ export const WebhookAttemptSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the retry after this failure was due; null after a success or the last attempt.',
             examples: [
                 '2026-03-14T15:25:11.030Z'
@@ -1995,12 +2201,14 @@ export const WebhookDeliverySchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '5f1c3a7e-2b4d-4e6f-8a0c-1d3e5f7a9b20'
             ]
         },
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2008,12 +2216,14 @@ export const WebhookDeliverySchema = {
         eventId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '8e2a4c6d-0f5b-4d7e-b9a1-3d5f7b9c1e48'
             ]
         },
         eventType: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'ServiceOrder.Created'
             ]
@@ -2021,6 +2231,7 @@ export const WebhookDeliverySchema = {
         occurredAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:05.310Z'
             ]
@@ -2031,6 +2242,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '0e2c4a6f-8d1b-4f3a-9b5d-7c9e1a3b5d82'
             ]
@@ -2038,6 +2250,7 @@ export const WebhookDeliverySchema = {
         alertId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '2d7f9c1a-6e4b-4f8d-9c3a-7b5e1f2a8d64'
             ]
@@ -2053,6 +2266,8 @@ export const WebhookDeliverySchema = {
         },
         attempts: {
             type: 'integer',
+            format: 'int32',
+            maximum: 1000,
             minimum: 0,
             description: 'Attempts made so far.',
             examples: [
@@ -2065,6 +2280,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the next attempt is due (pending or failed); null once the delivery has ended.',
             examples: [
                 '2026-03-14T15:25:11.030Z'
@@ -2076,6 +2292,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:10.912Z'
             ]
@@ -2085,6 +2302,9 @@ export const WebhookDeliverySchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
             examples: [
                 503
             ]
@@ -2094,6 +2314,7 @@ export const WebhookDeliverySchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2000,
             examples: [
                 'HTTP 503 (not a 2xx answer): maintenance'
             ]
@@ -2104,6 +2325,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The delivery this one repeats; null for the first delivery of the event.',
             examples: [
                 null
@@ -2111,6 +2333,7 @@ export const WebhookDeliverySchema = {
         },
         requestedBy: {
             type: 'string',
+            maxLength: 200,
             description: '`event` for the delivery written with the event; the operator (`admin-token:<name>` or `cli:<user>`) for a redelivery.',
             examples: [
                 'event'
@@ -2119,6 +2342,7 @@ export const WebhookDeliverySchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T15:20:05.310Z'
             ]
@@ -2129,6 +2353,7 @@ export const WebhookDeliverySchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When it succeeded or died; null while open.',
             examples: [
                 null
@@ -2136,6 +2361,7 @@ export const WebhookDeliverySchema = {
         },
         attemptLog: {
             type: 'array',
+            maxItems: 1000,
             description: 'Every attempt, first to last.',
             items: {
                 $ref: '#/components/schemas/WebhookAttempt'
@@ -2155,6 +2381,7 @@ export const WebhookDeliveryPageSchema = {
     properties: {
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2182,6 +2409,7 @@ export const RedeliverSinceResultSchema = {
     properties: {
         partnerCode: {
             type: 'string',
+            maxLength: 100,
             examples: [
                 'PORTAL-156-SP'
             ]
@@ -2189,12 +2417,15 @@ export const RedeliverSinceResultSchema = {
         since: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T00:00:00.000Z'
             ]
         },
         count: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Events queued for redelivery (events whose delivery is still open are skipped).',
             examples: [
@@ -2203,10 +2434,12 @@ export const RedeliverSinceResultSchema = {
         },
         deliveryIds: {
             type: 'array',
+            maxItems: 1000000,
             description: 'The new deliveries, in event order.',
             items: {
                 type: 'string',
-                format: 'uuid'
+                format: 'uuid',
+                maxLength: 36
             }
         }
     }
@@ -2235,10 +2468,12 @@ export const OperatorGrantSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         tenantName: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -2273,19 +2508,23 @@ export const SessionSchema = {
             properties: {
                 id: {
                     type: 'string',
-                    format: 'uuid'
+                    format: 'uuid',
+                    maxLength: 36
                 },
                 email: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 254
                 },
                 name: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 200
                 },
                 platformAdmin: {
                     type: 'boolean'
                 },
                 grants: {
                     type: 'array',
+                    maxItems: 10000,
                     items: {
                         $ref: '#/components/schemas/OperatorGrant'
                     }
@@ -2293,7 +2532,8 @@ export const SessionSchema = {
             }
         },
         csrfToken: {
-            type: 'string'
+            type: 'string',
+            maxLength: 128
         }
     },
     example: {
@@ -2332,14 +2572,17 @@ export const OperatorSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         email: {
             type: 'string',
+            maxLength: 254,
             description: 'Lower-case; one account per address.'
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         platformAdmin: {
             type: 'boolean',
@@ -2347,6 +2590,7 @@ export const OperatorSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 $ref: '#/components/schemas/OperatorGrant'
             }
@@ -2359,15 +2603,18 @@ export const OperatorSchema = {
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         updatedAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {
@@ -2400,7 +2647,8 @@ export const GrantInputSchema = {
     properties: {
         tenantId: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         role: {
             $ref: '#/components/schemas/TenantRole'
@@ -2429,13 +2677,16 @@ export const AdminTokenSchema = {
     properties: {
         id: {
             type: 'string',
-            format: 'uuid'
+            format: 'uuid',
+            maxLength: 36
         },
         name: {
-            type: 'string'
+            type: 'string',
+            maxLength: 200
         },
         keyPrefix: {
             type: 'string',
+            maxLength: 32,
             example: 'lmn_adm_Ab3dE9xQ'
         },
         scope: {
@@ -2463,13 +2714,16 @@ export const AdminTokenSchema = {
                     properties: {
                         id: {
                             type: 'string',
-                            format: 'uuid'
+                            format: 'uuid',
+                            maxLength: 36
                         },
                         email: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 254
                         },
                         name: {
-                            type: 'string'
+                            type: 'string',
+                            maxLength: 200
                         }
                     }
                 }
@@ -2477,6 +2731,7 @@ export const AdminTokenSchema = {
         },
         grants: {
             type: 'array',
+            maxItems: 10000,
             items: {
                 type: 'object',
                 additionalProperties: false,
@@ -2487,7 +2742,8 @@ export const AdminTokenSchema = {
                 properties: {
                     tenantId: {
                         type: 'string',
-                        format: 'uuid'
+                        format: 'uuid',
+                        maxLength: 36
                     },
                     role: {
                         $ref: '#/components/schemas/TenantRole'
@@ -2497,21 +2753,24 @@ export const AdminTokenSchema = {
         },
         createdAt: {
             type: 'string',
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         expiresAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         },
         revokedAt: {
             type: [
                 'string',
                 'null'
             ],
-            format: 'date-time'
+            format: 'date-time',
+            maxLength: 64
         }
     },
     example: {

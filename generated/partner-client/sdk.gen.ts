@@ -108,6 +108,9 @@ export const listServiceOrders = <ThrowOnError extends boolean = false>(options?
  * - alert `Linked`: `requester`, `problem`, `lampType`, `address.reference`, new
  * attachments; the location of a service order never moves silently;
  * - alert `Resolved` or `Cancelled`: nothing (200 with the current state);
+ * - the answer is the request's current state (`IntakeResponse` has the body for each
+ * state: `OPEN` with the order while one is linked or completed, `RECEIVED` with the
+ * alert while it has none, also after its order was cancelled);
  * - `assetType` and `requestedAt` are never changed.
  *
  * A resend carries the whole request, as the partner now knows it: a mutable optional
@@ -141,7 +144,10 @@ export const listServiceOrders = <ThrowOnError extends boolean = false>(options?
  * 40 MiB); over it: 413. Ten inline photos of the maximum size exceed the default:
  * send large photos by `url`.
  *
- * Unknown body properties are ignored (forward compatibility).
+ * **Unknown properties are refused.** The body is closed at every level (see
+ * `IntakeRequest`): a property the document does not list is 422 `validation-failed`
+ * with an `errors[]` entry pointing at it, so a misspelt field cannot be silently
+ * dropped. Ignore unknown fields in the *responses* instead: new ones may be added.
  *
  */
 export const createServiceOrder = <ThrowOnError extends boolean = false>(options: Options<CreateServiceOrderData, ThrowOnError>) => (options.client ?? client).post<CreateServiceOrderResponses, CreateServiceOrderErrors, ThrowOnError>({

@@ -5,21 +5,16 @@ export type ClientOptions = {
     baseUrl: 'https://{partnerHost}' | (string & {});
 };
 
-export type Attachment = unknown & {
+/**
+ * AttachmentByUrl
+ *
+ * A photo Lumen downloads from an HTTPS URL (see `Attachment`).
+ */
+export type AttachmentByUrl = {
     /**
      * Kind of attachment. Only `photo`.
      */
     type: 'photo';
-    /**
-     * HTTPS URL (public or signed, valid for at least 24 hours) Lumen downloads the photo from.
-     */
-    url?: string;
-    /**
-     * The binary content in plain base64 (RFC 4648), without any data-URI prefix.
-     * At most 5 MiB once decoded.
-     *
-     */
-    contentBase64?: string;
     /**
      * Original file name; echoed in the attachment result.
      */
@@ -28,21 +23,111 @@ export type Attachment = unknown & {
      * MIME type of the photo. The content's magic bytes must match it.
      */
     contentType: 'image/jpeg' | 'image/png' | 'image/webp';
-    [key: string]: unknown;
+    /**
+     * HTTPS URL (public or signed, valid for at least 24 hours) Lumen downloads the photo from.
+     */
+    url: string;
 };
+
+/**
+ * AttachmentInline
+ *
+ * A photo sent inline, in base64 (see `Attachment`).
+ */
+export type AttachmentInline = {
+    /**
+     * Kind of attachment. Only `photo`.
+     */
+    type: 'photo';
+    /**
+     * Original file name; echoed in the attachment result.
+     */
+    filename?: string;
+    /**
+     * MIME type of the photo. The content's magic bytes must match it.
+     */
+    contentType: 'image/jpeg' | 'image/png' | 'image/webp';
+    /**
+     * The binary content in plain base64 (RFC 4648), without any data-URI prefix.
+     * At most 5 MiB once decoded (6,990,508 characters); longer content up to 8 MiB of
+     * text is reported per attachment, beyond that the request is 422.
+     *
+     */
+    contentBase64: string;
+};
+
+/**
+ * Attachment
+ *
+ * A photo attached to a request. Send exactly one of `url` or
+ * `contentBase64`: the schema is a union of two closed objects, `AttachmentByUrl` and
+ * `AttachmentInline`; an attachment with both, or with neither, is 422 for the whole
+ * request. Lumen downloads or decodes the content and keeps its own copy in
+ * its blob store.
+ *
+ * Failures of a single attachment never fail the request: the request is accepted and
+ * the attachment's entry in `alert.attachments[]` has `success: false` and an `error`.
+ * That happens when:
+ *
+ * - `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);
+ * - the decoded content is larger than 5 MiB (5,242,880 bytes);
+ * - the content's magic bytes do not match `contentType`;
+ * - `url` is not HTTPS;
+ * - `url` names an address that is not global unicast (private, loopback, link-local,
+ * cloud metadata, or any other special-purpose range of the IANA registries);
+ * - `url` names a host that Lumen cannot reach: a name that does not resolve, and a
+ * name that resolves to such a non-public address, fail alike ("connection failed",
+ * after 3 attempts), so the answer never tells which internal names exist;
+ * - the download fails 3 attempts (each attempt and the whole download are time-bounded,
+ * and the download is cut at 5 MiB while streaming). The failure is logged for manual review;
+ * - Lumen could not store its copy (the error says so; resend the request to try again).
+ *
+ * `contentBase64` is strict RFC 4648 base64: the standard alphabet, correct `=` padding,
+ * no spaces or line breaks, no URL-safe characters.
+ *
+ * Downloads: `GET` with `User-Agent: Lumen/<version>`; up to 3 redirects are followed,
+ * each target checked again. A timeout, a connection or TLS error, or an answer `404`
+ * (a signed URL can answer 404 for a moment after it is issued), `408`, `429` or `5xx`
+ * is tried again after a short pause (3 attempts in all, within about 30 s by default).
+ * A final answer is not retried: another `4xx`, a refused address, a non-HTTPS URL,
+ * more than 5 MiB, or content that is not the declared image. Every failed URL is kept
+ * for manual review by the city operation.
+ *
+ * Every attachment's content is checked against its own `contentType`, also when the
+ * same bytes or URL appear twice in a request with different declared types.
+ *
+ * In one request and on a resend, an attachment is "the same" when it has the same
+ * `url`, or the same `contentBase64` text, with the same `contentType`: one already
+ * stored is neither fetched nor stored again, and one
+ * that failed before is tried again (stored in its original place in
+ * `alert.attachments` when it now succeeds). New content identical to a photo the alert
+ * already has is not stored twice.
+ *
+ * Use a public or signed URL valid for at least 24 hours.
+ *
+ * `contentBase64` longer than 8 MiB of text (over 6 MiB decoded, well past the 5 MiB
+ * limit) is refused with the whole request (422, `maxLength`); up to that, content over
+ * 5 MiB is reported per attachment like every other content failure.
+ *
+ */
+export type Attachment = AttachmentByUrl | AttachmentInline;
 
 /**
  * IntakeRequest
  *
- * A request registered by a partner (interface 2.5). Used as the body of
+ * A request registered by a partner. Used as the body of
  * `POST /api/external/service-orders` and as the item of a partner polling batch: both
  * go through the same validation and the same idempotency rules.
  *
- * **Forward compatibility:** properties not listed here are allowed and ignored, at
- * every level, so a partner can send fields Lumen does not know (yet) without failing
- * the request. Values of listed properties are validated strictly: a body that breaks
- * the schema (an `assetType` other than `POLE` included) is rejected as a whole with
- * 422 `validation-failed`, one `errors[]` entry per problem.
+ * **Closed.** Every object of the request (the body, `requester`, `address`,
+ * `problem`, each attachment) accepts only the properties listed here: an unknown or
+ * misspelt one (`reasonCod`, `address.lat`) is refused with 422 `validation-failed`
+ * and an `errors[]` entry pointing at it (`/reasonCod`, `/address/lat`), instead of
+ * being ignored while the request silently loses what it meant. Values of listed
+ * properties are validated strictly too (an `assetType` other than `POLE` included):
+ * the request is rejected as a whole, one `errors[]` entry per problem (at most 100).
+ * Responses are the other way round: a partner must ignore response fields it does not
+ * know, since new ones may be added.
  *
  * `protocolNumber` is unique per ExternalSystem (not globally): sending a known
  * `protocolNumber` again is a *resend* and updates the existing alert instead of
@@ -75,7 +160,6 @@ export type IntakeRequest = {
          * Phone or messaging contact in E.164 form (`+` and up to 15 digits, no spaces).
          */
         phone?: string;
-        [key: string]: unknown;
     };
     /**
      * Reported lamp type, free text (for example `LED`, `Sodio`, `VaporDeMercurio`). Applies when assetType is `POLE`.
@@ -127,7 +211,6 @@ export type IntakeRequest = {
          * WGS-84 longitude in decimal degrees. Requires `latitude`.
          */
         longitude?: number;
-        [key: string]: unknown;
     };
     /**
      * What the citizen reported.
@@ -135,7 +218,6 @@ export type IntakeRequest = {
     problem: {
         description: string;
         additionalNotes?: string;
-        [key: string]: unknown;
     };
     /**
      * Up to 10 photos. Attachment problems that the schema can see (wrong `type`, both
@@ -145,7 +227,6 @@ export type IntakeRequest = {
      *
      */
     attachments?: Array<Attachment>;
-    [key: string]: unknown;
 };
 
 /**
@@ -159,7 +240,10 @@ export type IntakeRequest = {
  * same optional `nextSince` and `hasMore`).
  *
  * Each element is an `IntakeRequest`, exactly the body of
- * `POST /api/external/service-orders`. Lumen ignores properties it does not know.
+ * `POST /api/external/service-orders`, closed like it: an item with a property the
+ * document does not list is refused (kept as a rejected inbound item pointing at the
+ * property). The envelope itself is the partner's answer: Lumen ignores envelope
+ * properties it does not know.
  *
  */
 export type PartnerRequestBatch = {

@@ -23,6 +23,7 @@ export const HealthSchema = {
         },
         externalSystemCode: {
             type: 'string',
+            maxLength: 100,
             description: 'Code of the ExternalSystem that owns the API key.',
             examples: [
                 'PORTAL-156-SP'
@@ -30,6 +31,7 @@ export const HealthSchema = {
         },
         environment: {
             type: 'string',
+            maxLength: 50,
             description: 'Name of the Lumen environment answering (for example `production`, `staging`).',
             examples: [
                 'production'
@@ -38,6 +40,7 @@ export const HealthSchema = {
         tenantId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             description: 'Tenant (municipality or operating contract) of the key. Every read is limited to it.',
             examples: [
                 '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
@@ -48,6 +51,7 @@ export const HealthSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 7,
             pattern: '^[0-9]{7}$',
             description: 'IBGE municipality code (7 digits) of the tenant\'s city; null when none is registered.',
             examples: [
@@ -57,6 +61,7 @@ export const HealthSchema = {
         serverTime: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Lumen\'s clock, UTC with milliseconds. Useful to detect clock skew.',
             examples: [
                 '2026-03-14T12:30:00.000Z'
@@ -80,6 +85,7 @@ export const ProblemSchema = {
         type: {
             type: 'string',
             format: 'uri-reference',
+            maxLength: 200,
             description: 'Stable identifier of the problem kind, `urn:lumen:problem:<code>`.',
             examples: [
                 'urn:lumen:problem:validation-failed'
@@ -87,6 +93,7 @@ export const ProblemSchema = {
         },
         title: {
             type: 'string',
+            maxLength: 200,
             description: 'Short, human-readable summary of the problem kind, in the negotiated language.',
             examples: [
                 'Falha de validação'
@@ -94,6 +101,7 @@ export const ProblemSchema = {
         },
         status: {
             type: 'integer',
+            format: 'int32',
             minimum: 400,
             maximum: 599,
             description: 'The HTTP status code, repeated for convenience.',
@@ -103,6 +111,7 @@ export const ProblemSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'Human-readable explanation of this occurrence, in the negotiated language.',
             examples: [
                 'O corpo da requisição tem 2 problema(s); veja errors.'
@@ -110,6 +119,7 @@ export const ProblemSchema = {
         },
         instance: {
             type: 'string',
+            maxLength: 2048,
             description: 'URI reference of this occurrence; Lumen sends the path of the request.',
             examples: [
                 '/api/external/service-orders'
@@ -117,6 +127,7 @@ export const ProblemSchema = {
         },
         requestId: {
             type: 'string',
+            maxLength: 64,
             description: 'Identifier of the request, the same value as the `X-Request-Id` header.',
             examples: [
                 'b7e1c2d4-6f8a-4b3c-9d2e-1a5f7c9e3b60'
@@ -124,6 +135,7 @@ export const ProblemSchema = {
         },
         errors: {
             type: 'array',
+            maxItems: 100,
             description: 'One entry per problem found, for `validation-failed` (body) and `invalid-parameter`\n(query parameters and headers). Absent for other problems.\n',
             items: {
                 type: 'object',
@@ -134,6 +146,7 @@ export const ProblemSchema = {
                 properties: {
                     pointer: {
                         type: 'string',
+                        maxLength: 2048,
                         description: 'Where the problem is. For the body, a JSON Pointer (RFC 6901) into the request\nbody (`/requester/name`, `/attachments/0/contentType`; for a missing property it\npoints at where the property should be; `""` is the whole body). For parameters,\n`/query/<name>` or `/header/<name>`.\n',
                         examples: [
                             '/requester/name'
@@ -141,6 +154,7 @@ export const ProblemSchema = {
                     },
                     message: {
                         type: 'string',
+                        maxLength: 4000,
                         description: 'What is wrong there, in plain words.',
                         examples: [
                             'is required'
@@ -154,6 +168,7 @@ export const ProblemSchema = {
 
 export const ServiceOrderNumberSchema = {
     type: 'string',
+    maxLength: 20,
     title: 'ServiceOrderNumber',
     description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
     pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
@@ -163,15 +178,27 @@ export const ServiceOrderNumberSchema = {
 } as const;
 
 export const ServiceOrderStatusSchema = {
-    type: 'string',
     title: 'ServiceOrderStatus',
-    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n',
-    enum: [
-        'OPEN',
-        'ASSIGNED',
-        'IN_PROGRESS',
-        'COMPLETED',
-        'CANCELLED'
+    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownServiceOrderStatus',
+            enum: [
+                'OPEN',
+                'ASSIGNED',
+                'IN_PROGRESS',
+                'COMPLETED',
+                'CANCELLED'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherServiceOrderStatus',
+            description: 'A status added after this version of the document.',
+            pattern: '^[A-Z][A-Z_]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
@@ -199,12 +226,14 @@ export const TeamSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
             ]
         },
         name: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Equipe Centro 03'
             ]
@@ -215,7 +244,7 @@ export const TeamSchema = {
 export const ServiceOrderSchema = {
     type: 'object',
     title: 'ServiceOrder',
-    description: 'A service order (OS) of the key\'s tenant (interface 2.3). See `ServiceOrderStatus`\nfor the status machine.\n',
+    description: 'A service order (OS) of the key\'s tenant. See `ServiceOrderStatus`\nfor the status machine.\n',
     required: [
         'id',
         'number',
@@ -236,6 +265,7 @@ export const ServiceOrderSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
             ]
@@ -251,6 +281,7 @@ export const ServiceOrderSchema = {
         },
         type: {
             type: 'string',
+            maxLength: 200,
             description: 'Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).',
             examples: [
                 'LAMP_OUT'
@@ -258,6 +289,7 @@ export const ServiceOrderSchema = {
         },
         address: {
             type: 'string',
+            maxLength: 1000,
             examples: [
                 'Rua Augusta, 1500'
             ]
@@ -267,6 +299,7 @@ export const ServiceOrderSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 300,
             examples: [
                 'Consolação'
             ]
@@ -301,6 +334,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'uuid',
+            maxLength: 36,
             description: 'The pole the order is linked to; null when none.',
             examples: [
                 '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
@@ -320,6 +354,7 @@ export const ServiceOrderSchema = {
         openedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             examples: [
                 '2026-03-14T12:30:02.184Z'
             ]
@@ -327,6 +362,7 @@ export const ServiceOrderSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.',
             examples: [
                 '2026-03-14T13:05:48.221Z'
@@ -338,6 +374,7 @@ export const ServiceOrderSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'When the order was completed or cancelled; null while it is open.',
             examples: [
                 null
@@ -349,7 +386,7 @@ export const ServiceOrderSchema = {
 export const ServiceOrderPageSchema = {
     type: 'object',
     title: 'ServiceOrderPage',
-    description: 'One page of ServiceOrder items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
+    description: 'One page of ServiceOrder items, ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
     required: [
         'items',
         'page',
@@ -360,12 +397,15 @@ export const ServiceOrderPageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 1000,
             items: {
                 $ref: '#/components/schemas/ServiceOrder'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Page number (1-based). In a cursor walk, the number of this page within the walk\n(the first page of the walk is 1).\n',
             examples: [
@@ -374,6 +414,7 @@ export const ServiceOrderPageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 1000,
             description: 'Effective page size (a requested `pageSize` above 1000 is reported as 1000).',
@@ -383,6 +424,8 @@ export const ServiceOrderPageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of items matching the filter (`updatedSince`) committed at the time of this\ncall; exact (kept by counters, not estimated). Items written in the last moments\nmay only be served on a later page or in the next round. A walk can return more\nitems than the `total` of its first page (items added, or changed and served\nagain, while you walk): stop on a short page or a null `nextCursor`, not on\n`total`.\n',
             examples: [
@@ -403,29 +446,16 @@ export const ServiceOrderPageSchema = {
     }
 } as const;
 
-export const AttachmentSchema = {
+export const AttachmentByUrlSchema = {
     type: 'object',
-    title: 'Attachment',
-    description: 'A photo attached to a request (interface 2.7). Send exactly one of `url` or\n`contentBase64`. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` names an address that is not global unicast (private, loopback, link-local,\n  cloud metadata, or any other special-purpose range of the IANA registries);\n- `url` names a host that Lumen cannot reach: a name that does not resolve, and a\n  name that resolves to such a non-public address, fail alike ("connection failed",\n  after 3 attempts), so the answer never tells which internal names exist;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review;\n- Lumen could not store its copy (the error says so; resend the request to try again).\n\n`contentBase64` is strict RFC 4648 base64: the standard alphabet, correct `=` padding,\nno spaces or line breaks, no URL-safe characters.\n\nDownloads: `GET` with `User-Agent: Lumen/<version>`; up to 3 redirects are followed,\neach target checked again. A timeout, a connection or TLS error, or an answer `404`\n(a signed URL can answer 404 for a moment after it is issued), `408`, `429` or `5xx`\nis tried again after a short pause (3 attempts in all, within about 30 s by default).\nA final answer is not retried: another `4xx`, a refused address, a non-HTTPS URL,\nmore than 5 MiB, or content that is not the declared image. Every failed URL is kept\nfor manual review by the city operation.\n\nEvery attachment\'s content is checked against its own `contentType`, also when the\nsame bytes or URL appear twice in a request with different declared types.\n\nIn one request and on a resend, an attachment is "the same" when it has the same\n`url`, or the same `contentBase64` text, with the same `contentType`: one already\nstored is neither fetched nor stored again, and one\nthat failed before is tried again (stored in its original place in\n`alert.attachments` when it now succeeds). New content identical to a photo the alert\nalready has is not stored twice.\n\nUse a public or signed URL valid for at least 24 hours.\n',
+    title: 'AttachmentByUrl',
+    description: 'A photo Lumen downloads from an HTTPS URL (see `Attachment`).',
     required: [
         'type',
+        'url',
         'contentType'
     ],
-    additionalProperties: true,
-    oneOf: [
-        {
-            title: 'By URL',
-            required: [
-                'url'
-            ]
-        },
-        {
-            title: 'Inline base64',
-            required: [
-                'contentBase64'
-            ]
-        }
-    ],
+    additionalProperties: false,
     properties: {
         type: {
             type: 'string',
@@ -433,22 +463,6 @@ export const AttachmentSchema = {
                 'photo'
             ],
             description: 'Kind of attachment. Only `photo`.'
-        },
-        url: {
-            type: 'string',
-            format: 'uri',
-            maxLength: 2048,
-            description: 'HTTPS URL (public or signed, valid for at least 24 hours) Lumen downloads the photo from.',
-            examples: [
-                'https://arquivos.portal156.example/2026/03/156-2026-000123456/foto-1.jpg'
-            ]
-        },
-        contentBase64: {
-            type: 'string',
-            description: 'The binary content in plain base64 (RFC 4648), without any data-URI prefix.\nAt most 5 MiB once decoded.\n',
-            examples: [
-                '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA='
-            ]
         },
         filename: {
             type: 'string',
@@ -466,14 +480,82 @@ export const AttachmentSchema = {
                 'image/webp'
             ],
             description: 'MIME type of the photo. The content\'s magic bytes must match it.'
+        },
+        url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048,
+            description: 'HTTPS URL (public or signed, valid for at least 24 hours) Lumen downloads the photo from.',
+            examples: [
+                'https://arquivos.portal156.example/2026/03/156-2026-000123456/foto-1.jpg'
+            ]
         }
     }
+} as const;
+
+export const AttachmentInlineSchema = {
+    type: 'object',
+    title: 'AttachmentInline',
+    description: 'A photo sent inline, in base64 (see `Attachment`).',
+    required: [
+        'type',
+        'contentBase64',
+        'contentType'
+    ],
+    additionalProperties: false,
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'photo'
+            ],
+            description: 'Kind of attachment. Only `photo`.'
+        },
+        filename: {
+            type: 'string',
+            maxLength: 255,
+            description: 'Original file name; echoed in the attachment result.',
+            examples: [
+                'foto-1.jpg'
+            ]
+        },
+        contentType: {
+            type: 'string',
+            enum: [
+                'image/jpeg',
+                'image/png',
+                'image/webp'
+            ],
+            description: 'MIME type of the photo. The content\'s magic bytes must match it.'
+        },
+        contentBase64: {
+            type: 'string',
+            maxLength: 8388608,
+            description: 'The binary content in plain base64 (RFC 4648), without any data-URI prefix.\nAt most 5 MiB once decoded (6,990,508 characters); longer content up to 8 MiB of\ntext is reported per attachment, beyond that the request is 422.\n',
+            examples: [
+                '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA='
+            ]
+        }
+    }
+} as const;
+
+export const AttachmentSchema = {
+    title: 'Attachment',
+    description: 'A photo attached to a request. Send exactly one of `url` or\n`contentBase64`: the schema is a union of two closed objects, `AttachmentByUrl` and\n`AttachmentInline`; an attachment with both, or with neither, is 422 for the whole\nrequest. Lumen downloads or decodes the content and keeps its own copy in\nits blob store.\n\nFailures of a single attachment never fail the request: the request is accepted and\nthe attachment\'s entry in `alert.attachments[]` has `success: false` and an `error`.\nThat happens when:\n\n- `contentBase64` is not valid base64, or carries a data-URI prefix (`data:image/png;base64,...`);\n- the decoded content is larger than 5 MiB (5,242,880 bytes);\n- the content\'s magic bytes do not match `contentType`;\n- `url` is not HTTPS;\n- `url` names an address that is not global unicast (private, loopback, link-local,\n  cloud metadata, or any other special-purpose range of the IANA registries);\n- `url` names a host that Lumen cannot reach: a name that does not resolve, and a\n  name that resolves to such a non-public address, fail alike ("connection failed",\n  after 3 attempts), so the answer never tells which internal names exist;\n- the download fails 3 attempts (each attempt and the whole download are time-bounded,\n  and the download is cut at 5 MiB while streaming). The failure is logged for manual review;\n- Lumen could not store its copy (the error says so; resend the request to try again).\n\n`contentBase64` is strict RFC 4648 base64: the standard alphabet, correct `=` padding,\nno spaces or line breaks, no URL-safe characters.\n\nDownloads: `GET` with `User-Agent: Lumen/<version>`; up to 3 redirects are followed,\neach target checked again. A timeout, a connection or TLS error, or an answer `404`\n(a signed URL can answer 404 for a moment after it is issued), `408`, `429` or `5xx`\nis tried again after a short pause (3 attempts in all, within about 30 s by default).\nA final answer is not retried: another `4xx`, a refused address, a non-HTTPS URL,\nmore than 5 MiB, or content that is not the declared image. Every failed URL is kept\nfor manual review by the city operation.\n\nEvery attachment\'s content is checked against its own `contentType`, also when the\nsame bytes or URL appear twice in a request with different declared types.\n\nIn one request and on a resend, an attachment is "the same" when it has the same\n`url`, or the same `contentBase64` text, with the same `contentType`: one already\nstored is neither fetched nor stored again, and one\nthat failed before is tried again (stored in its original place in\n`alert.attachments` when it now succeeds). New content identical to a photo the alert\nalready has is not stored twice.\n\nUse a public or signed URL valid for at least 24 hours.\n\n`contentBase64` longer than 8 MiB of text (over 6 MiB decoded, well past the 5 MiB\nlimit) is refused with the whole request (422, `maxLength`); up to that, content over\n5 MiB is reported per attachment like every other content failure.\n',
+    oneOf: [
+        {
+            $ref: '#/components/schemas/AttachmentByUrl'
+        },
+        {
+            $ref: '#/components/schemas/AttachmentInline'
+        }
+    ]
 } as const;
 
 export const IntakeRequestSchema = {
     type: 'object',
     title: 'IntakeRequest',
-    description: 'A request registered by a partner (interface 2.5). Used as the body of\n`POST /api/external/service-orders` and as the item of a partner polling batch: both\ngo through the same validation and the same idempotency rules.\n\n**Forward compatibility:** properties not listed here are allowed and ignored, at\nevery level, so a partner can send fields Lumen does not know (yet) without failing\nthe request. Values of listed properties are validated strictly: a body that breaks\nthe schema (an `assetType` other than `POLE` included) is rejected as a whole with\n422 `validation-failed`, one `errors[]` entry per problem.\n\n`protocolNumber` is unique per ExternalSystem (not globally): sending a known\n`protocolNumber` again is a *resend* and updates the existing alert instead of\ncreating a new one (see the operation\'s idempotency rules).\n',
+    description: 'A request registered by a partner. Used as the body of\n`POST /api/external/service-orders` and as the item of a partner polling batch: both\ngo through the same validation and the same idempotency rules.\n\n**Closed.** Every object of the request (the body, `requester`, `address`,\n`problem`, each attachment) accepts only the properties listed here: an unknown or\nmisspelt one (`reasonCod`, `address.lat`) is refused with 422 `validation-failed`\nand an `errors[]` entry pointing at it (`/reasonCod`, `/address/lat`), instead of\nbeing ignored while the request silently loses what it meant. Values of listed\nproperties are validated strictly too (an `assetType` other than `POLE` included):\nthe request is rejected as a whole, one `errors[]` entry per problem (at most 100).\nResponses are the other way round: a partner must ignore response fields it does not\nknow, since new ones may be added.\n\n`protocolNumber` is unique per ExternalSystem (not globally): sending a known\n`protocolNumber` again is a *resend* and updates the existing alert instead of\ncreating a new one (see the operation\'s idempotency rules).\n',
     required: [
         'protocolNumber',
         'assetType',
@@ -482,7 +564,7 @@ export const IntakeRequestSchema = {
         'address',
         'problem'
     ],
-    additionalProperties: true,
+    additionalProperties: false,
     properties: {
         protocolNumber: {
             type: 'string',
@@ -503,6 +585,7 @@ export const IntakeRequestSchema = {
         requestedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the request was registered at the origin. Any UTC offset is accepted; Lumen\nnormalises it to UTC (echoed as `alert.externalRequestedAt`). Never changed by a resend.\n',
             examples: [
                 '2026-03-14T09:30:00.000-03:00'
@@ -514,7 +597,7 @@ export const IntakeRequestSchema = {
             required: [
                 'name'
             ],
-            additionalProperties: true,
+            additionalProperties: false,
             properties: {
                 name: {
                     type: 'string',
@@ -526,6 +609,7 @@ export const IntakeRequestSchema = {
                 },
                 phone: {
                     type: 'string',
+                    maxLength: 16,
                     pattern: '^\\+[1-9][0-9]{1,14}$',
                     description: 'Phone or messaging contact in E.164 form (`+` and up to 15 digits, no spaces).',
                     examples: [
@@ -556,7 +640,7 @@ export const IntakeRequestSchema = {
             required: [
                 'street'
             ],
-            additionalProperties: true,
+            additionalProperties: false,
             dependentRequired: {
                 latitude: [
                     'longitude'
@@ -623,7 +707,7 @@ export const IntakeRequestSchema = {
             required: [
                 'description'
             ],
-            additionalProperties: true,
+            additionalProperties: false,
             properties: {
                 description: {
                     type: 'string',
@@ -654,14 +738,26 @@ export const IntakeRequestSchema = {
 } as const;
 
 export const AlertStatusSchema = {
-    type: 'string',
     title: 'AlertStatus',
-    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n',
-    enum: [
-        'Pending',
-        'Linked',
-        'Resolved',
-        'Cancelled'
+    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "not final yet", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownAlertStatus',
+            enum: [
+                'Pending',
+                'Linked',
+                'Resolved',
+                'Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherAlertStatus',
+            description: 'A state added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*$',
+            maxLength: 50
+        }
     ]
 } as const;
 
@@ -687,6 +783,7 @@ export const AttachmentResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 1000,
             description: 'Path of Lumen\'s copy in its blob store, `tenants/<tenantId>/alerts/<alertId>/<attachmentId>.<ext>`;\nnull on failure.\n',
             examples: [
                 'tenants/3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71/alerts/9b2e4f61-3c8a-4d5e-b7f1-2a6c9d0e4b38/5d1e8a3c-7b2f-4e9a-a6c4-0f3d2b1e9c87.jpg'
@@ -697,6 +794,7 @@ export const AttachmentResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 255,
             description: 'Echo of `filename`; null when none was sent.',
             examples: [
                 'foto-1.jpg'
@@ -704,6 +802,7 @@ export const AttachmentResultSchema = {
         },
         contentType: {
             type: 'string',
+            maxLength: 100,
             description: 'Echo of `contentType`.',
             examples: [
                 'image/jpeg'
@@ -714,6 +813,8 @@ export const AttachmentResultSchema = {
                 'integer',
                 'null'
             ],
+            format: 'int32',
+            maximum: 5242880,
             minimum: 0,
             description: 'Size in bytes of the stored copy; null on failure.',
             examples: [
@@ -725,6 +826,7 @@ export const AttachmentResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 2000,
             description: 'Why the attachment failed, in the negotiated language; null on success.',
             examples: [
                 null
@@ -757,6 +859,7 @@ export const AlertResultSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             description: 'The alert\'s id.',
             examples: [
                 '9b2e4f61-3c8a-4d5e-b7f1-2a6c9d0e4b38'
@@ -764,6 +867,8 @@ export const AlertResultSchema = {
         },
         alertNumber: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Per-tenant alert number, unique and increasing within the tenant; it may skip values.',
             examples: [
@@ -772,6 +877,7 @@ export const AlertResultSchema = {
         },
         alertReasonCode: {
             type: 'string',
+            maxLength: 100,
             description: 'Internal reason applied (mapped from `reasonCode`; `EXTERNAL_OTHER` when missing or unmapped).',
             examples: [
                 'LAMP_OUT'
@@ -779,6 +885,7 @@ export const AlertResultSchema = {
         },
         alertReasonName: {
             type: 'string',
+            maxLength: 200,
             description: 'Readable name of the internal reason.',
             examples: [
                 'Lâmpada apagada'
@@ -786,6 +893,7 @@ export const AlertResultSchema = {
         },
         requesterName: {
             type: 'string',
+            maxLength: 200,
             description: 'Echo of `requester.name`.',
             examples: [
                 'Maria Aparecida dos Santos'
@@ -796,6 +904,7 @@ export const AlertResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 16,
             description: 'Echo of `requester.phone`; null when not sent.',
             examples: [
                 '+5511987654321'
@@ -803,6 +912,7 @@ export const AlertResultSchema = {
         },
         description: {
             type: 'string',
+            maxLength: 4000,
             description: 'Echo of `problem.description`.',
             examples: [
                 'Lâmpada do poste apagada há três noites.'
@@ -813,6 +923,7 @@ export const AlertResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 4000,
             description: 'Echo of `problem.additionalNotes`; null when not sent.',
             examples: [
                 'A rua fica totalmente escura depois das 19h.'
@@ -823,6 +934,7 @@ export const AlertResultSchema = {
                 'string',
                 'null'
             ],
+            maxLength: 100,
             description: 'Echo of `lampType`; null when not sent.',
             examples: [
                 'LED'
@@ -831,6 +943,7 @@ export const AlertResultSchema = {
         externalRequestedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Echo of `requestedAt`, normalised to UTC.',
             examples: [
                 '2026-03-14T12:30:00.000Z'
@@ -865,6 +978,7 @@ export const AlertResultSchema = {
         },
         attachments: {
             type: 'array',
+            maxItems: 10000,
             description: 'Always present (may be empty). In a 201, one result per attachment of the\nrequest, in request order (two attachments with the same content share one stored\ncopy: both results point at it). In a resend (200), the alert\'s attachments after\nthe resend, failed ones included: earlier ones first, then the new ones of this\nrequest. An attachment sent again (same `url` or same `contentBase64`) or whose\ncontent is already stored is not repeated. A `Resolved` or `Cancelled` alert\ntakes no new attachments.\n',
             items: {
                 $ref: '#/components/schemas/AttachmentResult'
@@ -876,7 +990,7 @@ export const AlertResultSchema = {
 export const IntakeResponseSchema = {
     type: 'object',
     title: 'IntakeResponse',
-    description: 'Result of a request (interface 2.6). The body always contains `alert`.\n\n- **An order exists** (automatic mode, or the alert was linked later): `id` is the\n  service order\'s id, `internalProtocol` and `priority` are present, `status` is `OPEN`.\n- **No order** (manual triage): `id` equals `alert.id`, `internalProtocol` and\n  `priority` are absent, `status` is `RECEIVED`.\n\n`status` tells whether the request has become a service order; it is not the order\'s\ncurrent status (read that from `GET /api/external/service-orders` or from events).\n',
+    description: 'Result of a request. The body always contains `alert`.\n\n- **An order exists** (automatic mode, or the alert was linked later): `id` is the\n  service order\'s id, `internalProtocol` and `priority` are present, `status` is `OPEN`.\n- **No order** (manual triage): `id` equals `alert.id`, `internalProtocol` and\n  `priority` are absent, `status` is `RECEIVED`.\n\n`status` tells whether the request has become a service order; it is not the order\'s\ncurrent status (read that from `GET /api/external/service-orders` or from events).\n\nA resend (a known `protocolNumber` with no key or a new one) answers the request\'s\nstate at that moment; a replay (the same `Idempotency-Key`) answers the first body,\nwhatever happened since:\n\n| State when resent | `status` | `id`, `createdAt` | `internalProtocol`, `priority` | `alert.status` |\n|---|---|---|---|---|\n| awaiting triage | `RECEIVED` | the alert\'s | absent | `Pending` |\n| linked, the order `OPEN`, `ASSIGNED` or `IN_PROGRESS` | `OPEN` | the order\'s | the order\'s | `Linked` |\n| the order was completed | `OPEN` | the completed order\'s | the order\'s | `Resolved` |\n| the order was cancelled (the alert waits for a new triage) | `RECEIVED` | the alert\'s | absent | `Pending` |\n| triaged again into another order | `OPEN` | the new order\'s | the new order\'s | `Linked` (then `Resolved`) |\n| discarded in triage | `RECEIVED` | the alert\'s | absent | `Cancelled` |\n\nSo `RECEIVED` after `OPEN` means the order was cancelled and the request is back in\ntriage (the `ServiceOrder.Cancelled` event says the same); it is not an error.\n',
     required: [
         'id',
         'protocolNumber',
@@ -889,6 +1003,7 @@ export const IntakeResponseSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             description: 'The service order\'s id when an order exists; otherwise the alert\'s id (equal to `alert.id`).',
             examples: [
                 'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
@@ -900,6 +1015,7 @@ export const IntakeResponseSchema = {
         },
         protocolNumber: {
             type: 'string',
+            maxLength: 100,
             description: 'Echo of the `protocolNumber` sent.',
             examples: [
                 '156-2026-000123456'
@@ -927,6 +1043,7 @@ export const IntakeResponseSchema = {
         createdAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Creation time (UTC) of the main entity, the service order when one exists, else the alert.',
             examples: [
                 '2026-03-14T12:30:02.184Z'
@@ -953,12 +1070,14 @@ export const DeviceSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '1c9e5a7b-3d2f-4e8a-b6c4-9f0d2e1a7b53'
             ]
         },
         identifier: {
             type: 'string',
+            maxLength: 100,
             description: 'The device\'s own identifier (as printed on it or reported by the telemetry network).',
             examples: [
                 'TG-00A3F2'
@@ -984,6 +1103,7 @@ export const DeviceSchema = {
                 'null'
             ],
             format: 'date-time',
+            maxLength: 64,
             description: 'Last report received from the device (UTC); null when it never reported.',
             examples: [
                 '2026-03-14T12:41:07.532Z'
@@ -995,7 +1115,7 @@ export const DeviceSchema = {
 export const PoleSchema = {
     type: 'object',
     title: 'Pole',
-    description: 'A street-lighting pole of the key\'s tenant (interface 2.2).',
+    description: 'A street-lighting pole of the key\'s tenant.',
     required: [
         'id',
         'code',
@@ -1011,12 +1131,14 @@ export const PoleSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
             ]
         },
         code: {
             type: 'string',
+            maxLength: 100,
             description: 'The city\'s code of the pole.',
             examples: [
                 'SP-CON-004512'
@@ -1024,12 +1146,14 @@ export const PoleSchema = {
         },
         address: {
             type: 'string',
+            maxLength: 500,
             examples: [
                 'Rua Augusta, 1500'
             ]
         },
         neighborhood: {
             type: 'string',
+            maxLength: 200,
             examples: [
                 'Consolação'
             ]
@@ -1059,6 +1183,7 @@ export const PoleSchema = {
         updatedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'The latest of the pole\'s own last change and its telegestor\'s last report or\nstate change (UTC, milliseconds). The sort key and the `updatedSince` filter\nuse it, so a pole reappears in an incremental pull when its telegestor reports.\n',
             examples: [
                 '2026-03-14T12:41:07.532Z'
@@ -1081,7 +1206,7 @@ export const PoleSchema = {
 export const PolePageSchema = {
     type: 'object',
     title: 'PolePage',
-    description: 'One page of Pole items (interface 2.4), ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
+    description: 'One page of Pole items, ordered by `updatedAt` ascending, ties\nbroken by `id`. Walks that follow the recommended loop (`nextCursor` until null, or\n`page` 1, 2, ... one at a time until a short page, then `updatedSince` = the largest\n`updatedAt` seen) never miss a change, also when writes commit late or items change\nduring the walk.\n',
     required: [
         'items',
         'page',
@@ -1092,12 +1217,15 @@ export const PolePageSchema = {
     properties: {
         items: {
             type: 'array',
+            maxItems: 1000,
             items: {
                 $ref: '#/components/schemas/Pole'
             }
         },
         page: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Page number (1-based). In a cursor walk, the number of this page within the walk\n(the first page of the walk is 1).\n',
             examples: [
@@ -1106,6 +1234,7 @@ export const PolePageSchema = {
         },
         pageSize: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 1000,
             description: 'Effective page size (a requested `pageSize` above 1000 is reported as 1000).',
@@ -1115,6 +1244,8 @@ export const PolePageSchema = {
         },
         total: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 0,
             description: 'Number of items matching the filter (`updatedSince`) committed at the time of this\ncall; exact (kept by counters, not estimated). Items written in the last moments\nmay only be served on a later page or in the next round. A walk can return more\nitems than the `total` of its first page (items added, or changed and served\nagain, while you walk): stop on a short page or a null `nextCursor`, not on\n`total`.\n',
             examples: [
@@ -1136,15 +1267,27 @@ export const PolePageSchema = {
 } as const;
 
 export const EventTypeSchema = {
-    type: 'string',
     title: 'EventType',
-    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n',
-    enum: [
-        'ServiceOrder.Created',
-        'ServiceOrder.Completed',
-        'ServiceOrder.StatusChanged',
-        'ServiceOrder.Cancelled',
-        'Alert.Cancelled'
+    description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "acknowledge and ignore", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownEventType',
+            enum: [
+                'ServiceOrder.Created',
+                'ServiceOrder.Completed',
+                'ServiceOrder.StatusChanged',
+                'ServiceOrder.Cancelled',
+                'Alert.Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherEventType',
+            description: 'An event type added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*(\\.[A-Z][A-Za-z]*)+$',
+            maxLength: 100
+        }
     ]
 } as const;
 
@@ -1161,12 +1304,15 @@ export const EventAlertSchema = {
         id: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             examples: [
                 '9b2e4f61-3c8a-4d5e-b7f1-2a6c9d0e4b38'
             ]
         },
         alertNumber: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             examples: [
                 1187
@@ -1181,7 +1327,7 @@ export const EventAlertSchema = {
 export const EventSchema = {
     type: 'object',
     title: 'Event',
-    description: 'Something that happened to a request of this ExternalSystem (interface 2.9). The\nsame envelope, byte for byte the same fields, is posted to the webhook and returned\nby `GET /api/external/events`. An event goes to the ExternalSystem whose request the\nalert came from.\n\nDelivery is at least once: deduplicate by `eventId`, and drop an event whose\n`sequence` is not greater than the last one you applied for the same service order\n(for the same alert when `serviceOrder` is null). Ignore properties and event types\nyou do not know.\n',
+    description: 'Something that happened to a request of this ExternalSystem. The\nsame envelope, byte for byte the same fields, is posted to the webhook and returned\nby `GET /api/external/events`. An event goes to the ExternalSystem whose request the\nalert came from.\n\nDelivery is at least once: deduplicate by `eventId`, and drop an event whose\n`sequence` is not greater than the last one you applied for the same service order\n(for the same alert when `serviceOrder` is null). Ignore properties and event types\nyou do not know.\n',
     required: [
         'eventId',
         'eventType',
@@ -1195,6 +1341,7 @@ export const EventSchema = {
         eventId: {
             type: 'string',
             format: 'uuid',
+            maxLength: 36,
             description: 'Identifier of the event, stable across redeliveries and across the webhook and polling paths.',
             examples: [
                 '4a8c2e6f-0b1d-4f3a-9c5e-7d2b4f6a8c10'
@@ -1206,6 +1353,7 @@ export const EventSchema = {
         occurredAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the change happened (UTC, milliseconds).',
             examples: [
                 '2026-03-14T13:05:48.221Z'
@@ -1213,6 +1361,7 @@ export const EventSchema = {
         },
         protocolNumber: {
             type: 'string',
+            maxLength: 100,
             description: 'The partner\'s `protocolNumber` of the request behind the alert.',
             examples: [
                 '156-2026-000123456'
@@ -1242,6 +1391,8 @@ export const EventSchema = {
         },
         sequence: {
             type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
             minimum: 1,
             description: 'Increases with every event of the same service order (of the same alert when\nthere is no order). Not necessarily contiguous (a partner may be subscribed to a\nsubset of types); use it only to drop stale events.\n',
             examples: [
@@ -1272,6 +1423,7 @@ export const EventsPageSchema = {
         nextSince: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'Cursor for the next call (a UTC timestamp with milliseconds): the position of the\nlast event returned. Positions are given to events when they first become\nreadable, each later than every earlier one, so the cursor is gap-free: every\nevent up to it has been returned by this or an earlier call, whatever order the\nwriting transactions committed in, and any event not yet returned will come after\nit. When no event is returned it is the current confirmed position\n(`1970-01-01T00:00:00.000Z` before anything was confirmed).\n',
             examples: [
                 '2026-03-14T13:05:48.221Z'

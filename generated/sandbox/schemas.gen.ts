@@ -56,6 +56,7 @@ export const SandboxEventResultSchema = {
     properties: {
         events: {
             type: 'array',
+            maxItems: 100,
             items: {
                 type: 'object',
                 required: [
@@ -66,10 +67,12 @@ export const SandboxEventResultSchema = {
                     eventId: {
                         type: 'string',
                         format: 'uuid',
+                        maxLength: 36,
                         description: 'The `eventId` the event carries on every path.'
                     },
                     eventType: {
                         type: 'string',
+                        maxLength: 100,
                         description: 'The event\'s type (see `EventType` of the partner API).'
                     }
                 }
@@ -93,6 +96,7 @@ export const ProblemSchema = {
         type: {
             type: 'string',
             format: 'uri-reference',
+            maxLength: 200,
             description: 'Stable identifier of the problem kind, `urn:lumen:problem:<code>`.',
             examples: [
                 'urn:lumen:problem:validation-failed'
@@ -100,6 +104,7 @@ export const ProblemSchema = {
         },
         title: {
             type: 'string',
+            maxLength: 200,
             description: 'Short, human-readable summary of the problem kind, in the negotiated language.',
             examples: [
                 'Falha de validação'
@@ -107,6 +112,7 @@ export const ProblemSchema = {
         },
         status: {
             type: 'integer',
+            format: 'int32',
             minimum: 400,
             maximum: 599,
             description: 'The HTTP status code, repeated for convenience.',
@@ -116,6 +122,7 @@ export const ProblemSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'Human-readable explanation of this occurrence, in the negotiated language.',
             examples: [
                 'O corpo da requisição tem 2 problema(s); veja errors.'
@@ -123,6 +130,7 @@ export const ProblemSchema = {
         },
         instance: {
             type: 'string',
+            maxLength: 2048,
             description: 'URI reference of this occurrence; Lumen sends the path of the request.',
             examples: [
                 '/api/external/service-orders'
@@ -130,6 +138,7 @@ export const ProblemSchema = {
         },
         requestId: {
             type: 'string',
+            maxLength: 64,
             description: 'Identifier of the request, the same value as the `X-Request-Id` header.',
             examples: [
                 'b7e1c2d4-6f8a-4b3c-9d2e-1a5f7c9e3b60'
@@ -137,6 +146,7 @@ export const ProblemSchema = {
         },
         errors: {
             type: 'array',
+            maxItems: 100,
             description: 'One entry per problem found, for `validation-failed` (body) and `invalid-parameter`\n(query parameters and headers). Absent for other problems.\n',
             items: {
                 type: 'object',
@@ -147,6 +157,7 @@ export const ProblemSchema = {
                 properties: {
                     pointer: {
                         type: 'string',
+                        maxLength: 2048,
                         description: 'Where the problem is. For the body, a JSON Pointer (RFC 6901) into the request\nbody (`/requester/name`, `/attachments/0/contentType`; for a missing property it\npoints at where the property should be; `""` is the whole body). For parameters,\n`/query/<name>` or `/header/<name>`.\n',
                         examples: [
                             '/requester/name'
@@ -154,6 +165,7 @@ export const ProblemSchema = {
                     },
                     message: {
                         type: 'string',
+                        maxLength: 4000,
                         description: 'What is wrong there, in plain words.',
                         examples: [
                             'is required'

@@ -11,6 +11,7 @@ export const TelemetryReportSchema = {
         'relayOn',
         'reportedAt'
     ],
+    additionalProperties: false,
     properties: {
         deviceIdentifier: {
             type: 'string',
@@ -35,6 +36,7 @@ export const TelemetryReportSchema = {
         reportedAt: {
             type: 'string',
             format: 'date-time',
+            maxLength: 64,
             description: 'When the device reported this state (any offset; stored in UTC, millisecond precision).',
             examples: [
                 '2026-03-14T21:05:00.000Z'
@@ -46,10 +48,11 @@ export const TelemetryReportSchema = {
 export const TelemetryBatchSchema = {
     type: 'object',
     title: 'TelemetryBatch',
-    description: 'A batch of device reports, in any order.',
+    description: 'A batch of device reports, in any order. Closed, like each report: an unknown\nproperty is 422 `validation-failed` with a pointer to it (`/reports/3/relay`).\n',
     required: [
         'reports'
     ],
+    additionalProperties: false,
     properties: {
         reports: {
             type: 'array',
@@ -76,6 +79,8 @@ export const TelemetryResultSchema = {
     properties: {
         received: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Reports in the batch.',
             examples: [
@@ -84,6 +89,8 @@ export const TelemetryResultSchema = {
         },
         applied: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Reports that became their device\'s state (at most one per device).',
             examples: [
@@ -92,6 +99,8 @@ export const TelemetryResultSchema = {
         },
         stale: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Reports not newer than the device\'s stored last report, or superseded by a newer\nreport of the same device in this batch. They change nothing.\n',
             examples: [
@@ -100,9 +109,11 @@ export const TelemetryResultSchema = {
         },
         unknownDevices: {
             type: 'array',
+            maxItems: 5000,
             description: 'Distinct identifiers of the batch that the tenant does not have; their reports were ignored.',
             items: {
-                type: 'string'
+                type: 'string',
+                maxLength: 100
             },
             examples: [
                 [
@@ -112,6 +123,7 @@ export const TelemetryResultSchema = {
         },
         rejected: {
             type: 'array',
+            maxItems: 5000,
             description: 'Reports refused, with their position in the batch (0-based) and the reason.',
             items: {
                 type: 'object',
@@ -123,13 +135,17 @@ export const TelemetryResultSchema = {
                 properties: {
                     index: {
                         type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
                         minimum: 0
                     },
                     deviceIdentifier: {
-                        type: 'string'
+                        type: 'string',
+                        maxLength: 100
                     },
                     reason: {
                         type: 'string',
+                        maxLength: 500,
                         examples: [
                             'reportedAt is more than 5 minutes in the future'
                         ]
@@ -155,6 +171,7 @@ export const ProblemSchema = {
         type: {
             type: 'string',
             format: 'uri-reference',
+            maxLength: 200,
             description: 'Stable identifier of the problem kind, `urn:lumen:problem:<code>`.',
             examples: [
                 'urn:lumen:problem:validation-failed'
@@ -162,6 +179,7 @@ export const ProblemSchema = {
         },
         title: {
             type: 'string',
+            maxLength: 200,
             description: 'Short, human-readable summary of the problem kind, in the negotiated language.',
             examples: [
                 'Falha de validação'
@@ -169,6 +187,7 @@ export const ProblemSchema = {
         },
         status: {
             type: 'integer',
+            format: 'int32',
             minimum: 400,
             maximum: 599,
             description: 'The HTTP status code, repeated for convenience.',
@@ -178,6 +197,7 @@ export const ProblemSchema = {
         },
         detail: {
             type: 'string',
+            maxLength: 4000,
             description: 'Human-readable explanation of this occurrence, in the negotiated language.',
             examples: [
                 'O corpo da requisição tem 2 problema(s); veja errors.'
@@ -185,6 +205,7 @@ export const ProblemSchema = {
         },
         instance: {
             type: 'string',
+            maxLength: 2048,
             description: 'URI reference of this occurrence; Lumen sends the path of the request.',
             examples: [
                 '/api/external/service-orders'
@@ -192,6 +213,7 @@ export const ProblemSchema = {
         },
         requestId: {
             type: 'string',
+            maxLength: 64,
             description: 'Identifier of the request, the same value as the `X-Request-Id` header.',
             examples: [
                 'b7e1c2d4-6f8a-4b3c-9d2e-1a5f7c9e3b60'
@@ -199,6 +221,7 @@ export const ProblemSchema = {
         },
         errors: {
             type: 'array',
+            maxItems: 100,
             description: 'One entry per problem found, for `validation-failed` (body) and `invalid-parameter`\n(query parameters and headers). Absent for other problems.\n',
             items: {
                 type: 'object',
@@ -209,6 +232,7 @@ export const ProblemSchema = {
                 properties: {
                     pointer: {
                         type: 'string',
+                        maxLength: 2048,
                         description: 'Where the problem is. For the body, a JSON Pointer (RFC 6901) into the request\nbody (`/requester/name`, `/attachments/0/contentType`; for a missing property it\npoints at where the property should be; `""` is the whole body). For parameters,\n`/query/<name>` or `/header/<name>`.\n',
                         examples: [
                             '/requester/name'
@@ -216,6 +240,7 @@ export const ProblemSchema = {
                     },
                     message: {
                         type: 'string',
+                        maxLength: 4000,
                         description: 'What is wrong there, in plain words.',
                         examples: [
                             'is required'

@@ -1,6 +1,6 @@
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler, HandlerRequest } from '../http/surface.js';
-import { DEFAULT_PAGE_SIZE, listPoles as readPoles, listServiceOrders as readServiceOrders, type ListRequest } from '../services/city-data/index.js';
+import { listPoles as readPoles, listServiceOrders as readServiceOrders, type ListRequest } from '../services/city-data/index.js';
 
 function single(query: HandlerRequest['query'], name: string): string | undefined {
   const v = query[name];
@@ -13,7 +13,7 @@ function listRequest(query: HandlerRequest['query']): ListRequest {
   const pageSize = single(query, 'pageSize');
   return {
     page: page === undefined ? 1 : Number(page),
-    pageSize: pageSize === undefined ? DEFAULT_PAGE_SIZE : Number(pageSize),
+    pageSize: pageSize === undefined ? null : Number(pageSize),
     updatedSince: single(query, 'updatedSince') ?? null,
     cursor: single(query, 'cursor') ?? null,
   };

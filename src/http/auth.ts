@@ -4,7 +4,7 @@ import { hashKey, keyMatches, parseKey } from '../lib/api-key.js';
 import type { Scope } from '../db/tables/foundation.js';
 import type { Database, Executor } from '../db/database.js';
 import { findActiveKey, findActiveKeyCounted, type ActiveKey } from '../db/repositories/api-key.repository.js';
-import { decideRateLimit, rateLimitWindow } from './rate-limit.js';
+import { decideRateLimit, rateLimitWindow, type RateLimitDecision } from './rate-limit.js';
 
 /** Who is calling a partner endpoint: resolved from X-Api-Key on every request. */
 export interface PartnerPrincipal {
@@ -15,6 +15,8 @@ export interface PartnerPrincipal {
   readonly scopes: readonly Scope[];
   /** The partner's own requests-per-minute limit; null = the service default. */
   readonly rateLimitPerMinute: number | null;
+  /** Where this request left the key's quota, when authentication counted it (reported in RateLimit headers). */
+  readonly quota?: RateLimitDecision;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -45,8 +47,8 @@ export async function authenticatePartnerCounted(db: Database, headers: Incoming
   const row = await findActiveKeyCounted(db, keyId, hashKey(presented), { window: rateLimitWindow(now), anyOfScopes: opts.anyOfScopes });
   if (!row) throw new AppError('unauthorized');
   const principal = principalOf(row);
-  if (row.window_count !== null) decideRateLimit(db, row.window_count, row.rate_limit_per_minute ?? opts.defaultLimitPerMinute, now);
-  return principal;
+  if (row.window_count === null) return principal;
+  return { ...principal, quota: decideRateLimit(db, row.window_count, row.rate_limit_per_minute ?? opts.defaultLimitPerMinute, now) };
 }
 
 function presentedKey(headers: IncomingHttpHeaders): { presented: string; keyId: string } {

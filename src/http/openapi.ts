@@ -34,13 +34,21 @@ export interface MatchedOperation {
   operation: Operation;
 }
 
-/** Route a request: 404 when no path matches, 405 when the path exists with other methods. */
+const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'] as const;
+
+/**
+ * Route a request: 404 when no path matches, 405 when the path exists with other
+ * methods, with the `Allow` header RFC 9110 asks for (the methods the document declares there).
+ */
 export function matchOperation(api: OpenAPIBackend, req: OasRequest): Operation {
   try {
     return api.router.matchOperation(req, true);
   } catch (err) {
     const msg = (err as Error).message;
-    if (msg.startsWith('405')) throw new AppError('method-not-allowed', { method: req.method.toUpperCase(), path: req.path });
+    if (msg.startsWith('405')) {
+      const allow = METHODS.filter((method) => api.router.matchOperation({ ...req, method }) !== undefined).map((m) => m.toUpperCase());
+      throw new AppError('method-not-allowed', { method: req.method.toUpperCase(), path: req.path }, undefined, { allow: allow.join(', ') });
+    }
     throw new AppError('not-found', { resource: req.path });
   }
 }
@@ -103,6 +111,7 @@ function pointerFor(e: ErrorObject): string {
 
 function messageFor(e: ErrorObject): string {
   if (e.keyword === 'required') return `is required`;
+  if (e.keyword === 'additionalProperties') return 'is not a property of this object (unknown properties are refused, not ignored)';
   if (e.keyword === 'oneOf') return 'must match exactly one of the allowed forms (for an attachment: exactly one of url or contentBase64)';
   if (e.keyword === 'enum') return `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
   return e.message ?? 'is invalid';
@@ -112,25 +121,52 @@ function messageFor(e: ErrorObject): string {
  * Ajv errors -> Lumen problems. Body errors are 422 with JSON pointers into the body;
  * parameter and header errors are 400 with pointers /query/<name>, /header/<name>.
  */
+/** Most errors[] entries one answer carries (a body with thousands of unknown properties gets the first ones). */
+export const MAX_FIELD_ERRORS = 100;
+
+/**
+ * Errors that only say which branch of a union did not fit: a property one branch
+ * requires or refuses at the union's own level (an attachment with both `url` and
+ * `contentBase64`, or neither). Such an error that not every branch shares says less
+ * than the union's own message, which replaces it; one every branch shares (`type`
+ * missing) is a real problem and stays.
+ */
+function branchChoiceErrors(errors: ErrorObject[]): Set<ErrorObject> {
+  const out = new Set<ErrorObject>();
+  for (const union of errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')) {
+    const prefix = `${union.schemaPath}/`;
+    const choice = errors.filter((e) => e.schemaPath.startsWith(prefix) && e.instancePath === union.instancePath && (e.keyword === 'required' || e.keyword === 'additionalProperties'));
+    const branchOf = (e: ErrorObject) => e.schemaPath.slice(prefix.length).split('/')[0];
+    const branches = new Set(errors.filter((e) => e.schemaPath.startsWith(prefix)).map(branchOf)).size;
+    const key = (e: ErrorObject) => `${pointerFor(e)} ${e.keyword}`;
+    for (const e of choice) {
+      const inBranches = new Set(choice.filter((x) => key(x) === key(e)).map(branchOf)).size;
+      if (inBranches < branches) out.add(e);
+    }
+  }
+  return out;
+}
+
 export function validationProblem(errors: ErrorObject[]): AppError {
   const body: FieldError[] = [];
   const params: FieldError[] = [];
   const seen = new Set<string>();
-  const branchPaths = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword)).map((e) => e.instancePath);
+  const choice = branchChoiceErrors(errors);
+  const explained = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword) && !choice.has(e)).map((e) => e.instancePath);
   for (const e of errors) {
     // oneOf/anyOf wrappers repeat their branches' errors, which say more; a wrapper
     // is kept only when no branch explains it (e.g. both url and contentBase64 sent).
-    if (e.keyword === 'if') continue;
-    if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && branchPaths.some((p) => p === e.instancePath || p.startsWith(`${e.instancePath}/`))) continue;
+    if (e.keyword === 'if' || choice.has(e)) continue;
+    if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && explained.some((p) => p === e.instancePath || p.startsWith(`${e.instancePath}/`))) continue;
     const raw = pointerFor(e);
     let target: FieldError[];
     let pointer: string;
     if (raw === '/requestBody' || raw.startsWith('/requestBody/')) {
       target = body;
       pointer = raw.slice('/requestBody'.length);
-    } else if (raw.startsWith('/headers/')) {
+    } else if (raw.startsWith('/headers/') || raw.startsWith('/header/')) {
       target = params;
-      pointer = `/header/${raw.slice('/headers/'.length)}`;
+      pointer = `/header/${raw.slice(raw.indexOf('/', 1) + 1)}`;
     } else if (raw.startsWith('/query/') || raw.startsWith('/path/') || raw.startsWith('/params/')) {
       target = params;
       pointer = raw.replace(/^\/params\//, '/path/');
@@ -144,6 +180,10 @@ export function validationProblem(errors: ErrorObject[]): AppError {
     seen.add(key);
     target.push({ pointer, message });
   }
-  if (params.length > 0) return new AppError('invalid-parameter', {}, params);
-  return new AppError('validation-failed', { count: body.length }, body);
+  // The Idempotency-Key keeps the problem code its own check has always answered.
+  if (params.length > 0 && params.every((p) => p.pointer === '/header/idempotency-key')) {
+    return new AppError('invalid-idempotency-key', {}, [{ pointer: '/header/Idempotency-Key', message: 'must be a UUID, bare or in double quotes' }]);
+  }
+  if (params.length > 0) return new AppError('invalid-parameter', {}, params.slice(0, MAX_FIELD_ERRORS));
+  return new AppError('validation-failed', { count: body.length }, body.slice(0, MAX_FIELD_ERRORS));
 }

@@ -2,6 +2,7 @@ import partnerDocument from '../../generated/openapi/partner.json' with { type: 
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartnerCounted, requireScope, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
+import { rateLimitHeaders } from './rate-limit.js';
 import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
 
@@ -25,6 +26,8 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     authenticate: (deps, headers, { operationId }) =>
       authenticatePartnerCounted(deps.db, headers, { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute }),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
+    // Counted by authenticate; this only reports the quota on the answer.
+    rateLimit: async (_deps, principal) => (principal.quota ? rateLimitHeaders(principal.quota) : {}),
     admit: (deps, principal, operationId) => {
       if (operationId !== 'createServiceOrder') return null;
       intake ??= new InProgressLimit(deps.config.intakeConcurrencyPerKey);

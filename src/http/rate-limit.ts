@@ -11,6 +11,15 @@ export interface RateLimitDecision {
 const WINDOW_SECONDS = 60;
 
 /**
+ * The IETF draft headers (draft-ietf-httpapi-ratelimit-headers, structured-field form):
+ * the quota and window, and what is left of it with the seconds to its end. Sent on
+ * every answer to a counted request, 2xx and 4xx alike, not only on 429.
+ */
+export function rateLimitHeaders(d: RateLimitDecision): Record<string, string> {
+  return { 'ratelimit-policy': `"default";q=${d.limit};w=${WINDOW_SECONDS}`, ratelimit: `"default";r=${d.remaining};t=${d.resetSeconds}` };
+}
+
+/**
  * Fixed one-minute windows per subject (a partner), counted in Postgres so every
  * instance enforces the same limit. Throws 429 rate-limited with Retry-After and the
  * IETF RateLimit-Policy / RateLimit headers when the window is spent.
@@ -45,8 +54,7 @@ export function decideRateLimit(db: Database, count: number, limitPerMinute: num
   if (count > limitPerMinute) {
     throw new AppError('rate-limited', { retryAfter: resetSeconds }, undefined, {
       'retry-after': String(resetSeconds),
-      'ratelimit-policy': `"default";q=${limitPerMinute};w=${WINDOW_SECONDS}`,
-      ratelimit: `"default";r=0;t=${resetSeconds}`,
+      ...rateLimitHeaders({ limit: limitPerMinute, remaining: 0, resetSeconds }),
     });
   }
   return { limit: limitPerMinute, remaining, resetSeconds };

@@ -2,7 +2,7 @@ import sandboxDocument from '../../generated/openapi/sandbox.json' with { type: 
 import { triggerSandboxEvent } from '../handlers/sandbox.js';
 import { authenticatePartner, type PartnerPrincipal } from './auth.js';
 import { createOpenApi } from './openapi.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface, Handler } from './surface.js';
 
 const HANDLERS: Record<string, Handler<PartnerPrincipal>> = { triggerSandboxEvent };
@@ -25,7 +25,7 @@ export async function createSandboxSurface(): Promise<ApiSurface<PartnerPrincipa
     authenticate: (deps, headers) => authenticatePartner(deps.db, headers),
     authorize: () => {},
     rateLimit: async (deps, principal) => {
-      await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute);
+      return rateLimitHeaders(await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
     },
     handlers: HANDLERS,
   };

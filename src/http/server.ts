@@ -14,9 +14,10 @@ import { Budget, type Lease } from '../lib/budget.js';
 import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface, ClientInfo } from './surface.js';
-import { docsPage, docsAsset } from './docs.js';
+import { docsRoute } from './docs.js';
 import { consolePage, isConsolePath } from './console.js';
 import { AuthFailureThrottle } from './auth-failures.js';
+import { compress, compressible, COMPRESS_MIN_BYTES, negotiateEncoding } from './compress.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
 
 export interface HttpServer {
@@ -41,17 +42,28 @@ interface RouteContext {
   route: { name: string };
 }
 
-function send(res: ServerResponse, result: HttpResult, lang: Language, requestId: string): void {
+async function send(res: ServerResponse, result: HttpResult, lang: Language, requestId: string, acceptEncoding: string | undefined): Promise<void> {
   if (res.headersSent) return;
   const headers: Record<string, string> = { 'x-request-id': requestId, 'content-language': lang, ...result.headers };
   if (result.body === undefined) {
     res.writeHead(result.status, headers).end();
     return;
   }
-  const payload =
+  const text =
     typeof result.body === 'string' || Buffer.isBuffer(result.body) ? result.body : result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
+  let payload = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
   headers['content-type'] = result.contentType ?? 'application/json; charset=utf-8';
   if (headers['content-type'] === 'application/problem+json') headers['content-type'] = 'application/problem+json; charset=utf-8';
+  if (compressible(headers['content-type'])) {
+    // gzip or br when the client asks (a page of 1000 poles shrinks about tenfold).
+    headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+    const encoding = payload.length >= COMPRESS_MIN_BYTES ? negotiateEncoding(acceptEncoding) : null;
+    if (encoding) {
+      payload = await compress(payload, encoding);
+      headers['content-encoding'] = encoding;
+    }
+  }
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(result.status, headers).end(payload);
 }
 
@@ -166,12 +178,18 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
     const principal = await authenticate(surface, req.headers, { method, operationId, client });
     surface.authorize(principal, operationId);
-    await surface.rateLimit?.(deps, principal, operationId);
-    const release = surface.admit?.(deps, principal, operationId) ?? null;
+    // Counted requests report their quota on every answer, errors included.
+    const quota = (await surface.rateLimit?.(deps, principal, operationId)) ?? {};
     try {
-      return await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, client });
-    } finally {
-      release?.();
+      const release = surface.admit?.(deps, principal, operationId) ?? null;
+      try {
+        const result = await admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal, client });
+        return { ...result, headers: { ...quota, ...result.headers } };
+      } finally {
+        release?.();
+      }
+    } catch (err) {
+      throw err instanceof AppError ? err.withHeaders(quota) : err;
     }
   }
 
@@ -290,7 +308,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       result = problemResult(err, { lang, requestId, instance: url.pathname, log: reqLog });
     }
     if (result.headers?.connection === 'close' && !req.complete) lingerAfterRefusal(req);
-    send(res, result, lang, requestId);
+    await send(res, result, lang, requestId, req.headers['accept-encoding']);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     deps.metrics.observeRequest(routeName.name, result.status, ms / 1000);
     reqLog.info({ method: req.method, path: url.pathname, status: result.status, ms: Math.round(ms * 10) / 10 }, 'request');
@@ -311,12 +329,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (p === '/metrics' && config.metricsPort === null) return found('metrics', scrapeMetrics());
       const doc = surfaces.find((s) => p === `${s.basePath}/openapi.json`);
       if (doc) return found('openapi', { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } });
-      if (p === '/docs' || p === '/docs/') return found('docs', docsPage('/api/external/openapi.json', 'Lumen partner API'));
-      if (p === '/docs/admin') return found('docs', docsPage('/api/admin/openapi.json', 'Lumen admin API'));
-      if (p === '/docs/sandbox') return found('docs', docsPage('/api/external/sandbox/openapi.json', 'Lumen partner sandbox'));
-      if (p === '/docs/open311') return found('docs', docsPage('/open311/v2/openapi.json', 'Lumen Open311 GeoReport v2'));
-      const asset = await docsAsset(p);
-      if (asset) return found('docs', asset);
+      const docs = await docsRoute(p);
+      if (docs) return found('docs', docs);
       if (isConsolePath(p)) return found('console', consolePage(p, config));
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));

@@ -46,8 +46,8 @@ export interface ApiSurface<P> {
   readonly document: Record<string, unknown>;
   /**
    * The caller, or 401/403. A surface may also count the request against the
-   * principal's quota here (429), in the same statement as the key lookup; it then has
-   * no `rateLimit`.
+   * principal's quota here (429), in the same statement as the key lookup; its
+   * `rateLimit` then only reports the decision.
    */
   authenticate(deps: AppDeps, headers: IncomingHttpHeaders, request: { readonly method: string; readonly operationId: string; readonly client: ClientInfo }): Promise<P>;
   /**
@@ -58,8 +58,11 @@ export interface ApiSurface<P> {
   isPublic?(operationId: string): boolean;
   /** Throws 403 when the principal may not call this operation. */
   authorize(principal: P, operationId: string): void;
-  /** Throws 429 when the principal's quota is spent (after authentication). */
-  rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<void>;
+  /**
+   * Throws 429 when the principal's quota is spent (after authentication); otherwise the
+   * headers that report the quota, added to the answer whatever it is.
+   */
+  rateLimit?(deps: AppDeps, principal: P, operationId: string): Promise<Record<string, string>>;
   /**
    * Admits the request before its body is read (429 when the principal has too many in
    * progress), and returns what to call when it is over; null when nothing is held.

@@ -2,7 +2,7 @@ import telemetryDocument from '../../generated/openapi/telemetry.json' with { ty
 import { TELEMETRY_OPERATIONS } from '../handlers/telemetry.js';
 import { authenticateTelemetry, type TelemetryPrincipal } from '../services/city-data/index.js';
 import { createOpenApi } from './openapi.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface } from './surface.js';
 
 /** The telemetry ingestion API of openapi/telemetry.yaml under /api/telemetry. */
@@ -22,7 +22,7 @@ export async function createTelemetrySurface(): Promise<ApiSurface<TelemetryPrin
     authorize: () => {},
     // Per key, like partner keys: the service default quota (LUMEN_RATE_LIMIT_PER_MINUTE).
     rateLimit: async (deps, principal) => {
-      await enforceRateLimit(deps.db, `telemetry:${principal.keyPrefix}`, deps.config.rateLimitPerMinute);
+      return rateLimitHeaders(await enforceRateLimit(deps.db, `telemetry:${principal.keyPrefix}`, deps.config.rateLimitPerMinute));
     },
     handlers: TELEMETRY_OPERATIONS,
   };

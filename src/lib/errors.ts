@@ -63,6 +63,14 @@ export class AppError extends Error {
     this.status = PROBLEMS[code].status;
   }
 
+  /** The same problem with more response headers (its own win on a clash). */
+  withHeaders(extra: Record<string, string>): AppError {
+    const copy = new AppError(this.code, this.params, this.errors, { ...extra, ...this.headers });
+    copy.name = this.name;
+    copy.stack = this.stack;
+    return copy;
+  }
+
   title(lang: Language): string {
     return PROBLEMS[this.code].title[lang];
   }

@@ -201,6 +201,23 @@ describe('GET /api/external/poles: keyset cursor (N5)', () => {
     expect(wide.items.map((p) => p.code)).toEqual(walked.slice(3));
   });
 
+  it('keeps the walk\'s page size for a cursor call without pageSize, and takes a new one when sent', async () => {
+    const { tenantId, apiKey } = await cityWithReader();
+    await insertPoles(tenantId, 9, 'K');
+    await settle(t);
+    const first = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { pageSize: 2 });
+    const second = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { cursor: first.nextCursor! });
+    expect(second.pageSize).toBe(2);
+    expect(second.items).toHaveLength(2);
+    // A size sent with the cursor wins, and the next cursor carries it on.
+    const third = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { cursor: second.nextCursor!, pageSize: 3 });
+    expect(third.items).toHaveLength(3);
+    const fourth = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { cursor: third.nextCursor! });
+    expect(fourth).toMatchObject({ pageSize: 3, page: 4 });
+    expect(fourth.items).toHaveLength(2);
+    expect(fourth.nextCursor).toBeNull();
+  });
+
   it('answers 400 invalid-cursor to a forged, altered, foreign-tenant or other-endpoint cursor', async () => {
     const a = await cityWithReader();
     const b = await cityWithReader();

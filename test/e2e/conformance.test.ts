@@ -255,6 +255,49 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.lax('admin', { operationId: 'updatePartner', method: 'PATCH', path: `/api/admin/partners/${s.reader.code}`, headers: bearer(), body: {}, expect: 422 });
   });
 
+  it('admin: tenants, operators, tokens and the console session, with 401, 403, 404, 409, 422 and 429', async () => {
+    const campinas = (await ex.strict('admin', { operationId: 'createTenant', method: 'POST', path: '/api/admin/tenants', headers: bearer(), body: { name: 'Campinas', ibgeCode: '3509502', intakePolicy: 'manual' }, expect: 201 })).body.id as string;
+    await ex.lax('admin', { operationId: 'createTenant', method: 'POST', path: '/api/admin/tenants', headers: bearer(), body: { name: '' }, expect: 422 });
+    const password = 'correct horse battery staple';
+    const ana = (await ex.strict('admin', { operationId: 'createOperator', method: 'POST', path: '/api/admin/operators', headers: bearer(), body: { email: 'ana@campinas.example', name: 'Ana', grants: [{ tenantId: campinas, role: 'triager' }], password }, expect: 201 })).body.operator.id as string;
+    await ex.strict('admin', { operationId: 'createOperator', method: 'POST', path: '/api/admin/operators', headers: bearer(), body: { email: 'ana@campinas.example', name: 'Ana' }, expect: 409 });
+    await ex.strict('admin', { operationId: 'createOperator', method: 'POST', path: '/api/admin/operators', headers: bearer(), body: { email: 'not-an-email', name: 'X' }, expect: 422 });
+    const bia = (await ex.strict('admin', { operationId: 'createOperator', method: 'POST', path: '/api/admin/operators', headers: bearer(), body: { email: 'bia@campinas.example', name: 'Bia' }, expect: 201 })).body;
+    expect(bia.initialPassword).toEqual(expect.any(String));
+    await ex.strict('admin', { operationId: 'listOperators', method: 'GET', path: '/api/admin/operators', headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'getOperator', method: 'GET', path: `/api/admin/operators/${ana}`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'getOperator', method: 'GET', path: `/api/admin/operators/${randomUUID()}`, headers: bearer(), expect: 404 });
+    await ex.strict('admin', { operationId: 'grantOperatorRole', method: 'PUT', path: `/api/admin/operators/${bia.operator.id}/grants/${campinas}`, headers: bearer(), body: { role: 'viewer' }, expect: 200 });
+    await ex.lax('admin', { operationId: 'grantOperatorRole', method: 'PUT', path: `/api/admin/operators/${bia.operator.id}/grants/${campinas}`, headers: bearer(), body: { role: 'boss' }, expect: 422 });
+    await ex.strict('admin', { operationId: 'revokeOperatorRole', method: 'DELETE', path: `/api/admin/operators/${bia.operator.id}/grants/${campinas}`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'disableOperator', method: 'POST', path: `/api/admin/operators/${bia.operator.id}/disable`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'enableOperator', method: 'POST', path: `/api/admin/operators/${bia.operator.id}/enable`, headers: bearer(), expect: 200 });
+
+    const token = (await ex.strict('admin', { operationId: 'createAdminToken', method: 'POST', path: '/api/admin/admin-tokens', headers: bearer(), body: { name: 'campinas-reader', service: true, grants: [{ tenantId: campinas, role: 'viewer' }], expiresAt: '2099-01-01T00:00:00.000Z' }, expect: 201 })).body;
+    await ex.strict('admin', { operationId: 'createAdminToken', method: 'POST', path: '/api/admin/admin-tokens', headers: bearer(), body: { name: 'nowhere', service: true, grants: [{ tenantId: randomUUID(), role: 'viewer' }] }, expect: 422 });
+    const reader = { authorization: `Bearer ${token.token as string}` };
+    await ex.strict('admin', { operationId: 'listAdminTokens', method: 'GET', path: '/api/admin/admin-tokens', headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'listOperators', method: 'GET', path: '/api/admin/operators', headers: reader, expect: 403, problem: 'forbidden' });
+    await ex.strict('admin', { operationId: 'getTenant', method: 'GET', path: `/api/admin/tenants/${s.auto.tenantId}`, headers: reader, expect: 404, problem: 'not-found' });
+    await ex.strict('admin', { operationId: 'revokeAdminToken', method: 'POST', path: `/api/admin/admin-tokens/${token.id as string}/revoke`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'revokeAdminToken', method: 'POST', path: `/api/admin/admin-tokens/${randomUUID()}/revoke`, headers: bearer(), expect: 404 });
+
+    // The console's session, straight to Lumen (the cookie and Origin are Lumen's own).
+    await ex.direct('admin', { operationId: 'createSession', method: 'POST', path: '/api/admin/session', body: { email: 'ana@campinas.example', password: 'not the password' }, expect: 401, problem: 'invalid-credentials' });
+    const signedIn = await ex.direct('admin', { operationId: 'createSession', method: 'POST', path: '/api/admin/session', body: { email: 'ana@campinas.example', password }, expect: 200 });
+    const cookie = { cookie: signedIn.headers.get('set-cookie')!.split(';')[0]!, origin: lumen.base };
+    await ex.direct('admin', { operationId: 'getSession', method: 'GET', path: '/api/admin/session', headers: cookie, expect: 200 });
+    await ex.direct('admin', { operationId: 'getSession', method: 'GET', path: '/api/admin/session', expect: 401 });
+    const csrf = { ...cookie, 'x-csrf-token': signedIn.body.csrfToken as string };
+    await ex.direct('admin', { operationId: 'changeSessionPassword', method: 'POST', path: '/api/admin/session/password', headers: csrf, body: { currentPassword: 'not the password', newPassword: 'a brand new password' }, expect: 422 });
+    await ex.direct('admin', { operationId: 'changeSessionPassword', method: 'POST', path: '/api/admin/session/password', headers: csrf, body: { currentPassword: password, newPassword: 'a brand new password' }, expect: 204 });
+    await ex.direct('admin', { operationId: 'deleteSession', method: 'DELETE', path: '/api/admin/session', headers: cookie, expect: 403, problem: 'csrf-failed' });
+    await ex.direct('admin', { operationId: 'deleteSession', method: 'DELETE', path: '/api/admin/session', headers: { ...cookie, 'x-csrf-token': signedIn.body.csrfToken as string }, expect: 204 });
+    // The sign-in above cleared this e-mail's failures; the wrong current password was one: four more, then 429 even with the right password.
+    for (let i = 0; i < 4; i++) await ex.direct('admin', { operationId: 'createSession', method: 'POST', path: '/api/admin/session', body: { email: 'ana@campinas.example', password: `wrong ${i}` }, expect: 401 });
+    await ex.direct('admin', { operationId: 'createSession', method: 'POST', path: '/api/admin/session', body: { email: 'ana@campinas.example', password: 'a brand new password' }, expect: 429, problem: 'rate-limited' });
+  });
+
   it('partner: health with 200, 401, 403 (disabled) and 429', async () => {
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': s.hook.apiKey }, expect: 200 });
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': s.poll.apiKey, 'accept-language': 'en-US,en;q=0.9' }, expect: 200 });
@@ -302,7 +345,10 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     s.pendingAlerts.push(manual.body.alert.id);
     s.pendingAlerts.push((await post('strict', s.writer.apiKey, intake('CONF-M-0002', { address: { street: 'Rua Sem Coordenadas' } }), 201)).body.alert.id);
 
-    await post('strict', s.hook.apiKey, intake('CONF-0004'), 400, { 'idempotency-key': 'not-a-uuid' }, 'invalid-idempotency-key');
+    // The key's form is in the document now (a UUID): a bad one breaks it on purpose.
+    await post('lax', s.hook.apiKey, intake('CONF-0004'), 400, { 'idempotency-key': 'not-a-uuid' }, 'invalid-idempotency-key');
+    // So does an unknown property: request bodies are closed.
+    await post('lax', s.hook.apiKey, intake('CONF-0004', { reasonCod: 'LAMPADA_APAGADA' }), 422, {}, 'validation-failed');
     await post('direct', s.hook.apiKey, '{"protocolNumber": "CONF-0005",', 400, {}, 'malformed-json');
     await post('lax', null, intake('CONF-0006'), 401, {}, 'unauthorized');
     await post('strict', 'lmn_test_unknown', intake('CONF-0006'), 401, {}, 'unauthorized');

@@ -163,12 +163,38 @@ describe('POST /api/external/service-orders, automatic mode', () => {
     expect([a1.body.alert.alertNumber, a2.body.alert.alertNumber, b1.body.alert.alertNumber]).toEqual([1, 2, 1]);
   });
 
-  it('ignores unknown properties at every level (forward compatibility)', async () => {
+  it('refuses unknown properties at every level with 422 and a pointer to each; stores nothing', async () => {
+    const tenant = await makeTenant(t.rt);
+    const p = await makePartner(t.rt, { tenantId: tenant.id });
+    // A misspelt reasonCode and address.lat used to be ignored: the request then lost its reason and its place.
+    const body = intakeBody('FWD-1', {
+      reasonCod: 'LAMPADA_APAGADA',
+      requester: { name: 'Ana', phone: '+5511912345678', email: 'ana@example.org' },
+      address: { street: 'Rua Augusta', lat: -23.5 },
+      problem: { description: 'apagada', severity: 'high' },
+      attachments: [{ type: 'photo', url: 'https://example.org/a.jpg', contentType: 'image/jpeg', caption: 'night' }],
+    });
+    const res = await post(t, p.apiKey, body, { 'idempotency-key': '7a0c7a3e-2b9d-4e61-8c4a-1d7e9b3f6a25' });
+    expect(res.status).toBe(422);
+    const pb = await problem(res);
+    expect(pb.type).toBe('urn:lumen:problem:validation-failed');
+    expect(pb.errors!.map((e) => e.pointer).sort()).toEqual(['/address/lat', '/attachments/0/caption', '/problem/severity', '/reasonCod', '/requester/email'].sort());
+    expect(pb.errors!.every((e) => /unknown properties are refused/.test(e.message))).toBe(true);
+    expect(await intakeFootprint(t, tenant.id)).toMatchObject({ alerts: 0, keys: 0 });
+  });
+
+  it('answers an attachment with both url and contentBase64, or neither, with one error at the attachment', async () => {
     const p = await makePartner(t.rt);
-    const body = intakeBody('FWD-1', { channel: 'app', requester: { name: 'Ana', phone: '+5511912345678', email: 'ana@example.org' } });
-    const res = await postJson(t, p.apiKey, body);
-    expect(res.status).toBe(201);
-    expect(res.body.alert.requesterName).toBe('Ana');
+    const both = { type: 'photo', url: 'https://example.org/a.jpg', contentBase64: 'AAAA', contentType: 'image/jpeg' };
+    const neither = { type: 'photo', contentType: 'image/jpeg' };
+    const res = await post(t, p.apiKey, intakeBody('ONEOF-1', { attachments: [both, neither, { contentType: 'image/png', url: 'https://example.org/b.png' }] }));
+    expect(res.status).toBe(422);
+    expect((await problem(res)).errors).toEqual([
+      { pointer: '/attachments/0', message: expect.stringContaining('exactly one of url or contentBase64') },
+      { pointer: '/attachments/1', message: expect.stringContaining('exactly one of url or contentBase64') },
+      // Missing in every form: a real problem of its own, named as such.
+      { pointer: '/attachments/2/type', message: 'is required' },
+    ]);
   });
 });
 

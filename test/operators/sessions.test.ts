@@ -51,7 +51,7 @@ describe('sign-in', () => {
     const res = await signInRaw(t, op.email.toUpperCase(), op.password);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const body = await res.json();
+    const body = (await res.json()) as { operator: unknown; csrfToken: string };
     expect(body).toEqual({ operator: { id: op.id, email: op.email, name: 'Ana Souza', platformAdmin: false, grants: [{ tenantId: city.id, tenantName: city.name, role: 'triager' }] }, csrfToken: expect.any(String) });
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^lumen_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=604800$/);
@@ -181,6 +181,24 @@ describe('a session in use', () => {
     expect(out.headers.get('set-cookie')).toMatch(/^lumen_session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
     expect((await sessionFetch(t, s)('/session')).status).toBe(401);
     expect((await sessionFetch(second, s)('/session')).status).toBe(401);
+  });
+
+  it('changes one\'s own password from the session: the current one checked, other sessions ended, this one kept', async () => {
+    const me = await makeOperator(t.rt, { grants: [{ tenantId: city.id, role: 'viewer' }] });
+    const here = await signIn(t, me.email, me.password);
+    const elsewhere = await signIn(t, me.email, me.password);
+    secrets.push(me.password, here.cookie.split('=')[1]!, here.csrfToken, elsewhere.cookie.split('=')[1]!, elsewhere.csrfToken, 'my new long password');
+    const call = sessionFetch(t, here);
+    const wrong = await call('/session/password', { json: { currentPassword: 'not-my-password', newPassword: 'my new long password' } });
+    expect(wrong.status).toBe(422);
+    expect(((await wrong.json()) as { errors: { pointer: string }[] }).errors[0]!.pointer).toBe('/currentPassword');
+    expect((await call('/session/password', { json: { currentPassword: me.password, newPassword: 'short' } })).status).toBe(422);
+    expect((await sessionFetch(t, here, { csrf: false })('/session/password', { json: { currentPassword: me.password, newPassword: 'my new long password' } })).status).toBe(403);
+    expect((await call('/session/password', { json: { currentPassword: me.password, newPassword: 'my new long password' } })).status).toBe(204);
+    expect((await call('/session')).status).toBe(200);
+    expect((await sessionFetch(t, elsewhere)('/session')).status).toBe(401);
+    expect((await signInRaw(t, me.email, me.password)).status).toBe(401);
+    await signIn(t, me.email, 'my new long password');
   });
 
   it('a disabled operator\'s sessions and tokens stop at once, on another instance too', async () => {

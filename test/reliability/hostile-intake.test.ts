@@ -354,19 +354,22 @@ describe('POST /api/external/service-orders under hostile input', { timeout: 240
     expect(raw.headers['x-request-id']).toBe('abc');
   });
 
-  it('refuses NUL characters and nesting deeper than 64 levels with 422 and a pointer, and takes 63', async () => {
+  it('refuses NUL characters and nesting deeper than 64 levels with 422 and a pointer; 63 levels get past the depth check to the closed schema', async () => {
     const base = intakeBody(randomUUID());
     const cases: [string, number, string | null][] = [
       [serialise({ ...base, requester: { name: 'Maria\u0000Souza' } }), 422, '/requester/name'],
       [serialise({ ...base, ['x\u0000y']: 1 }), 422, '/x\u0000y'],
       [`{"nested":${'['.repeat(64)}${']'.repeat(64)},${serialise({ ...base, protocolNumber: randomUUID() }).slice(1)}`, 422, `/nested${'/0'.repeat(63)}`],
-      [`{"nested":${'['.repeat(63)}${']'.repeat(63)},${serialise({ ...base, protocolNumber: randomUUID() }).slice(1)}`, 201, null],
+      // Within the depth limit: the only problem left is that the body is closed.
+      [`{"nested":${'['.repeat(63)}${']'.repeat(63)},${serialise({ ...base, protocolNumber: randomUUID() }).slice(1)}`, 422, '/nested'],
     ];
     for (const [body, status, pointer] of cases) {
       const answer = await exchange(partners[0]!, body, {}, `${status} ${pointer}`);
       expect(answer.status, answer.text).toBe(status);
       if (pointer !== null) expect(answer.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
     }
+    const within = await exchange(partners[0]!, `{"nested":${'['.repeat(63)}${']'.repeat(63)},${serialise({ ...base, protocolNumber: randomUUID() }).slice(1)}`, {}, 'depth 63');
+    expect(within.body.errors).toEqual([{ pointer: '/nested', message: expect.stringContaining('unknown properties are refused') }]);
   });
 
   it('keeps every stored blob tied to an attachment row, and records the figures', async () => {

@@ -7,7 +7,7 @@ import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartne
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
 import { createTenant, getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
-import { createSession, deleteSession, getSession } from './session.js';
+import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
@@ -63,6 +63,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   createSession,
   getSession,
   deleteSession,
+  changeSessionPassword,
   // Operators
   listOperators,
   createOperator,

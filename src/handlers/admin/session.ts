@@ -2,7 +2,7 @@ import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler, HandlerContext } from '../../http/surface.js';
 import { sameOrigin } from '../../http/admin-auth.js';
 import { AppError } from '../../lib/errors.js';
-import { currentSession, SESSION_ABSOLUTE_SECONDS, SESSION_COOKIE, signIn, signOut } from '../../services/operators/index.js';
+import { changeOwnPassword, currentSession, SESSION_ABSOLUTE_SECONDS, SESSION_COOKIE, signIn, signOut } from '../../services/operators/index.js';
 import { actorOf, bodyOf } from './context.js';
 
 /** Secure when the browser reaches Lumen over TLS: served over TLS, or LUMEN_PUBLIC_URL is https. */
@@ -34,4 +34,11 @@ export const deleteSession: Handler<AdminPrincipal> = async (ctx) => {
   const session = requireSession(ctx);
   await signOut(ctx.deps, actorOf(ctx), session.id);
   return { status: 204, headers: { 'set-cookie': cookie(ctx, '', 0) } };
+};
+
+export const changeSessionPassword: Handler<AdminPrincipal> = async (ctx) => {
+  const session = requireSession(ctx);
+  const { currentPassword, newPassword } = bodyOf<{ currentPassword: string; newPassword: string }>(ctx);
+  await changeOwnPassword(ctx.deps, actorOf(ctx), session.id, { currentPassword, newPassword, address: ctx.request.client.address });
+  return { status: 204 };
 };

@@ -27,8 +27,11 @@ const MAX_PAGE = 1_000_000_000;
 
 export interface ListRequest {
   readonly page: number;
-  /** As requested (cut down to MAX_PAGE_SIZE here). */
-  readonly pageSize: number;
+  /**
+   * As requested (cut down to MAX_PAGE_SIZE here); null when the call named none: the
+   * default, or on a cursor call the size the walk was served with.
+   */
+  readonly pageSize: number | null;
   /** ISO 8601 instant, inclusive, or null. */
   readonly updatedSince: string | null;
   readonly cursor: string | null;
@@ -51,6 +54,8 @@ interface CursorState {
   i: string;
   /** number of the page this cursor reads */
   n: number;
+  /** page size of the walk, for a cursor call that names none (absent in cursors issued before it was kept) */
+  p?: number;
   /** cached total (city-data/total.ts): [matchingBelow, below, horizon] */
   c: [number, number, string] | null;
 }
@@ -96,10 +101,11 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
     Number.isInteger(value.n) &&
     value.n! >= 2 &&
     value.n! <= MAX_PAGE &&
+    (value.p === undefined || (Number.isInteger(value.p) && value.p >= 1 && value.p <= MAX_PAGE_SIZE)) &&
     (c === null || (Array.isArray(c) && c.length === 3 && count(c[0]) && count(c[1]) && typeof c[2] === 'string' && MICROS_ISO.test(c[2])));
   if (!ok) throw invalidCursor('not a cursor of this list');
   if (value.t !== tenantId) throw invalidCursor('the cursor belongs to another tenant');
-  return { v: 2, t: value.t!, s: value.s ?? null, u: value.u!, i: value.i!, n: value.n!, c: c as CursorState['c'] };
+  return { v: 2, t: value.t!, s: value.s ?? null, u: value.u!, i: value.i!, n: value.n!, ...(value.p === undefined ? {} : { p: value.p }), c: c as CursorState['c'] };
 }
 
 /** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
@@ -121,15 +127,17 @@ function answer<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: 
   let nextCursor: string | null = null;
   if (s.result.fetched > pageSize && last !== null && s.page < MAX_PAGE) {
     const c = s.cache;
-    const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, c: c ? [c.matchingBelow, c.below, c.horizon] : null };
+    const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, p: pageSize, c: c ? [c.matchingBelow, c.below, c.horizon] : null };
     nextCursor = cursorCodec(deps.config.secretKey).encode(kind.purpose, state);
   }
   return envelope<P>(s.result.items, s.page, pageSize, s.total, nextCursor);
 }
 
 /** A page by cursor: continues after the cursor's item; remembers nothing (the next cursor carries it all). */
-async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, token: string): Promise<JsonText<P>> {
+async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, requested: number | null, token: string): Promise<JsonText<P>> {
   const state = readCursor(deps, kind.purpose, reader.tenantId, token);
+  // A call without pageSize keeps the walk's size; one with it changes the size from here on.
+  const pageSize = requested ?? state.p ?? DEFAULT_PAGE_SIZE;
   const cache = state.c ? { matchingBelow: state.c[0], below: state.c[1], horizon: state.c[2] } : null;
   // On the replica when it is usable: the horizon and the page from the same server.
   const { horizon, matching, result } = await deps.reads.run(async (db) => {
@@ -203,13 +211,13 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
 }
 
 async function readList<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, req: ListRequest): Promise<JsonText<P>> {
-  const pageSize = Math.min(req.pageSize, MAX_PAGE_SIZE);
+  const pageSize = req.pageSize === null ? null : Math.min(req.pageSize, MAX_PAGE_SIZE);
   if (req.cursor !== null) return cursorPage<P>(deps, kind, reader, pageSize, req.cursor);
   const since = req.updatedSince === null ? null : sinceMicros(req.updatedSince);
   if (req.updatedSince !== null && since === null) {
     throw new AppError('invalid-parameter', {}, [{ pointer: '/query/updatedSince', message: 'must be an ISO 8601 date-time' }]);
   }
-  return numberedPage<P>(deps, kind, reader, pageSize, req.page, since);
+  return numberedPage<P>(deps, kind, reader, pageSize ?? DEFAULT_PAGE_SIZE, req.page, since);
 }
 
 const POLES: ListKind = { resource: 'pole', purpose: 'poles' };

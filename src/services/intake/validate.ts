@@ -99,8 +99,8 @@ function toInput(body: IntakeRequest): IntakeInput {
 
 function toAttachment(a: Attachment): AttachmentInput {
   const filename = a.filename ?? null;
-  if (typeof a.url === 'string') return { kind: 'url', url: a.url, filename, contentType: a.contentType };
-  return { kind: 'inline', contentBase64: a.contentBase64 ?? '', filename, contentType: a.contentType };
+  if ('url' in a) return { kind: 'url', url: a.url, filename, contentType: a.contentType };
+  return { kind: 'inline', contentBase64: a.contentBase64, filename, contentType: a.contentType };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

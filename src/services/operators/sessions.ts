@@ -2,7 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../../lib/errors.js';
 import type { Executor } from '../../db/database.js';
 import { findOperator, findOperatorByEmail, grantsOfOperators, type OperatorRow } from '../../db/repositories/operators/operator.repository.js';
-import { clearSignInFailure, countSignInFailure, endSession, findLiveSession, insertSession, signInFailures, touchSession, type SessionRow } from '../../db/repositories/operators/session.repository.js';
+import { clearSignInFailure, countSignInFailure, endSession, endSessionsOf, findLiveSession, insertSession, signInFailures, sweepSessionsOf, touchSession, type SessionRow } from '../../db/repositories/operators/session.repository.js';
+import { updateOperator } from '../../db/repositories/operators/operator.repository.js';
+import { checkPassword, hashPassword } from './password.js';
 import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { accessOfOperator } from './principal.js';
@@ -60,6 +62,19 @@ export interface SignInInput {
   requestId?: string;
 }
 
+/** The throttle's keys for an e-mail and an address; 429 with Retry-After when either is spent. */
+async function throttleKeys(deps: ServiceDeps, email: string, address: string): Promise<string[]> {
+  const perAddress = deps.config.signInFailuresPerAddress;
+  const keys = [accountKey(email), ...(perAddress > 0 ? [addressKey(address)] : [])];
+  const counts = await signInFailures(deps.db, keys, SIGN_IN_WINDOW_SECONDS);
+  const blocked = counts.filter((c) => c.failures >= (c.key.startsWith('account:') ? deps.config.signInFailuresPerAccount : perAddress));
+  if (blocked.length > 0) {
+    const wait = Math.max(1, ...blocked.map((b) => b.secondsLeft));
+    throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
+  }
+  return keys;
+}
+
 /**
  * Signs an operator in: a new session (a new id every time), its id returned once for
  * the cookie, only its hash stored. Wrong e-mail, wrong password, no password set and a
@@ -72,14 +87,7 @@ export interface SignInInput {
 export async function signIn(deps: ServiceDeps, input: SignInInput): Promise<SessionView & { sessionId: string }> {
   const typed = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, PASSWORD_MAX_LENGTH) : '';
-  const perAddress = deps.config.signInFailuresPerAddress;
-  const keys = [accountKey(typed), ...(perAddress > 0 ? [addressKey(input.address)] : [])];
-  const counts = await signInFailures(deps.db, keys, SIGN_IN_WINDOW_SECONDS);
-  const blocked = counts.filter((c) => c.failures >= (c.key.startsWith('account:') ? deps.config.signInFailuresPerAccount : perAddress));
-  if (blocked.length > 0) {
-    const wait = Math.max(1, ...blocked.map((b) => b.secondsLeft));
-    throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
-  }
+  const keys = await throttleKeys(deps, typed, input.address);
   const email = normalizeEmail(typed);
   const operator = email ? await findOperatorByEmail(deps.db, email) : undefined;
   const matches = await verifyPassword(password, operator?.password_hash ?? null);
@@ -103,6 +111,7 @@ export async function signIn(deps: ServiceDeps, input: SignInInput): Promise<Ses
   const csrfToken = randomBytes(32).toString('base64url');
   await deps.db.transaction().execute(async (tx) => {
     await clearSignInFailure(tx, keys[0]!);
+    await sweepSessionsOf(tx, operator.id);
     const session = await insertSession(tx, { id_hash: hashSessionId(sessionId), operator_id: operator.id, csrf_token: csrfToken, absoluteSeconds: SESSION_ABSOLUTE_SECONDS, client_address: input.address.slice(0, 100) });
     await recordAudit(tx, actor, { tenantId: null, action: 'session.sign-in', entityType: 'operator', entityId: operator.id, before: null, after: { sessionId: session.id }, note: `client ${input.address}` });
   });
@@ -131,4 +140,31 @@ export async function currentSession(deps: ServiceDeps, operatorId: string, csrf
   const operator = await findOperator(deps.db, operatorId);
   if (!operator) throw new AppError('invalid-admin-token');
   return { operator: await sessionOperatorView(deps.db, operator), csrfToken };
+}
+
+/**
+ * An operator changes their own password from their session: the current one is
+ * checked (a wrong one counts as a failed sign-in, throttled alike: a session left open
+ * must not become a way to guess it), the new one stored, and every other session of
+ * theirs ends; this one stays.
+ */
+export async function changeOwnPassword(deps: ServiceDeps, actor: Actor, sessionRowId: string, input: { currentPassword: unknown; newPassword: unknown; address: string }): Promise<void> {
+  const operator = actor.operatorId ? await findOperator(deps.db, actor.operatorId) : undefined;
+  if (!operator) throw new AppError('invalid-admin-token');
+  const newPassword = checkPassword(input.newPassword, '/newPassword');
+  const keys = await throttleKeys(deps, operator.email, input.address);
+  const current = typeof input.currentPassword === 'string' ? input.currentPassword : '';
+  if (!(await verifyPassword(current, operator.password_hash))) {
+    await deps.db.transaction().execute(async (tx) => {
+      for (const key of keys) await countSignInFailure(tx, key, SIGN_IN_WINDOW_SECONDS);
+      await recordAudit(tx, actor, { tenantId: null, action: 'session.password-refused', entityType: 'operator', entityId: operator.id, before: null, after: null, note: `wrong current password; client ${input.address}` });
+    });
+    throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/currentPassword', message: 'is not the current password' }]);
+  }
+  const hash = await hashPassword(newPassword);
+  await deps.db.transaction().execute(async (tx) => {
+    await updateOperator(tx, operator.id, { password_hash: hash });
+    const ended = await endSessionsOf(tx, operator.id, sessionRowId);
+    await recordAudit(tx, actor, { tenantId: null, action: 'operator.set-password', entityType: 'operator', entityId: operator.id, before: null, after: null, note: `changed by the operator; ${ended} other session(s) ended` });
+  });
 }

@@ -30,8 +30,8 @@ export function itemHash(item: unknown): Buffer {
   return createHash('sha256').update(canonicalJson(depthLimited(item)) ?? 'undefined').digest();
 }
 
-/** jsonb cannot hold U+0000 (such an item is refused for it): kept as U+FFFD. */
-const withoutNul = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
+/** jsonb cannot hold U+0000 or a lone surrogate (such an item is refused for it): kept as U+FFFD. */
+const withoutNul = (s: string): string => s.replaceAll('\u0000', '\uFFFD').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 
 /** The item as operators see it: long strings replaced by a note of their size, NUL and excessive depth made storable. */
 export function storedCopy(item: unknown, depth = 0): unknown {

@@ -13,7 +13,7 @@ const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] a
 interface OrderRow {
   id: string;
   number: string;
-  status: (typeof STATUSES)[number];
+  status: string;
   alerts: { id: string; alertNumber: number; description: string; partner: string }[];
 }
 
@@ -28,7 +28,7 @@ export function OrdersPage() {
   const orders = new Map<string, OrderRow>();
   for (const a of [...(linked.data?.items ?? []), ...(resolved.data?.items ?? [])]) {
     if (!a.serviceOrder) continue;
-    const row = orders.get(a.serviceOrder.id) ?? { id: a.serviceOrder.id, number: a.serviceOrder.number, status: a.serviceOrder.status, alerts: [] };
+    const row: OrderRow = orders.get(a.serviceOrder.id) ?? { id: a.serviceOrder.id, number: a.serviceOrder.number, status: a.serviceOrder.status, alerts: [] };
     row.alerts.push({ id: a.id, alertNumber: a.alertNumber, description: a.description, partner: a.partner.code });
     orders.set(row.id, row);
   }

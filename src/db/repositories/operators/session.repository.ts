@@ -44,10 +44,21 @@ export async function endSession(db: Executor, id: string): Promise<void> {
   await db.updateTable('operator_session').set({ ended_at: sql<Date>`now()` }).where('id', '=', id).where('ended_at', 'is', null).execute();
 }
 
-/** Ends every open session of an operator (disabled, or a new password). */
-export async function endSessionsOf(tx: Tx, operatorId: string): Promise<number> {
-  const res = await tx.updateTable('operator_session').set({ ended_at: sql<Date>`now()` }).where('operator_id', '=', operatorId).where('ended_at', 'is', null).executeTakeFirst();
+/** Ends every open session of an operator (disabled, or a new password), but `keep` when given. */
+export async function endSessionsOf(tx: Tx, operatorId: string, keep?: string): Promise<number> {
+  let q = tx.updateTable('operator_session').set({ ended_at: sql<Date>`now()` }).where('operator_id', '=', operatorId).where('ended_at', 'is', null);
+  if (keep) q = q.where('id', '<>', keep);
+  const res = await q.executeTakeFirst();
   return Number(res.numUpdatedRows);
+}
+
+/** Forgets an operator's sessions that ended or expired more than a week ago (kept that long for the record). */
+export async function sweepSessionsOf(tx: Tx, operatorId: string): Promise<void> {
+  await tx
+    .deleteFrom('operator_session')
+    .where('operator_id', '=', operatorId)
+    .where((eb) => eb.or([eb('ended_at', '<', sql<Date>`now() - interval '7 days'`), eb('expires_at', '<', sql<Date>`now() - interval '7 days'`)]))
+    .execute();
 }
 
 /**
