@@ -59,7 +59,9 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
 
   useEffect(() => {
     if (!el.current) return;
-    const m = L.map(el.current, { center: center ?? FALLBACK_CENTER, zoom, zoomControl: true, attributionControl: true, keyboard: true });
+    // No zoom animation: a page left while one runs would have Leaflet finish it on a
+    // removed map (a "_leaflet_pos" error); operators gain nothing from the motion.
+    const m = L.map(el.current, { center: center ?? FALLBACK_CENTER, zoom, zoomControl: true, attributionControl: true, keyboard: true, zoomAnimation: false });
     if (SETTINGS.tileUrl) {
       // A tile that does not load is left blank; the markers do not depend on it.
       L.tileLayer(SETTINGS.tileUrl, { maxZoom: 19, attribution: escapeText(SETTINGS.tileAttribution), crossOrigin: false }).addTo(m);
@@ -75,6 +77,8 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
     map.current = m;
     report();
     return () => {
+      m.stop();
+      m.off();
       m.remove();
       map.current = null;
     };
