@@ -116,6 +116,8 @@ export interface Config {
   readonly geocoderTimeoutMs: number;
   /** First delay of the background geocoding retries, in seconds, doubled per try, capped at 6 h, for about a day (LUMEN_GEOCODE_RETRY_DELAY_SECONDS). Default 60. */
   readonly geocodeRetryDelaySeconds: number;
+  /** An order made from an alert with coordinates takes the nearest active pole within this many metres (LUMEN_POLE_MATCH_METERS; 0 turns it off). Default 30. */
+  readonly poleMatchMeters: number;
   /** Where attachment copies are kept (LUMEN_BLOB_STORE: an absolute directory, or s3://bucket/prefix). Default: the local directory <dataDir>/blobs. */
   readonly blobStore: BlobStoreConfig;
   /** Attachment URL downloads (3 attempts). */
@@ -431,6 +433,7 @@ export function loadConfig(env: Env = process.env): Config {
   const geocodeBudgetMs = parseInteger('LUMEN_GEOCODE_BUDGET_MS', env.LUMEN_GEOCODE_BUDGET_MS, 2000, 50, 60_000, problems);
   const geocoderTimeoutMs = parseInteger('LUMEN_GEOCODER_TIMEOUT_MS', env.LUMEN_GEOCODER_TIMEOUT_MS, 5000, 50, 120_000, problems);
   const geocodeRetryDelaySeconds = parseInteger('LUMEN_GEOCODE_RETRY_DELAY_SECONDS', env.LUMEN_GEOCODE_RETRY_DELAY_SECONDS, 60, 1, 3600, problems);
+  const poleMatchMeters = parseInteger('LUMEN_POLE_MATCH_METERS', env.LUMEN_POLE_MATCH_METERS, 30, 0, 1000, problems);
   const blobStore = parseBlobStore(env, dataDir, isProduction, problems);
   const attachmentDownload = Object.freeze({
     attemptTimeoutMs: parseInteger('LUMEN_ATTACHMENT_ATTEMPT_TIMEOUT_MS', env.LUMEN_ATTACHMENT_ATTEMPT_TIMEOUT_MS, 10_000, 100, 120_000, problems),
@@ -497,6 +500,7 @@ export function loadConfig(env: Env = process.env): Config {
     geocodeBudgetMs,
     geocoderTimeoutMs,
     geocodeRetryDelaySeconds,
+    poleMatchMeters,
     blobStore,
     attachmentDownload,
     idempotencyRetentionDays,

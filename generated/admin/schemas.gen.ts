@@ -177,6 +177,348 @@ export const ProblemSchema = {
     }
 } as const;
 
+export const TenantAttentionSchema = {
+    type: 'object',
+    title: 'TenantAttention',
+    description: 'What waits for an operator in one tenant (the console\'s badges). Every count is of\nthis tenant only.\n',
+    required: [
+        'tenantId',
+        'pendingAlerts',
+        'overduePendingAlerts',
+        'notGeolocatedAlerts',
+        'overdueServiceOrders',
+        'deadDeliveries',
+        'rejectedInboundItems',
+        'failedAttachmentUrls'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        pendingAlerts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Alerts waiting for triage (`Pending`).',
+            examples: [
+                12
+            ]
+        },
+        overduePendingAlerts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Of those, the ones past their SLA deadline.',
+            examples: [
+                2
+            ]
+        },
+        notGeolocatedAlerts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Pending or Linked alerts without coordinates.',
+            examples: [
+                3
+            ]
+        },
+        overdueServiceOrders: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) past their SLA deadline.',
+            examples: [
+                1
+            ]
+        },
+        deadDeliveries: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Webhook deliveries of the tenant\'s partners that gave up and were not redelivered since.',
+            examples: [
+                4
+            ]
+        },
+        rejectedInboundItems: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Items read from partners\' polling endpoints that could not be accepted, not replaced by a valid one and not dismissed.',
+            examples: [
+                0
+            ]
+        },
+        failedAttachmentUrls: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Attachment URLs that could not be downloaded, not dismissed.',
+            examples: [
+                1
+            ]
+        }
+    }
+} as const;
+
+export const PrioritySchema = {
+    type: 'string',
+    title: 'Priority',
+    description: 'Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).',
+    enum: [
+        'Low',
+        'Medium',
+        'High',
+        'Critical'
+    ]
+} as const;
+
+export const ReasonSchema = {
+    type: 'object',
+    title: 'Reason',
+    description: 'An internal reason of a tenant; its priority and SLA apply to the alerts and orders classified with it.',
+    required: [
+        'tenantId',
+        'code',
+        'namePt',
+        'nameEn',
+        'priority',
+        'slaHours',
+        'createdAt',
+        'updatedAt'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        code: {
+            type: 'string',
+            maxLength: 1000,
+            pattern: '^[A-Za-z0-9_.-]{1,64}$',
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        namePt: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Lâmpada apagada'
+            ]
+        },
+        nameEn: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Lamp out'
+            ]
+        },
+        priority: {
+            $ref: '#/components/schemas/Priority'
+        },
+        slaHours: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 8760,
+            examples: [
+                8
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                '2026-03-01T12:00:00.000Z'
+            ]
+        },
+        updatedAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                '2026-03-01T12:00:00.000Z'
+            ]
+        }
+    }
+} as const;
+
+export const MapPoleSchema = {
+    type: 'object',
+    title: 'MapPole',
+    description: 'An active pole of a tenant for the operators\' map, with the state of its telegestor.',
+    required: [
+        'id',
+        'code',
+        'address',
+        'neighborhood',
+        'latitude',
+        'longitude',
+        'distanceMeters',
+        'telegestorState',
+        'telegestor'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+            ]
+        },
+        code: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'P-000123'
+            ]
+        },
+        address: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Rua Augusta, 1500'
+            ]
+        },
+        neighborhood: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Consolação'
+            ]
+        },
+        latitude: {
+            type: 'number',
+            examples: [
+                -23.5573
+            ]
+        },
+        longitude: {
+            type: 'number',
+            examples: [
+                -46.6602
+            ]
+        },
+        distanceMeters: {
+            type: [
+                'number',
+                'null'
+            ],
+            description: 'Metres from the point asked for (`near`); null for a box.',
+            examples: [
+                12.4
+            ]
+        },
+        telegestorState: {
+            type: 'string',
+            enum: [
+                'online',
+                'off',
+                'unknown'
+            ],
+            description: '`online` or `off` as the pole\'s telegestor last reported; `unknown` when it never reported or the pole has none.',
+            examples: [
+                'online'
+            ]
+        },
+        telegestor: {
+            type: [
+                'object',
+                'null'
+            ],
+            description: 'The pole\'s telegestor (remote-management device), null when it has none.',
+            required: [
+                'identifier',
+                'online',
+                'relayOn',
+                'lastCommunicationAt'
+            ],
+            properties: {
+                identifier: {
+                    type: 'string',
+                    maxLength: 1000,
+                    examples: [
+                        'TG-000123'
+                    ]
+                },
+                online: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    examples: [
+                        true
+                    ]
+                },
+                relayOn: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    examples: [
+                        false
+                    ]
+                },
+                lastCommunicationAt: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 64,
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-14T12:58:40.101Z'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const MapPolesSchema = {
+    type: 'object',
+    title: 'MapPoles',
+    description: 'Poles for the map; `truncated` is true when the box holds more than `limit` (zoom in).',
+    required: [
+        'items',
+        'truncated'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                $ref: '#/components/schemas/MapPole'
+            }
+        },
+        truncated: {
+            type: 'boolean',
+            examples: [
+                false
+            ]
+        }
+    }
+} as const;
+
 export const AdminTeamSchema = {
     type: 'object',
     title: 'AdminTeam',
@@ -244,18 +586,6 @@ export const AlertStatusSchema = {
             pattern: '^[A-Z][A-Za-z]*$',
             maxLength: 50
         }
-    ]
-} as const;
-
-export const PrioritySchema = {
-    type: 'string',
-    title: 'Priority',
-    description: 'Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).',
-    enum: [
-        'Low',
-        'Medium',
-        'High',
-        'Critical'
     ]
 } as const;
 
@@ -635,6 +965,76 @@ export const AlertSchema = {
             examples: [
                 '2026-03-14T13:02:11.412Z'
             ]
+        },
+        ageMinutes: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'In lists only (the inbox). Minutes since the alert arrived.',
+            examples: [
+                95
+            ]
+        },
+        overdue: {
+            type: 'boolean',
+            description: 'In lists only. Pending or Linked and past `slaDueAt`.',
+            examples: [
+                false
+            ]
+        },
+        photos: {
+            type: 'array',
+            maxItems: 5000,
+            description: 'In lists only. The request\'s attachments in their order: `success` with the id to\nfetch the stored image (`GET /api/admin/alerts/{alertId}/attachments/{id}`), or the\nerror code of a download or check that failed.\n',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'filename',
+                    'contentType',
+                    'success',
+                    'error',
+                    'sizeBytes'
+                ],
+                properties: {
+                    id: {
+                        type: 'string',
+                        maxLength: 36,
+                        format: 'uuid'
+                    },
+                    filename: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 1000
+                    },
+                    contentType: {
+                        type: 'string',
+                        maxLength: 1000
+                    },
+                    success: {
+                        type: 'boolean'
+                    },
+                    error: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 1000
+                    },
+                    sizeBytes: {
+                        type: [
+                            'integer',
+                            'null'
+                        ],
+                        format: 'int32',
+                        minimum: 0,
+                        maximum: 2147483647
+                    }
+                }
+            }
         }
     }
 } as const;
@@ -684,6 +1084,340 @@ export const AlertPageSchema = {
             description: 'Number of alerts matching the filters.',
             examples: [
                 3
+            ]
+        }
+    }
+} as const;
+
+export const TimelineEntrySchema = {
+    type: 'object',
+    title: 'TimelineEntry',
+    description: 'One moment in an alert\'s or an order\'s story. `kind`:\n`status` (a status change: `data.from`, `data.to`), `audit` (an audited action:\n`title` is the action, `data.before` and `data.after` the state around it), `event`\n(an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or\n`delivery` (a webhook delivery of such an event, at its end or, while it is still\ngoing, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).\n',
+    required: [
+        'at',
+        'kind',
+        'actor',
+        'title',
+        'note',
+        'data'
+    ],
+    properties: {
+        at: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                '2026-03-14T13:02:11.412Z'
+            ]
+        },
+        kind: {
+            type: 'string',
+            enum: [
+                'status',
+                'audit',
+                'event',
+                'delivery'
+            ],
+            examples: [
+                'status'
+            ]
+        },
+        actor: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'Who did it (`admin-token:<name>`, `cli:<user>`, `intake`, ...); null for what Lumen did on its own.',
+            examples: [
+                'admin-token:ops-desk'
+            ]
+        },
+        title: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Pending -> Linked'
+            ]
+        },
+        note: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 4000,
+            examples: [
+                'new order OS-2026-00042'
+            ]
+        },
+        data: {
+            type: 'object',
+            description: 'Details of the entry, by kind (see above).',
+            examples: [
+                {
+                    from: 'Pending',
+                    to: 'Linked'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const TimelineSchema = {
+    type: 'object',
+    title: 'Timeline',
+    description: 'An alert\'s or a service order\'s story, oldest first (at most 500 entries of each kind).',
+    required: [
+        'items'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                $ref: '#/components/schemas/TimelineEntry'
+            }
+        }
+    }
+} as const;
+
+export const DuplicateSuggestionsSchema = {
+    type: 'object',
+    title: 'DuplicateSuggestions',
+    description: 'Open orders an alert may be a duplicate of: on the alert\'s pole (the nearest within\n`LUMEN_POLE_MATCH_METERS` of its coordinates) or within 50 m of them; those on the\npole first, then by distance, at most 20. An alert without coordinates has none.\n',
+    required: [
+        'alertId',
+        'poleId',
+        'items'
+    ],
+    properties: {
+        alertId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        poleId: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 36,
+            format: 'uuid',
+            description: 'The pole the alert was matched to; null when none is near enough.',
+            examples: [
+                '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+            ]
+        },
+        items: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                type: 'object',
+                required: [
+                    'serviceOrder',
+                    'samePole',
+                    'distanceMeters'
+                ],
+                properties: {
+                    serviceOrder: {
+                        type: 'object',
+                        required: [
+                            'id',
+                            'number',
+                            'status',
+                            'address',
+                            'poleId'
+                        ],
+                        properties: {
+                            id: {
+                                type: 'string',
+                                maxLength: 36,
+                                format: 'uuid'
+                            },
+                            number: {
+                                $ref: '#/components/schemas/ServiceOrderNumber'
+                            },
+                            status: {
+                                $ref: '#/components/schemas/ServiceOrderStatus'
+                            },
+                            address: {
+                                type: 'string',
+                                maxLength: 1000
+                            },
+                            poleId: {
+                                type: [
+                                    'string',
+                                    'null'
+                                ],
+                                maxLength: 36,
+                                format: 'uuid'
+                            }
+                        }
+                    },
+                    samePole: {
+                        type: 'boolean'
+                    },
+                    distanceMeters: {
+                        type: [
+                            'number',
+                            'null'
+                        ],
+                        description: 'Metres between the alert and the order; null when the order has no coordinates.'
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const AttachmentFailureSchema = {
+    type: 'object',
+    title: 'AttachmentFailure',
+    description: 'An attachment URL that could not be downloaded (after its three attempts), kept for an operator.',
+    required: [
+        'id',
+        'createdAt',
+        'partner',
+        'protocolNumber',
+        'alertId',
+        'alertNumber',
+        'attachmentId',
+        'url',
+        'filename',
+        'contentType',
+        'errorCode',
+        'detail',
+        'attempts',
+        'dismissedAt',
+        'dismissedBy'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '8e0a2c4f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                '2026-03-14T13:02:11.412Z'
+            ]
+        },
+        partner: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        protocolNumber: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                '156-2026-000123456'
+            ]
+        },
+        alertId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        alertNumber: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            examples: [
+                42
+            ]
+        },
+        attachmentId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '1a3c5e7f-9b2d-4f6a-8c0e-2d4f6a8c0e13'
+            ]
+        },
+        url: {
+            type: 'string',
+            maxLength: 2048,
+            examples: [
+                'https://fotos.example.gov.br/156/000123456/1.jpg'
+            ]
+        },
+        filename: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            examples: [
+                'poste.jpg'
+            ]
+        },
+        contentType: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'image/jpeg'
+            ]
+        },
+        errorCode: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'The attachment error code (as in the intake response\'s attachment results).',
+            examples: [
+                'download-failed'
+            ]
+        },
+        detail: {
+            type: 'string',
+            maxLength: 4000,
+            description: 'The last technical cause (HTTP status, timeout, refused address, ...).',
+            examples: [
+                'HTTP 404'
+            ]
+        },
+        attempts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            examples: [
+                3
+            ]
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            examples: [
+                null
             ]
         }
     }
@@ -851,6 +1585,125 @@ export const ServiceOrderSchema = {
             format: 'date-time',
             maxLength: 64,
             description: 'When the order was completed or cancelled; null while it is open.',
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
+export const AdminServiceOrderSchema = {
+    title: 'AdminServiceOrder',
+    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners.\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/ServiceOrder'
+        },
+        {
+            type: 'object',
+            required: [
+                'tenantId',
+                'slaDueAt',
+                'overdue',
+                'alertCount',
+                'partners'
+            ],
+            properties: {
+                tenantId: {
+                    type: 'string',
+                    maxLength: 36,
+                    format: 'uuid',
+                    examples: [
+                        '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+                    ]
+                },
+                slaDueAt: {
+                    type: 'string',
+                    maxLength: 64,
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-15T13:02:11.412Z'
+                    ]
+                },
+                overdue: {
+                    type: 'boolean',
+                    examples: [
+                        false
+                    ]
+                },
+                alertCount: {
+                    type: 'integer',
+                    format: 'int32',
+                    maximum: 2147483647,
+                    minimum: 0,
+                    examples: [
+                        2
+                    ]
+                },
+                partners: {
+                    type: 'array',
+                    maxItems: 5000,
+                    description: 'Codes of the partners whose alerts are linked to the order.',
+                    items: {
+                        type: 'string',
+                        maxLength: 1000
+                    },
+                    examples: [
+                        [
+                            'PORTAL-156-SP'
+                        ]
+                    ]
+                }
+            }
+        }
+    ]
+} as const;
+
+export const AdminServiceOrderPageSchema = {
+    type: 'object',
+    title: 'AdminServiceOrderPage',
+    description: 'One keyset page of service orders.',
+    required: [
+        'items',
+        'limit',
+        'total',
+        'nextCursor'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                $ref: '#/components/schemas/AdminServiceOrder'
+            }
+        },
+        limit: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 500,
+            description: 'Effective page size.',
+            examples: [
+                50
+            ]
+        },
+        total: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'Number of orders matching the filters (every page, not just this one).',
+            examples: [
+                1
+            ]
+        },
+        nextCursor: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'Send as `cursor` for the next page; null on the last page.',
             examples: [
                 null
             ]
@@ -1760,7 +2613,7 @@ export const RejectionReasonSchema = {
 export const RejectedInboundItemSchema = {
     type: 'object',
     title: 'RejectedInboundItem',
-    description: 'An item a polling-mode partner\'s endpoint returned that intake refused: it breaks the\n`IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would\nhave been answered 422 `validation-failed`. The rest of its batch was stored and the\ncursor moved past it: a rejected item never blocks a partner.\n\nThe same item read again (the partner sends it again, or a batch is re-read after a\nfailure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner\nlater sends a valid request with the same `protocolNumber`, it is accepted as usual\nand this entry gets `resolvedAt`.\n',
+    description: 'An item a polling-mode partner\'s endpoint returned that intake refused: it breaks the\n`IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would\nhave been answered 422 `validation-failed`. The rest of its batch was stored and the\ncursor moved past it: a rejected item never blocks a partner.\n\nThe same item read again (the partner sends it again, or a batch is re-read after a\nfailure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner\nlater sends a valid request with the same `protocolNumber`, it is accepted as usual\nand this entry gets `resolvedAt`. An operator may also retry it (the stored item\nthrough intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:\nlooked at, nothing to do; it no longer counts as open).\n',
     required: [
         'id',
         'partner',
@@ -1772,7 +2625,9 @@ export const RejectedInboundItemSchema = {
         'firstSeenAt',
         'lastSeenAt',
         'timesSeen',
-        'resolvedAt'
+        'resolvedAt',
+        'dismissedAt',
+        'dismissedBy'
     ],
     properties: {
         id: {
@@ -1854,6 +2709,29 @@ export const RejectedInboundItemSchema = {
             format: 'date-time',
             maxLength: 64,
             description: 'When a valid request with the same `protocolNumber` was accepted; null while the item is open.'
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 64,
+            format: 'date-time',
+            description: 'When an operator dismissed it; null otherwise.',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'Who dismissed it.',
+            examples: [
+                null
+            ]
         }
     }
 } as const;
@@ -1921,6 +2799,207 @@ export const RejectedInboundPageSchema = {
             description: 'Number of items matching the filter.',
             examples: [
                 1
+            ]
+        }
+    }
+} as const;
+
+export const PartnerReasonCodesSchema = {
+    type: 'object',
+    title: 'PartnerReasonCodes',
+    description: 'Every reason code a partner has a mapping for or has sent in an alert: mapped codes\nfirst, then the unmapped ones (which land on `EXTERNAL_OTHER`) by number of alerts.\n',
+    required: [
+        'partner',
+        'tenantId',
+        'items'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        items: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                type: 'object',
+                required: [
+                    'partnerCode',
+                    'reasonCode',
+                    'alerts',
+                    'pendingAlerts',
+                    'lastSeenAt'
+                ],
+                properties: {
+                    partnerCode: {
+                        type: 'string',
+                        maxLength: 1000,
+                        examples: [
+                            'LAMPADA_APAGADA'
+                        ]
+                    },
+                    reasonCode: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 1000,
+                        description: 'The internal reason it maps to; null when unmapped.',
+                        examples: [
+                            'LAMP_OUT'
+                        ]
+                    },
+                    alerts: {
+                        type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
+                        minimum: 0,
+                        description: 'Alerts of this partner that carried the code.',
+                        examples: [
+                            14
+                        ]
+                    },
+                    pendingAlerts: {
+                        type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
+                        minimum: 0,
+                        description: 'Of those, the ones waiting as Pending (what `apply` would reclassify).',
+                        examples: [
+                            3
+                        ]
+                    },
+                    lastSeenAt: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 64,
+                        format: 'date-time',
+                        description: 'When an alert last carried it; null for a mapping never used.',
+                        examples: [
+                            '2026-03-14T13:02:11.412Z'
+                        ]
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const ReasonMappingSchema = {
+    type: 'object',
+    title: 'ReasonMapping',
+    description: 'A partner\'s reason code and the internal reason of the partner\'s tenant it maps to.',
+    required: [
+        'partner',
+        'partnerCode',
+        'tenantId',
+        'reasonCode'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'The partner\'s code.',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'The reason code as the partner sends it in `reasonCode`.',
+            examples: [
+                'LAMPADA_APAGADA'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        reasonCode: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'LAMP_OUT'
+            ]
+        }
+    }
+} as const;
+
+export const ApplyMappingResultSchema = {
+    type: 'object',
+    title: 'ApplyMappingResult',
+    description: 'The Pending alerts reclassified by applying a mapping.',
+    required: [
+        'partner',
+        'partnerCode',
+        'reasonCode',
+        'reclassified',
+        'alertNumbers'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'LAMPADA_APAGADA'
+            ]
+        },
+        reasonCode: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        reclassified: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            examples: [
+                3
+            ]
+        },
+        alertNumbers: {
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                type: 'integer',
+                format: 'int32',
+                minimum: 0,
+                maximum: 2147483647
+            },
+            examples: [
+                [
+                    40,
+                    41,
+                    57
+                ]
             ]
         }
     }

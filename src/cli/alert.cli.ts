@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { Alert, ServiceOrder } from '../../generated/admin/types.gen.js';
-import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
+import { alertTimeline, duplicateSuggestions, createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from '../services/operations/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
-import { describeOrder } from './order.cli.js';
+import { describeOrder, describeTimeline } from './order.cli.js';
+import { alertIdOf, alertRefOf, linkOrderIdOf, teamIdOf, TENANT_HINT } from './refs.js';
 
 /** One line per alert: what an operator scans in the triage inbox. */
 export function describeAlert(a: Alert): string {
@@ -30,19 +31,24 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--status <status>', 'Pending, Linked, Resolved or Cancelled')
       .option('--not-geolocated', 'only alerts without coordinates')
       .option('--order <id>', 'only alerts linked to this service order')
+      .option('--partner <code>', 'only alerts of this partner')
+      .option('--reason <code>', 'only alerts of this internal reason')
+      .option('--overdue', 'only Pending or Linked alerts past their SLA deadline')
+      .option('--text <text>', 'substring of protocol number, description or address')
+      .option('--sort <sort>', 'number (oldest first), age, priority or newest', 'number')
       .option('--page <n>', 'page number, from 1', '1')
       .option('--page-size <n>', 'alerts per page (at most 500)', '50'),
-  ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; page: string; pageSize: string }) => {
+  ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; partner?: string; reason?: string; overdue?: boolean; text?: string; sort: string; page: string; pageSize: string }) => {
     const page = await withRuntime(io, (rt) =>
-      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, page: opts.page, pageSize: opts.pageSize }, 'en'),
+      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, partner: opts.partner, reason: opts.reason, overdue: opts.overdue ?? false, text: opts.text, sort: opts.sort, page: opts.page, pageSize: opts.pageSize }, 'en'),
     );
     printResult(io, opts, page, () =>
       page.items.length === 0 ? 'No alerts match.' : [...page.items.map(describeAlert), `(page ${page.page}, ${page.items.length} of ${page.total})`].join('\n'),
     );
   });
 
-  jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id')).action(async (id: string, opts: JsonOption) => {
-    const a = await withRuntime(io, (rt) => getAlert(rt, PLATFORM_ACCESS, id, 'en'));
+  jsonOption(alert.command('show').description('show one alert').argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(async (id: string, opts: JsonOption & { tenant?: string }) => {
+    const a = await withRuntime(io, async (rt) => getAlert(rt, PLATFORM_ACCESS, await alertIdOf(rt, id, opts.tenant), 'en'));
     printResult(io, opts, a, () =>
       [
         describeAlert(a),
@@ -55,15 +61,39 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     );
   });
 
+  jsonOption(alert.command('timeline').description("an alert's story: status changes, audit entries, events and deliveries").argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(
+    async (id: string, opts: JsonOption & { tenant?: string }) => {
+      const tl = await withRuntime(io, async (rt) => alertTimeline(rt.db, PLATFORM_ACCESS, await alertRefOf(rt, id, opts.tenant)));
+      printResult(io, opts, tl, () => describeTimeline(tl));
+    },
+  );
+
+  jsonOption(alert.command('duplicates').description('open orders on the same pole or within 50 m: candidates for lumen alert link').argument('<id>', 'alert id or number (42, #42)').option(...TENANT_HINT)).action(
+    async (id: string, opts: JsonOption & { tenant?: string }) => {
+      const d = await withRuntime(io, async (rt) => duplicateSuggestions(rt, PLATFORM_ACCESS, await alertRefOf(rt, id, opts.tenant)));
+      printResult(io, opts, d, () =>
+        d.items.length === 0
+          ? 'No open order on the same pole or within 50 m.'
+          : d.items.map((s) => `${s.serviceOrder.number} ${s.serviceOrder.status}  ${s.samePole ? 'same pole' : `${s.distanceMeters} m`}  ${s.serviceOrder.address}`).join('\n'),
+      );
+    },
+  );
+
   jsonOption(
     alert
       .command('create-order')
       .description('Pending -> Linked with a new service order; the partner gets ServiceOrder.Created (--json prints the order)')
-      .argument('<alertId>', 'alert id')
-      .option('--team <teamId>', 'assign the new order to this team (it starts ASSIGNED)')
-      .option('--reason <code>', 'reclassify the alert with this internal reason first'),
-  ).action(async (alertId: string, opts: JsonOption & { team?: string; reason?: string }) => {
-    const order: ServiceOrder = await withRuntime(io, (rt) => createOrderFromAlert(rt, cliActorOf(rt), alertId, { teamId: opts.team, reasonCode: opts.reason }));
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
+      .option('--team <teamId>', 'assign the new order to this team, by id or name (it starts ASSIGNED)')
+      .option('--reason <code>', 'reclassify the alert with this internal reason first')
+      .option('--pole <pole>', "the order's pole, by id or code (default: the nearest within LUMEN_POLE_MATCH_METERS)"),
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; team?: string; reason?: string; pole?: string }) => {
+    const order: ServiceOrder = await withRuntime(io, async (rt) => {
+      const ref = await alertRefOf(rt, alertId, opts.tenant);
+      const teamId = opts.team === undefined ? undefined : await teamIdOf(rt, opts.team, ref.tenantId, 'alert');
+      return createOrderFromAlert(rt, cliActorOf(rt), ref.id, { teamId, reasonCode: opts.reason, poleId: opts.pole });
+    });
     printResult(io, opts, order, () => `Created ${describeOrder(order)}`);
   });
 
@@ -71,10 +101,14 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('link')
       .description('Pending -> Linked to an existing open order (a duplicate report); the partner gets ServiceOrder.Created')
-      .argument('<alertId>', 'alert id')
-      .requiredOption('--order <orderId>', 'service order id (OPEN, ASSIGNED or IN_PROGRESS)'),
-  ).action(async (alertId: string, opts: JsonOption & { order: string }) => {
-    const a = await withRuntime(io, (rt) => linkAlert(rt, cliActorOf(rt), alertId, opts.order, 'en'));
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
+      .requiredOption('--order <orderId>', 'service order id or number (OPEN, ASSIGNED or IN_PROGRESS)'),
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; order: string }) => {
+    const a = await withRuntime(io, async (rt) => {
+      const ref = await alertRefOf(rt, alertId, opts.tenant);
+      return linkAlert(rt, cliActorOf(rt), ref.id, await linkOrderIdOf(rt, opts.order, ref.tenantId), 'en');
+    });
     printResult(io, opts, a, () => `Linked ${describeAlert(a)}`);
   });
 
@@ -82,10 +116,11 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('discard')
       .description('Pending -> Cancelled; the partner gets Alert.Cancelled')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .option('--reason <text>', 'why (kept on the alert and in the audit log)'),
-  ).action(async (alertId: string, opts: JsonOption & { reason?: string }) => {
-    const a = await withRuntime(io, (rt) => discardAlert(rt, cliActorOf(rt), alertId, opts.reason, 'en'));
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason?: string }) => {
+    const a = await withRuntime(io, async (rt) => discardAlert(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Discarded ${describeAlert(a)}`);
   });
 
@@ -93,10 +128,11 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('reclassify')
       .description('set the internal reason; priority and SLA follow (Pending, or Linked to an open order: the order follows too)')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .requiredOption('--reason <code>', 'internal reason code of the tenant'),
-  ).action(async (alertId: string, opts: JsonOption & { reason: string }) => {
-    const a = await withRuntime(io, (rt) => reclassifyAlert(rt, cliActorOf(rt), alertId, opts.reason, 'en'));
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; reason: string }) => {
+    const a = await withRuntime(io, async (rt) => reclassifyAlert(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), opts.reason, 'en'));
     printResult(io, opts, a, () => `Reclassified ${describeAlert(a)}`);
   });
 
@@ -104,13 +140,14 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
     alert
       .command('set-location')
       .description('set WGS-84 coordinates (clears "not geolocated"); an open linked order without coordinates takes them')
-      .argument('<alertId>', 'alert id')
+      .argument('<alertId>', 'alert id or number (42, #42)')
+      .option(...TENANT_HINT)
       .requiredOption('--lat <latitude>', 'latitude, -90..90')
       .requiredOption('--lon <longitude>', 'longitude, -180..180'),
-  ).action(async (alertId: string, opts: JsonOption & { lat: string; lon: string }) => {
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; lat: string; lon: string }) => {
     const lat = coordinate('--lat', opts.lat);
     const lon = coordinate('--lon', opts.lon);
-    const a = await withRuntime(io, (rt) => setAlertLocation(rt, cliActorOf(rt), alertId, lat, lon, 'en'));
+    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en'));
     printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
   });
 }

@@ -2,6 +2,8 @@ import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { type Command, Option } from 'commander';
 import type { RejectedStatusFilter } from '../db/repositories/partner-poll.repository.js';
 import {
+  dismissRejectedItem,
+  retryRejectedItem,
   getPartnerPollStatus,
   listRejectedInbound,
   requestedPollEnded,
@@ -109,4 +111,18 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
       return `${shown}${more}`;
     });
   });
+
+  jsonOption(inbound.command('dismiss').description('mark a rejected item as looked at (it leaves --status open and the counts)').argument('<itemId>', 'rejected item id')).action(
+    async (id: string, opts: JsonOption) => {
+      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliActorOf(rt), id));
+      printResult(io, opts, item, () => `Dismissed ${describeRejected(item)}`);
+    },
+  );
+
+  jsonOption(inbound.command('retry').description('submit a rejected item to intake again (after its cause was fixed)').argument('<itemId>', 'rejected item id')).action(
+    async (id: string, opts: JsonOption) => {
+      const r = await withRuntime(io, (rt) => retryRejectedItem(rt, cliActorOf(rt), id));
+      printResult(io, opts, r, () => `${r.accepted ? 'Accepted now' : 'Refused again'}: ${describeRejected(r.item)}`);
+    },
+  );
 }

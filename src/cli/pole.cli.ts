@@ -2,6 +2,9 @@ import { Option, type Command } from 'commander';
 import type { PoleImportSummary } from '../services/city-data/index.js';
 import { importPoles, UnusableFileError } from '../services/city-data/index.js';
 import type { Progress } from '../services/city-data/index.js';
+import type { MapPoles } from '../../generated/admin/types.gen.js';
+import { mapPoles } from '../services/operations/index.js';
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 /** A progress bar on stderr, drawn only on a terminal (at most ten times a second). */
@@ -70,4 +73,35 @@ export function registerPoleCommands(program: Command, io: CliIo): void {
     printResult(io, opts, summary, () => human(summary));
     if (opts.strict && summary.rejected > 0) throw new CliError(`nothing imported: ${summary.rejected} row(s) rejected and --strict was given`);
   });
+
+  jsonOption(
+    pole
+      .command('near')
+      .description("a tenant's active poles within --radius metres of a point, nearest first, with their telegestor's state")
+      .requiredOption('--tenant <id>', 'tenant id')
+      .requiredOption('--at <lat,lon>', 'the point, latitude,longitude')
+      .option('--radius <metres>', 'metres around the point (at most 2000)', '100')
+      .option('--limit <n>', 'at most this many poles', '50'),
+  ).action(async (opts: JsonOption & { tenant: string; at: string; radius: string; limit: string }) => {
+    const out = await withRuntime(io, (rt) => mapPoles(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, near: opts.at, radius: opts.radius, limit: opts.limit }));
+    printResult(io, opts, out, () => describeMapPoles(out));
+  });
+
+  jsonOption(
+    pole
+      .command('box')
+      .description("a tenant's active poles inside a box (at most --limit; says when there are more)")
+      .requiredOption('--tenant <id>', 'tenant id')
+      .requiredOption('--bbox <s,w,n,e>', 'south,west,north,east in degrees')
+      .option('--limit <n>', 'at most this many poles (5000 at most)', '500'),
+  ).action(async (opts: JsonOption & { tenant: string; bbox: string; limit: string }) => {
+    const out = await withRuntime(io, (rt) => mapPoles(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, bbox: opts.bbox, limit: opts.limit }));
+    printResult(io, opts, out, () => describeMapPoles(out));
+  });
+}
+
+function describeMapPoles(out: MapPoles): string {
+  if (out.items.length === 0) return 'No poles there.';
+  const lines = out.items.map((p) => `${p.code}  ${p.telegestorState}${p.distanceMeters !== null ? `  ${p.distanceMeters} m` : ''}  ${p.address} - ${p.neighborhood}  ${p.latitude},${p.longitude}  id=${p.id}`);
+  return [...lines, ...(out.truncated ? ['(more poles in this box: zoom in or raise --limit)'] : [])].join('\n');
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createReason, listReasons, mapReason, unmapReason, type ReasonMappingView, type ReasonView } from '../services/operations/index.js';
+import { applyReasonMapping, createReason, listReasons, mapReason, partnerReasonCodes, unmapReason, type ReasonMappingView, type ReasonView } from '../services/operations/index.js';
 import { jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describeReason = (r: ReasonView): string => `${r.code}  ${r.priority}  sla=${r.slaHours}h  pt="${r.namePt}"  en="${r.nameEn}"`;
@@ -46,6 +46,31 @@ export function registerReasonCommands(program: Command, io: CliIo): void {
   ).action(async (opts: JsonOption & { partner: string; from: string }) => {
     const r = await withRuntime(io, (rt) => unmapReason(rt, { partnerCode: opts.partner, from: opts.from }));
     printResult(io, opts, r, () => (r.removed ? `Removed the mapping of ${r.partner}: ${r.partnerCode}` : `${r.partner} had no mapping for ${r.partnerCode}`));
+  });
+
+  jsonOption(
+    reason
+      .command('codes')
+      .description("a partner's reason codes: mapped ones, and those seen in its alerts but unmapped, with counts")
+      .requiredOption('--partner <code>', 'partner (external system) code'),
+  ).action(async (opts: JsonOption & { partner: string }) => {
+    const out = await withRuntime(io, (rt) => partnerReasonCodes(rt, opts.partner));
+    printResult(io, opts, out, () =>
+      out.items.length === 0
+        ? `${out.partner} has sent no reason codes and has no mappings.`
+        : out.items.map((c) => `${c.partnerCode} -> ${c.reasonCode ?? 'UNMAPPED (EXTERNAL_OTHER)'}  alerts=${c.alerts} pending=${c.pendingAlerts}${c.lastSeenAt ? ` last=${c.lastSeenAt}` : ''}`).join('\n'),
+    );
+  });
+
+  jsonOption(
+    reason
+      .command('apply')
+      .description('reclassify the Pending alerts that carry a mapped partner code to the reason it maps to now')
+      .requiredOption('--partner <code>', 'partner (external system) code')
+      .requiredOption('--from <partnerCode>', "the partner's reason code (it must have a mapping)"),
+  ).action(async (opts: JsonOption & { partner: string; from: string }) => {
+    const r = await withRuntime(io, (rt) => applyReasonMapping(rt, opts.partner, opts.from));
+    printResult(io, opts, r, () => `Reclassified ${r.reclassified} Pending alert(s) of ${r.partner} from ${r.partnerCode} to ${r.reasonCode}${r.alertNumbers.length ? `: ${r.alertNumbers.map((n) => `#${n}`).join(' ')}` : ''}`);
   });
 
   jsonOption(reason.command('list').description("list a tenant's reasons and its partners' mappings").requiredOption('--tenant <id>', 'tenant id')).action(

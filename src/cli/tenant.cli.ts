@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { setLampOutPolicy, type LampOutPolicyInput } from '../services/telemetry-alerts/index.js';
 import { createTenantAs, listAllTenants, type TenantView } from '../services/tenants/index.js';
 import { changeIntakePolicy } from '../services/tenants/index.js';
+import { tenantAttention } from '../services/operations/index.js';
+import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: TenantView): string => `${t.id}  ${t.name}  ibge=${t.ibgeCode ?? '-'}  intake=${t.intakePolicy}`;
@@ -24,6 +26,20 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
   jsonOption(tenant.command('list').description('list tenants')).action(async (opts: JsonOption) => {
     const tenants = await withRuntime(io, (rt) => listAllTenants(rt));
     printResult(io, opts, { tenants }, () => (tenants.length ? tenants.map(describe).join('\n') : 'No tenants yet.'));
+  });
+
+  jsonOption(tenant.command('attention').description('what waits for an operator in a tenant (the console badges)').argument('<id>', 'tenant id')).action(async (id: string, opts: JsonOption) => {
+    const a = await withRuntime(io, (rt) => tenantAttention(rt, PLATFORM_ACCESS, id));
+    printResult(io, opts, a, () =>
+      [
+        `Pending alerts:          ${a.pendingAlerts} (${a.overduePendingAlerts} overdue)`,
+        `Not geolocated alerts:   ${a.notGeolocatedAlerts}`,
+        `Overdue service orders:  ${a.overdueServiceOrders}`,
+        `Dead webhook deliveries: ${a.deadDeliveries}`,
+        `Rejected inbound items:  ${a.rejectedInboundItems}`,
+        `Failed attachment URLs:  ${a.failedAttachmentUrls}`,
+      ].join('\n'),
+    );
   });
 
   jsonOption(

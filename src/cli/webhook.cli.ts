@@ -1,6 +1,6 @@
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import type { Command } from 'commander';
-import { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from '../services/events/index.js';
+import { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverDead, redeliverSince, type WebhookDeliveryView } from '../services/events/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const line = (d: WebhookDeliveryView): string =>
@@ -46,12 +46,21 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
   jsonOption(
     webhook
       .command('redeliver')
-      .description('deliver again one delivery (by id), or every event of a partner since a time (--partner and --since)')
+      .description('deliver again one delivery (by id), every dead delivery of a partner (--partner and --dead), or every event of a partner since a time (--partner and --since)')
       .argument('[deliveryId]', 'the delivery to repeat')
-      .option('--partner <code>', 'partner code (with --since)')
-      .option('--since <timestamp>', 'redeliver every event written at or after this ISO 8601 time (with --partner)'),
-  ).action(async (deliveryId: string | undefined, opts: JsonOption & { partner?: string; since?: string }) => {
-    if (deliveryId && (opts.partner || opts.since)) throw new CliError('give either a delivery id or --partner with --since, not both', 2);
+      .option('--partner <code>', 'partner code (with --dead or --since)')
+      .option('--dead', 'redeliver every event whose last delivery is dead (with --partner)')
+      .option('--since <timestamp>', 'redeliver every event written at or after this ISO 8601 time, delivered or not (with --partner)'),
+  ).action(async (deliveryId: string | undefined, opts: JsonOption & { partner?: string; since?: string; dead?: boolean }) => {
+    if (deliveryId && (opts.partner || opts.since || opts.dead)) throw new CliError('give either a delivery id or --partner with --dead or --since, not both', 2);
+    if (opts.dead && opts.since) throw new CliError('give --dead or --since, not both', 2);
+    if (opts.dead) {
+      if (!opts.partner) throw new CliError('--dead needs --partner CODE', 2);
+      const partner = opts.partner;
+      const result = await withRuntime(io, (rt) => redeliverDead(rt, partner, cliActorOf(rt)));
+      printResult(io, opts, result, () => `${result.count} dead deliver${result.count === 1 ? 'y' : 'ies'} of ${result.partnerCode} queued again.`);
+      return;
+    }
     if (deliveryId) {
       const d = await withRuntime(io, (rt) => redeliver(rt, deliveryId, cliActorOf(rt)));
       printResult(io, opts, d, () => `Redelivery queued: ${line(d)}`);

@@ -259,7 +259,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     if (!handler) throw new Error(`no handler for operation ${operationId}`);
     const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
-    if (config.validateResponses) {
+    // A binary body (an attachment's image) has no JSON to check: its content type is set by the handler from the stored row.
+    if (config.validateResponses && !Buffer.isBuffer(result.body)) {
       // No body (a 204) is checked as null, which is how the validator reads "no content".
       const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {

@@ -66,7 +66,7 @@ describe('lumen reason', () => {
 
     const unknownReason = await t.cli('reason', 'map', '--partner', 'app-errors', '--from', 'X', '--to', 'NOPE');
     expect(unknownReason.code).toBe(1);
-    expect(unknownReason.stderr).toContain(`reason NOPE of tenant ${tenant.id} does not exist`);
+    expect(unknownReason.stderr).toContain(`to: no reason "NOPE" in the partner's tenant`);
 
     const unknownPartner = await t.cli('reason', 'map', '--partner', 'nobody', '--from', 'X', '--to', 'EXTERNAL_OTHER');
     expect(unknownPartner.code).toBe(1);
@@ -99,6 +99,8 @@ describe('lumen attachment failures', () => {
         errorCode: 'download-failed',
         detail: 'HTTP 503',
         attempts: 3,
+        dismissedAt: null,
+        dismissedBy: null,
       },
     ]);
     const human = await t.cli('attachment', 'failures', '--tenant', tenant.id);

@@ -433,6 +433,51 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'listAuditEntries', method: 'GET', path: `/api/admin/audit?entityType=service_order&entityId=${s.autoOrderId}`, headers: bearer(), expect: 200 });
   });
 
+  it('admin: the working day (order list, inbox by number, timelines, reasons and mappings, poles, duplicates, attention, queues)', async () => {
+    const get = (operationId: string, p: string, expectStatus: number, problem?: string) => ex.strict('admin', { operationId, method: 'GET', path: p, headers: bearer(), expect: expectStatus, ...(problem ? { problem } : {}) });
+    const post = (operationId: string, p: string, body: unknown, expectStatus: number, method = 'POST') => ex.strict('admin', { operationId, method, path: p, headers: bearer(), body, expect: expectStatus });
+    const tenant = s.manual.tenantId;
+    await get('listServiceOrders', `/api/admin/service-orders?tenantId=${tenant}&status=OPEN,ASSIGNED,IN_PROGRESS,COMPLETED&sort=priority&limit=2`, 200);
+    await get('listServiceOrders', `/api/admin/service-orders?tenantId=${randomUUID()}`, 200);
+    await ex.lax('admin', { operationId: 'listServiceOrders', method: 'GET', path: '/api/admin/service-orders?sort=sideways', headers: bearer(), expect: 400 });
+    await get('getTenantAttention', `/api/admin/tenants/${tenant}/attention`, 200);
+    await get('getTenantAttention', `/api/admin/tenants/${randomUUID()}/attention`, 404);
+    const inbox = await get('listAlerts', `/api/admin/alerts?tenantId=${tenant}&sort=priority&text=CONF`, 200);
+    const number = inbox.body.items[0].alertNumber as number;
+    await get('getAlert', `/api/admin/alerts/${number}?tenantId=${tenant}`, 200);
+    await get('getAlertTimeline', `/api/admin/alerts/${number}/timeline?tenantId=${tenant}`, 200);
+    await get('getAlertTimeline', '/api/admin/alerts/99999999/timeline', 404);
+    await get('getServiceOrderTimeline', `/api/admin/service-orders/${s.manualOrderId}/timeline`, 200);
+    await get('getServiceOrderTimeline', '/api/admin/service-orders/OS-1999-99999/timeline', 404);
+    await get('getAlertDuplicates', `/api/admin/alerts/${number}/duplicates?tenantId=${tenant}`, 200);
+    await get('getAlertDuplicates', `/api/admin/alerts/${randomUUID()}/duplicates`, 404);
+    await get('getAlertAttachment', `/api/admin/alerts/${number}/attachments/${randomUUID()}?tenantId=${tenant}&variant=thumbnail`, 404);
+    await get('listMapPoles', `/api/admin/tenants/${tenant}/poles?near=-23.5573,-46.6602&radius=100`, 200);
+    await get('listMapPoles', `/api/admin/tenants/${tenant}/poles?bbox=-23.6,-46.7,-23.5,-46.6&limit=10`, 200);
+    await ex.lax('admin', { operationId: 'listMapPoles', method: 'GET', path: `/api/admin/tenants/${tenant}/poles`, headers: bearer(), expect: 400 });
+    await post('setServiceOrderPole', `/api/admin/service-orders/${s.manualOrderId}/set-pole`, { poleId: null }, 409);
+    await post('setServiceOrderPole', `/api/admin/service-orders/${randomUUID()}/set-pole`, { poleId: null }, 404);
+
+    await get('listReasons', `/api/admin/tenants/${tenant}/reasons`, 200);
+    await post('createReason', `/api/admin/tenants/${tenant}/reasons`, { code: 'POLE_DOWN', namePt: 'Poste caído', nameEn: 'Pole down', priority: 'Critical', slaHours: 4 }, 201);
+    await post('createReason', `/api/admin/tenants/${tenant}/reasons`, { code: 'POLE_DOWN', namePt: 'Poste caído', nameEn: 'Pole down', priority: 'Critical', slaHours: 4 }, 409);
+    await ex.lax('admin', { operationId: 'createReason', method: 'POST', path: `/api/admin/tenants/${tenant}/reasons`, headers: bearer(), body: { code: 'X' }, expect: 422 });
+    await get('listPartnerReasonCodes', `/api/admin/partners/${s.writer.code}/reason-codes`, 200);
+    await get('listPartnerReasonCodes', '/api/admin/partners/conf-unknown/reason-codes', 404);
+    await post('mapPartnerReasonCode', `/api/admin/partners/${s.writer.code}/reason-codes/POSTE_CAIDO`, { reasonCode: 'POLE_DOWN' }, 200, 'PUT');
+    await post('mapPartnerReasonCode', `/api/admin/partners/${s.writer.code}/reason-codes/POSTE_CAIDO`, { reasonCode: 'NOPE' }, 422, 'PUT');
+    await post('applyPartnerReasonMapping', `/api/admin/partners/${s.writer.code}/reason-codes/POSTE_CAIDO/apply`, undefined, 200);
+    await post('applyPartnerReasonMapping', `/api/admin/partners/${s.writer.code}/reason-codes/NEVER_MAPPED/apply`, undefined, 404);
+    await post('unmapPartnerReasonCode', `/api/admin/partners/${s.writer.code}/reason-codes/POSTE_CAIDO`, undefined, 200, 'DELETE');
+    await post('unmapPartnerReasonCode', '/api/admin/partners/conf-unknown/reason-codes/POSTE_CAIDO', undefined, 404, 'DELETE');
+
+    await get('listAttachmentFailures', `/api/admin/tenants/${tenant}/attachment-failures?includeDismissed=true`, 200);
+    await post('retryAttachmentFailure', `/api/admin/attachment-failures/${randomUUID()}/retry`, undefined, 404);
+    await post('dismissAttachmentFailure', `/api/admin/attachment-failures/${randomUUID()}/dismiss`, undefined, 404);
+    await post('retryRejectedInboundItem', `/api/admin/rejected-inbound-items/${randomUUID()}/retry`, undefined, 404);
+    await post('dismissRejectedInboundItem', `/api/admin/rejected-inbound-items/${randomUUID()}/dismiss`, undefined, 404);
+  });
+
   it('webhooks: every delivery Lumen sent matches the webhooks section; dead ones are redelivered through the admin API', async () => {
     // assign, start, complete of one order and the cancellation of another: 4 events; the first is refused 3 times.
     await until('four events delivered', async () => webhooks.filter((w) => w.answered === 204).length >= 3 && webhooks.filter((w) => w.answered === 500).length >= 3);
@@ -463,6 +508,8 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'redeliverWebhooksSince', method: 'POST', path: '/api/admin/partners/conf-unknown/webhook-deliveries/redeliver', headers: bearer(), body: { since: new Date(started).toISOString() }, expect: 404 });
     await ex.lax('admin', { operationId: 'redeliverWebhooksSince', method: 'POST', path: `/api/admin/partners/${s.hook.code}/webhook-deliveries/redeliver`, headers: bearer(), body: { since: 'yesterday' }, expect: 422 });
     await until('the redeliveries since T', async () => webhooks.length >= settled + 4);
+    await ex.strict('admin', { operationId: 'redeliverDeadWebhooks', method: 'POST', path: `/api/admin/partners/${s.hook.code}/webhook-deliveries/redeliver-dead`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'redeliverDeadWebhooks', method: 'POST', path: '/api/admin/partners/conf-unknown/webhook-deliveries/redeliver-dead', headers: bearer(), expect: 404 });
 
     // Every request received, checked against the webhooks section of partner.yaml.
     const doc = documentOf('partner');

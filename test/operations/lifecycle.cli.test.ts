@@ -95,7 +95,7 @@ describe('lumen order: every (status, action) pair through the CLI', () => {
     expect((await t.cli('order', 'assign', o.id)).code).toBe(2);
     const badTeam = await t.cli('order', 'assign', o.id, '--team', 'x');
     expect(badTeam.code).toBe(1);
-    expect(badTeam.stderr).toContain('teamId: must be a team id (UUID)');
+    expect(badTeam.stderr).toContain("teamId: no such team in the order's tenant");
   });
 
   it('order cancel --reason keeps the reason in the history and the audit log', async () => {

@@ -137,7 +137,7 @@ describe('create-order: Pending -> Linked with a new order', () => {
     await expectInvalidTransition(await api(`/alerts/${resolved.id}/create-order`, { json: {} }), 'Resolved');
   });
 
-  it('answers 422 for a team or reason of another tenant, 404 for an unknown alert, 400 for a malformed id', async () => {
+  it('answers 422 for a team or reason of another tenant, 404 for an unknown alert or a reference that names none', async () => {
     const elsewhere = (await makeTenant(t.rt)).id;
     const foreignTeam = await makeTeam(t.rt, { tenantId: elsewhere });
     const alert = await pending();
@@ -152,7 +152,8 @@ describe('create-order: Pending -> Linked with a new order', () => {
     expect(extra.status).toBe(422);
     expect(await snapshot(t, [alert.id], [])).toBe(before);
     expect((await api('/alerts/00000000-0000-4000-8000-000000000000/create-order', { json: {} })).status).toBe(404);
-    expect((await api('/alerts/not-a-uuid/create-order', { json: {} })).status).toBe(400);
+    // Paths take display numbers too (42, #42): a reference that is neither names no alert.
+    expect((await api('/alerts/not-a-uuid/create-order', { json: {} })).status).toBe(404);
     expect((await api(`/alerts/${alert.id}/create-order`, { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
   });
 });

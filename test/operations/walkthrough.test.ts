@@ -73,6 +73,6 @@ describe('README walkthrough: triage an alert end to end with the CLI', () => {
       ['156-0001', 'ServiceOrder.Completed'],
     ]);
     const audit = cliJson(await t.cli('audit', 'list', '--tenant', tenant.id, '--json'));
-    expect(audit.items.map((e: { action: string }) => e.action)).toEqual(['tenant.create', 'team.create', 'partner.create', 'alert.create-order', 'alert.discard', 'service-order.start', 'service-order.complete']);
+    expect(audit.items.map((e: { action: string }) => e.action)).toEqual(['tenant.create', 'reason.create', 'team.create', 'partner.create', 'alert.create-order', 'alert.discard', 'service-order.start', 'service-order.complete']);
   });
 });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';
+import { makeQueueRows } from '../support/queues.js';
 import { emit, subjectFor } from '../events/support.js';
 import { startStub, type StubServer } from '../intake/support.js';
 import { operationsOf, requestSchema, snapshotDiff, tableSnapshotQuery, valueArb, type OperationInfo } from '../reliability/hostile-support.js';
@@ -50,6 +51,10 @@ beforeAll(async () => {
   const delivery = await t.rt.db.selectFrom('webhook_delivery').select('id').executeTakeFirstOrThrow();
   const adminA = await makeOperator(t.rt, { grants: [{ tenantId: cityA.id, role: 'city-admin' }], name: 'Alice ALFA' });
   const tokenA = await makeToken(t.rt, { operator: adminA.email, name: 'alfa-token' });
+  const queues = await makeQueueRows(t.rt, { tenantId: cityA.id, externalSystemId: partner.id, alertId: pending.id, protocolNumber: pending.protocolNumber });
+  await t.rt.db.insertInto('reason_mapping').values({ external_system_id: partner.id, partner_code: 'LAMPADA', tenant_id: cityA.id, reason_code: 'LAMP_OUT' }).execute();
+  Object.assign(a, { partnerCode: 'LAMPADA', attachmentId: queues.attachmentId, failureId: queues.failureId, itemId: queues.itemId });
+  secrets.push(queues.attachmentId, queues.failureId, queues.itemId);
   Object.assign(a, { tenantId: cityA.id, alertId: pending.id, serviceOrderId: linked.serviceOrderId!, code: partner.code, deliveryId: delivery.id, teamId: team.id, operatorId: adminA.id, tokenId: tokenA.id });
   secrets.push(cityA.id, cityA.name, partner.code, partner.id, pending.id, linked.id, linked.serviceOrderId!, linked.serviceOrderNumber!, team.id, 'Equipe ALFA', delivery.id, adminA.id, adminA.email, tokenA.id, 'Maria da Silva', '+5511987654321');
 

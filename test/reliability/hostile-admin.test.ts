@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makeCityPole, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';
+import { makeQueueRows } from '../support/queues.js';
 import { emit, subjectFor } from '../events/support.js';
 import { adminToken, cliJson } from '../operations/support.js';
 import { startStub, type StubServer } from '../intake/support.js';
@@ -86,6 +87,13 @@ beforeAll(async () => {
   ids.code = [partner.code, polling.code];
   ids.deliveryId = deliveries.map((d) => d.id);
   ids.teamId = [team.id];
+  // The queues operators clear by hand, and a mapped partner reason code.
+  const queues = await makeQueueRows(t.rt, { tenantId: manual.id, externalSystemId: partner.id, alertId: alerts[0]!.id, protocolNumber: alerts[0]!.protocolNumber });
+  ids.attachmentId = [queues.attachmentId];
+  ids.failureId = [queues.failureId];
+  ids.itemId = [queues.itemId];
+  cliJson(await t.cli('reason', 'map', '--partner', partner.code, '--from', 'LAMPADA', '--to', 'LAMP_OUT', '--json'));
+  ids.partnerCode = ['LAMPADA', 'NUNCA_VISTO'];
   telemetryKey = cliJson(await t.cli('telemetry', 'key', 'create', '--tenant', manual.id, '--json')).apiKey as string;
   snapshot = await tableSnapshotQuery(t.rt.pool, BACKGROUND_TABLES);
 });

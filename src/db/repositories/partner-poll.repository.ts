@@ -115,7 +115,7 @@ export interface RejectedItemQuery {
 
 function filtered(db: Executor, q: Pick<RejectedItemQuery, 'externalSystemId' | 'status'>) {
   let query = db.selectFrom('rejected_inbound_item').where('external_system_id', '=', q.externalSystemId);
-  if (q.status === 'open') query = query.where('resolved_at', 'is', null);
+  if (q.status === 'open') query = query.where('resolved_at', 'is', null).where('dismissed_at', 'is', null);
   if (q.status === 'resolved') query = query.where('resolved_at', 'is not', null);
   return query;
 }
@@ -128,4 +128,8 @@ export async function listRejectedItems(db: Executor, q: RejectedItemQuery): Pro
 export async function countRejectedItems(db: Executor, q: Pick<RejectedItemQuery, 'externalSystemId' | 'status'>): Promise<number> {
   const row = await filtered(db, q).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export async function lockRejectedItem(tx: Tx, id: string): Promise<RejectedItemRow | undefined> {
+  return tx.selectFrom('rejected_inbound_item').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }

@@ -46,6 +46,9 @@ export interface AttachmentFailureTable {
   detail: string;
   attempts: number;
   created_at: Generated<Date>;
+  /** Set when an operator dismissed it (0024). */
+  dismissed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  dismissed_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IntakeTables {

@@ -62,6 +62,9 @@ export interface RejectedInboundItemTable {
   last_seen_at: Generated<Date>;
   times_seen: Generated<number>;
   resolved_at: Date | null;
+  /** Set when an operator dismissed it (0024). */
+  dismissed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  dismissed_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PollingTables {

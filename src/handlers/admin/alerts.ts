@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
-import { actorOf, bodyOf, queryOf } from './context.js';
+import { alertTimeline, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { actorOf, alertOf, bodyOf, bodyRef, queryOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
@@ -13,6 +13,11 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
       status: queryOf(ctx, 'status'),
       notGeolocated: queryOf(ctx, 'notGeolocated'),
       serviceOrderId: queryOf(ctx, 'serviceOrderId'),
+      partner: queryOf(ctx, 'partner'),
+      reason: queryOf(ctx, 'reason'),
+      overdue: queryOf(ctx, 'overdue'),
+      text: queryOf(ctx, 'text'),
+      sort: queryOf(ctx, 'sort'),
       page: queryOf(ctx, 'page'),
       pageSize: queryOf(ctx, 'pageSize'),
     },
@@ -20,30 +25,37 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
   ),
 });
 
-export const getAlert: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findAlert(ctx.deps, ctx.principal.access, ctx.request.params.alertId!, ctx.lang) });
+export const getAlert: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findAlert(ctx.deps, ctx.principal.access, (await alertOf(ctx)).id, ctx.lang) });
 
 export const createOrderFromAlert: Handler<AdminPrincipal> = async (ctx) => {
-  const body = bodyOf<{ teamId?: string; reasonCode?: string }>(ctx);
-  const order = await createOrder(ctx.deps, actorOf(ctx), ctx.request.params.alertId!, body);
+  const body = bodyOf<{ teamId?: string; reasonCode?: string; poleId?: string }>(ctx);
+  const alert = await alertOf(ctx);
+  const teamId = body.teamId === undefined ? undefined : await bodyRef('team', ctx, body.teamId, alert.tenantId, '/teamId', 'alert');
+  const order = await createOrder(ctx.deps, actorOf(ctx), alert.id, { ...body, teamId });
   return { status: 201, body: order, headers: { location: `/api/admin/service-orders/${order.id}` } };
 };
 
 export const linkAlert: Handler<AdminPrincipal> = async (ctx) => {
-  const { serviceOrderId } = bodyOf<{ serviceOrderId: string }>(ctx);
-  return { status: 200, body: await link(ctx.deps, actorOf(ctx), ctx.request.params.alertId!, serviceOrderId, ctx.lang) };
+  const alert = await alertOf(ctx);
+  const serviceOrderId = await bodyRef('service order', ctx, bodyOf<{ serviceOrderId: string }>(ctx).serviceOrderId, alert.tenantId, '/serviceOrderId', 'alert');
+  return { status: 200, body: await link(ctx.deps, actorOf(ctx), alert.id, serviceOrderId, ctx.lang) };
 };
 
 export const discardAlert: Handler<AdminPrincipal> = async (ctx) => {
   const { reason } = bodyOf<{ reason?: string }>(ctx);
-  return { status: 200, body: await discard(ctx.deps, actorOf(ctx), ctx.request.params.alertId!, reason, ctx.lang) };
+  return { status: 200, body: await discard(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reason, ctx.lang) };
 };
 
 export const reclassifyAlert: Handler<AdminPrincipal> = async (ctx) => {
   const { reasonCode } = bodyOf<{ reasonCode: string }>(ctx);
-  return { status: 200, body: await reclassify(ctx.deps, actorOf(ctx), ctx.request.params.alertId!, reasonCode, ctx.lang) };
+  return { status: 200, body: await reclassify(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reasonCode, ctx.lang) };
 };
 
 export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
   const { latitude, longitude } = bodyOf<{ latitude: number; longitude: number }>(ctx);
-  return { status: 200, body: await setLocation(ctx.deps, actorOf(ctx), ctx.request.params.alertId!, latitude, longitude, ctx.lang) };
+  return { status: 200, body: await setLocation(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, latitude, longitude, ctx.lang) };
 };
+
+export const getAlertTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertTimeline(ctx.deps.db, ctx.principal.access, await alertOf(ctx)) });
+
+export const getAlertDuplicates: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await duplicateSuggestions(ctx.deps, ctx.principal.access, await alertOf(ctx)) });

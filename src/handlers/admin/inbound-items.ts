@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import type { RejectedStatusFilter } from '../../db/repositories/partner-poll.repository.js';
-import { getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll } from '../../services/partner-poll/index.js';
+import { dismissRejectedItem, getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll, retryRejectedItem } from '../../services/partner-poll/index.js';
 import { actorOf, queryOf } from './context.js';
 
 export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.principal.access, ctx.request.params.code!) });
@@ -21,3 +21,7 @@ export const listRejectedInboundItems: Handler<AdminPrincipal> = async (ctx) => 
     }),
   };
 };
+
+export const dismissRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismissRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!) });
+
+export const retryRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retryRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!, ctx.signal) });

@@ -1,16 +1,19 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
-import { getPartnerPolling, listRejectedInboundItems, pollPartnerNow } from './inbound-items.js';
+import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartnerWebhookSecret, updatePartner } from './partners.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, startServiceOrder } from './service-orders.js';
+import { listMapPoles } from './poles.js';
+import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { createTeam, listTeams } from './teams.js';
-import { createTenant, getTenant, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
-import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
+import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
 
 /**
  * Every operation of openapi/admin.yaml, by operationId. One file per tag exports
@@ -24,19 +27,30 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   createTenant,
   getTenant,
   setTenantIntakePolicy,
+  getTenantAttention,
   // Teams
   listTeams,
   createTeam,
   // Alerts (triage)
   listAlerts,
   getAlert,
+  getAlertTimeline,
+  getAlertDuplicates,
   createOrderFromAlert,
   linkAlert,
   discardAlert,
   reclassifyAlert,
   setAlertLocation,
+  // Attachments (of alerts)
+  getAlertAttachment,
+  listAttachmentFailures,
+  retryAttachmentFailure,
+  dismissAttachmentFailure,
   // ServiceOrders
+  listServiceOrders,
   getServiceOrder,
+  getServiceOrderTimeline,
+  setServiceOrderPole,
   assignServiceOrder,
   startServiceOrder,
   completeServiceOrder,
@@ -48,17 +62,29 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   updatePartner,
   rotatePartnerKey,
   rotatePartnerWebhookSecret,
+  // Poles
+  listMapPoles,
+  // Reasons
+  listReasons,
+  createReason,
+  listPartnerReasonCodes,
+  mapPartnerReasonCode,
+  unmapPartnerReasonCode,
+  applyPartnerReasonMapping,
   // Audit
   listAuditEntries,
   // InboundItems (partner polling)
   getPartnerPolling,
   pollPartnerNow,
   listRejectedInboundItems,
+  dismissRejectedInboundItem,
+  retryRejectedInboundItem,
   // WebhookDeliveries (events)
   listWebhookDeliveries,
   getWebhookDelivery,
   redeliverWebhook,
   redeliverWebhooksSince,
+  redeliverDeadWebhooks,
   // Session (console sign-in)
   createSession,
   getSession,

@@ -1,19 +1,46 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
-import { actorOf, bodyOf } from './context.js';
+import { orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
+import { actorOf, bodyOf, bodyRef, orderOf, queryOf } from './context.js';
 
-const orderId = (ctx: Parameters<Handler<AdminPrincipal>>[0]): string => ctx.request.params.serviceOrderId!;
+const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
 
-export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, ctx.principal.access, orderId(ctx)) });
+export const getServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await findOrder(ctx.deps, ctx.principal.access, await orderId(ctx)) });
 
 export const assignServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
   const { teamId, note } = bodyOf<{ teamId: string; note?: string }>(ctx);
-  return { status: 200, body: await assign(ctx.deps, actorOf(ctx), orderId(ctx), teamId, note) };
+  const order = await orderOf(ctx);
+  return { status: 200, body: await assign(ctx.deps, actorOf(ctx), order.id, await bodyRef('team', ctx, teamId, order.tenantId, '/teamId', 'order'), note) };
 };
 
-export const startServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await start(ctx.deps, actorOf(ctx), orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
+export const startServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await start(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
 
-export const completeServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await complete(ctx.deps, actorOf(ctx), orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
+export const completeServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await complete(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
 
-export const cancelServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await cancel(ctx.deps, actorOf(ctx), orderId(ctx), bodyOf<{ reason?: string }>(ctx).reason) });
+export const cancelServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await cancel(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ reason?: string }>(ctx).reason) });
+
+export const listServiceOrders: Handler<AdminPrincipal> = async (ctx) => {
+  const q = (name: string) => queryOf(ctx, name);
+  return {
+    status: 200,
+    body: await listOrders(ctx.deps, ctx.principal.access, {
+      tenantId: q('tenantId'),
+      status: q('status'),
+      team: q('team'),
+      overdue: q('overdue'),
+      reason: q('reason'),
+      partner: q('partner'),
+      text: q('text'),
+      sort: q('sort'),
+      cursor: q('cursor'),
+      limit: q('limit'),
+    }),
+  };
+};
+
+export const getServiceOrderTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await orderTimeline(ctx.deps.db, ctx.principal.access, await orderOf(ctx)) });
+
+export const setServiceOrderPole: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await setOrderPole(ctx.deps, actorOf(ctx), await orderOf(ctx), bodyOf<{ poleId: string | null }>(ctx).poleId),
+});

@@ -1,6 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import { changeIntakePolicy, createTenantAs, listVisibleTenants, showTenant, type CreateTenantInput } from '../../services/tenants/index.js';
+import { tenantAttention } from '../../services/operations/index.js';
 import { actorOf, bodyOf } from './context.js';
 
 export const listTenants: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await listVisibleTenants(ctx.deps, ctx.principal.access) } });
@@ -16,3 +17,5 @@ export const setTenantIntakePolicy: Handler<AdminPrincipal> = async (ctx) => {
   const { intakePolicy } = bodyOf<{ intakePolicy: string }>(ctx);
   return { status: 200, body: await changeIntakePolicy(ctx.deps, actorOf(ctx), ctx.request.params.tenantId!, intakePolicy) };
 };
+
+export const getTenantAttention: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await tenantAttention(ctx.deps, ctx.principal.access, ctx.request.params.tenantId!) });

@@ -8,3 +8,4 @@ export { attachmentFailures, type AttachmentFailureView } from './failures.js';
 export { attachmentErrorMessage } from './messages.js';
 export { attachmentMemory } from './memory.js';
 export { prepareAttachments, type AttachmentRowInsert, type PreparedAttachment, type PreparedAttachments } from './prepare.js';
+export { attachmentContent, dismissAttachmentFailure, retryAttachmentFailure, type AttachmentContent } from './review.js';

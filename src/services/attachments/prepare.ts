@@ -85,7 +85,7 @@ export function blobPathOf(tenantId: string, alertId: string, attachmentId: stri
   return `tenants/${tenantId}/alerts/${alertId}/${attachmentId}.${EXTENSIONS[contentType]}`;
 }
 
-async function fetchContent(deps: PrepareDeps, input: AttachmentInput, signal?: AbortSignal): Promise<Fetched> {
+export async function fetchContent(deps: PrepareDeps, input: AttachmentInput, signal?: AbortSignal): Promise<Fetched> {
   let bytes: Buffer;
   let attempts = 0;
   if (input.kind === 'inline') {

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { WebhookAttempt, WebhookDelivery } from '../../../generated/admin/types.gen.js';
 import { parseDateTime } from '../../lib/time.js';
 import { AppError } from '../../lib/errors.js';
@@ -135,34 +135,65 @@ export async function redeliverSince(deps: ServiceDeps, partnerCode: string, sin
   const partner = await requirePartner(deps, actor.access, partnerCode, 'triager');
   requireWebhookPartner(partner);
   const ids = await deps.db.transaction().execute(async (tx) => {
-    // Serialises with concurrent redeliveries of this partner.
-    await sql`SELECT pg_advisory_xact_lock(hashtext('lumen.webhook.redeliver'), hashtext(${partner.id}))`.execute(tx);
-    // Blocked (see migration 0012): behind a delivery of the same order that failed and
-    // waits for a retry; and every new delivery of an order but the first, behind that
-    // first one, which is written in this same transaction (its record unblocks the next).
-    const { rows } = await sql<{ id: string; external_system_id: string; ordering_key: string; behind_failed: boolean }>`
-      WITH n AS (
-        SELECT e.id AS event_id, e.external_system_id, coalesce(e.service_order_id, e.alert_id) AS ordering_key, e.write_seq,
-          row_number() OVER (PARTITION BY coalesce(e.service_order_id, e.alert_id) ORDER BY e.write_seq) AS nth,
-          ${behindFailedDelivery(sql.ref('e.external_system_id'), sql`coalesce(e.service_order_id, e.alert_id)`)} AS behind_failed
-        FROM event e
-        WHERE e.external_system_id = ${partner.id}
-          AND e.created_at >= ${from}
-          AND NOT EXISTS (SELECT 1 FROM webhook_delivery o WHERE o.event_id = e.id AND o.status IN ('pending', 'failed'))
-      ), ins AS (
-        INSERT INTO webhook_delivery (event_id, external_system_id, ordering_key, requested_by, blocked)
-        SELECT event_id, external_system_id, ordering_key, ${actorLabel(actor)}, behind_failed OR nth > 1 FROM n
-        ORDER BY write_seq
-        RETURNING id, event_id, position
-      )
-      SELECT ins.id, n.external_system_id, n.ordering_key, n.behind_failed
-      FROM ins JOIN n ON n.event_id = ins.event_id
-      ORDER BY ins.position`.execute(tx);
-    if (rows.length > 0) await wakeDeliveries(tx, uniqueKeys(rows.filter((r) => r.behind_failed)));
-    await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver-since', entityType: 'partner', entityId: partner.id, before: null, after: { since: from.toISOString(), count: rows.length } });
-    return rows.map((r) => r.id);
+    const queued = await queueRedeliveries(tx, partner.id, actor, sql<boolean>`e.created_at >= ${from}`, false);
+    await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver-since', entityType: 'partner', entityId: partner.id, before: null, after: { since: from.toISOString(), count: queued.length } });
+    return queued;
   });
   return { partnerCode: partner.code, since: from.toISOString(), count: ids.length, deliveryIds: ids };
+}
+
+/**
+ * Writes a new delivery for each event of a partner that `filter` (over event `e`)
+ * selects, oldest first, skipping events with an open delivery (they are on their
+ * way). Per-order ordering holds among the new deliveries. With `ofDead`, each new
+ * delivery records the dead one it replaces (redelivery_of), so that dead one stops
+ * counting as waiting for an operator.
+ */
+async function queueRedeliveries(tx: Tx, partnerId: string, actor: Actor, filter: RawBuilder<boolean>, ofDead: boolean): Promise<string[]> {
+  // Serialises with concurrent redeliveries of this partner.
+  await sql`SELECT pg_advisory_xact_lock(hashtext('lumen.webhook.redeliver'), hashtext(${partnerId}))`.execute(tx);
+  // Blocked (see migration 0012): behind a delivery of the same order that failed and
+  // waits for a retry; and every new delivery of an order but the first, behind that
+  // first one, which is written in this same transaction (its record unblocks the next).
+  const { rows } = await sql<{ id: string; external_system_id: string; ordering_key: string; behind_failed: boolean }>`
+    WITH n AS (
+      SELECT e.id AS event_id, e.external_system_id, coalesce(e.service_order_id, e.alert_id) AS ordering_key, e.write_seq,
+        row_number() OVER (PARTITION BY coalesce(e.service_order_id, e.alert_id) ORDER BY e.write_seq) AS nth,
+        ${behindFailedDelivery(sql.ref('e.external_system_id'), sql`coalesce(e.service_order_id, e.alert_id)`)} AS behind_failed,
+        ${ofDead ? sql`(SELECT d.id FROM webhook_delivery d WHERE d.event_id = e.id ORDER BY d.position DESC LIMIT 1)` : sql`NULL::uuid`} AS redelivery_of
+      FROM event e
+      WHERE e.external_system_id = ${partnerId}
+        AND ${filter}
+        AND NOT EXISTS (SELECT 1 FROM webhook_delivery o WHERE o.event_id = e.id AND o.status IN ('pending', 'failed'))
+    ), ins AS (
+      INSERT INTO webhook_delivery (event_id, external_system_id, ordering_key, requested_by, blocked, redelivery_of)
+      SELECT event_id, external_system_id, ordering_key, ${actorLabel(actor)}, behind_failed OR nth > 1, redelivery_of FROM n
+      ORDER BY write_seq
+      RETURNING id, event_id, position
+    )
+    SELECT ins.id, n.external_system_id, n.ordering_key, n.behind_failed
+    FROM ins JOIN n ON n.event_id = ins.event_id
+    ORDER BY ins.position`.execute(tx);
+  if (rows.length > 0) await wakeDeliveries(tx, uniqueKeys(rows.filter((r) => r.behind_failed)));
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Delivers again every event of a partner whose last delivery is dead (every attempt
+ * failed), oldest first, each as a new delivery that records the dead one it replaces.
+ * Events delivered since, or still on their way, are left alone. Needs triager on the
+ * partner's tenant; another tenant's partner is not-found.
+ */
+export async function redeliverDead(deps: ServiceDeps, partnerCode: string, actor: Actor): Promise<{ partnerCode: string; count: number; deliveryIds: string[] }> {
+  const partner = await requirePartner(deps, actor.access, partnerCode, 'triager');
+  requireWebhookPartner(partner);
+  const ids = await deps.db.transaction().execute(async (tx) => {
+    const lastIsDead = sql<boolean>`(SELECT d.status FROM webhook_delivery d WHERE d.event_id = e.id ORDER BY d.position DESC LIMIT 1) = 'dead'`;
+    const queued = await queueRedeliveries(tx, partner.id, actor, lastIsDead, true);
+    await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver-dead', entityType: 'partner', entityId: partner.id, before: null, after: { count: queued.length } });
+    return queued;
+  });
+  return { partnerCode: partner.code, count: ids.length, deliveryIds: ids };
 }
 
 function uniqueKeys(keys: readonly OrderingKey[]): OrderingKey[] {

@@ -4,7 +4,7 @@
  * This file is the capability's only door: code outside src/services/events/ imports
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
-export { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverSince, type WebhookDeliveryView } from './deliveries.js';
+export { getWebhookDelivery, listWebhookDeliveries, redeliver, redeliverDead, redeliverSince, type WebhookDeliveryView } from './deliveries.js';
 export { LEASE_MS, attemptDelivery, recordAttempts, type Attempted, type SecretCache } from './delivery.js';
 export { DELIVERY_CHANNEL, parseNotificationPayload } from './dispatch.js';
 export { deleteExpiredEvents, sweepStrandedDeliveries } from './maintenance.js';

@@ -3,6 +3,7 @@ import type { AttachmentResult, IntakeResponse } from '../../../generated/partne
 import type { AppDeps } from '../../app-deps.js';
 import { allocateNumbers } from '../../db/repositories/counter.repository.js';
 import { insertNewIntake, type NewIntake } from '../../db/repositories/intake/request.repository.js';
+import { nearestPoleId } from '../../db/repositories/operations/pole-map.repository.js';
 import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
 import type { AttachmentRowInsert, PreparedAttachment } from '../attachments/index.js';
@@ -30,6 +31,8 @@ export async function createIntake(
   const reason = ctx.reason;
   const numbers = await allocateNumbers(deps.db, tenantId, { alert: true, serviceOrder: ctx.automatic });
   const location = plan.location ?? null;
+  // An automatic order sits on the nearest pole of the request's coordinates, when one is close enough.
+  const poleId = numbers.serviceOrderNumber && location ? ((await nearestPoleId(deps.db, tenantId, location.latitude, location.longitude, deps.config.poleMatchMeters)) ?? null) : null;
   const order = numbers.serviceOrderNumber
     ? {
         id: randomUUID(),
@@ -41,7 +44,7 @@ export async function createIntake(
         neighborhood: input.address.neighborhood,
         latitude: location?.latitude ?? null,
         longitude: location?.longitude ?? null,
-        pole_id: null,
+        pole_id: poleId,
         team_id: null,
         closed_at: null,
       }

@@ -5,14 +5,18 @@ import { findTenant } from '../../db/repositories/tenant.repository.js';
 import {
   deleteReasonMapping,
   findReason,
+  findReasonMapping,
   insertReason,
   listReasonMappings,
   listReasons as listReasonRows,
   upsertReasonMapping,
   type ReasonRow,
 } from '../../db/repositories/operations/reason.repository.js';
+import { cliActor, recordAudit, type Actor } from '../audit/index.js';
+import { PLATFORM_ACCESS, requireTenantRole, type AdminAccess } from '../operators/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
+
 
 /** An internal reason of a tenant, as operators see it. */
 export interface ReasonView {
@@ -59,12 +63,24 @@ export interface CreateReasonInput {
   slaHours: number | string;
 }
 
-async function requireTenant(deps: ServiceDeps, tenantId: string): Promise<void> {
-  if (!isUuid(tenantId) || !(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
+async function requireTenant(deps: ServiceDeps, access: AdminAccess, tenantId: string, role: 'viewer' | 'city-admin'): Promise<void> {
+  const resource = `tenant ${tenantId}`;
+  if (!isUuid(tenantId)) throw new AppError('not-found', { resource });
+  requireTenantRole(access, tenantId, role, resource);
+  if (!(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource });
+}
+
+/** A partner by code, visible to the caller with `role` on its tenant (404 as unknown otherwise). */
+export async function requirePartner(deps: ServiceDeps, access: AdminAccess, code: string, role: 'viewer' | 'triager' | 'city-admin') {
+  const resource = `partner ${code}`;
+  const partner = await findExternalSystemByCode(deps.db, code);
+  if (!partner) throw new AppError('not-found', { resource });
+  requireTenantRole(access, partner.tenant_id, role, resource);
+  return partner;
 }
 
 /** Adds an internal reason to a tenant's catalogue (priority and SLA feed the orders created from it). */
-export async function createReason(deps: ServiceDeps, input: CreateReasonInput): Promise<ReasonView> {
+export async function createReason(deps: ServiceDeps, input: CreateReasonInput, by: Actor = cliActor()): Promise<ReasonView> {
   const errors: FieldError[] = [];
   const code = input.code?.trim() ?? '';
   if (!CODE_SHAPE.test(code)) errors.push({ pointer: '/code', message: 'must be 1 to 64 letters, digits, "_", "." or "-"' });
@@ -77,18 +93,22 @@ export async function createReason(deps: ServiceDeps, input: CreateReasonInput):
   const slaHours = typeof input.slaHours === 'number' ? input.slaHours : /^\s*\d+\s*$/.test(String(input.slaHours)) ? Number(input.slaHours) : NaN;
   if (!Number.isInteger(slaHours) || slaHours < 1 || slaHours > 8760) errors.push({ pointer: '/slaHours', message: 'must be a whole number of hours from 1 to 8760' });
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
-  await requireTenant(deps, input.tenantId);
+  await requireTenant(deps, by.access, input.tenantId, 'city-admin');
   if (await findReason(deps.db, input.tenantId, code)) throw new AppError('conflict', { reason: `reason ${code} already exists in tenant ${input.tenantId}` });
   try {
-    return reasonView(await insertReason(deps.db, { tenant_id: input.tenantId, code, name_pt: namePt, name_en: nameEn, priority: priority!, sla_hours: slaHours }));
+    return await deps.db.transaction().execute(async (tx) => {
+      const view = reasonView(await insertReason(tx, { tenant_id: input.tenantId, code, name_pt: namePt, name_en: nameEn, priority: priority!, sla_hours: slaHours }));
+      await recordAudit(tx, by, { tenantId: input.tenantId, action: 'reason.create', entityType: 'tenant', entityId: input.tenantId, before: null, after: view });
+      return view;
+    });
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw new AppError('conflict', { reason: `reason ${code} already exists in tenant ${input.tenantId}` });
     throw err;
   }
 }
 
-export async function listReasons(deps: ServiceDeps, tenantId: string): Promise<{ reasons: ReasonView[]; mappings: ReasonMappingView[] }> {
-  await requireTenant(deps, tenantId);
+export async function listReasons(deps: ServiceDeps, tenantId: string, access: AdminAccess = PLATFORM_ACCESS): Promise<{ reasons: ReasonView[]; mappings: ReasonMappingView[] }> {
+  await requireTenant(deps, access, tenantId, 'viewer');
   const [reasons, mappings] = await Promise.all([listReasonRows(deps.db, tenantId), listReasonMappings(deps.db, tenantId)]);
   return {
     reasons: reasons.map(reasonView),
@@ -98,25 +118,47 @@ export async function listReasons(deps: ServiceDeps, tenantId: string): Promise<
 
 /**
  * Maps a partner's reason code to one of its tenant's internal reasons (replacing an
- * earlier mapping of that code). Applies to requests received from now on.
+ * earlier mapping of that code). Applies to requests received from now on; alerts
+ * already waiting are reclassified only on request (applyReasonMapping). Audited with
+ * the mapping before and after. `pointers` name the fields as the caller's surface does.
  */
-export async function mapReason(deps: ServiceDeps, input: { partnerCode: string; from: string; to: string }): Promise<ReasonMappingView> {
+export async function mapReason(
+  deps: ServiceDeps,
+  input: { partnerCode: string; from: string; to: string },
+  by: Actor = cliActor(),
+  pointers: { from: string; to: string } = { from: '/from', to: '/to' },
+): Promise<ReasonMappingView> {
   const from = input.from ?? '';
   if (from.trim().length < 1 || from.length > 100) {
-    throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/from', message: 'must be 1 to 100 characters' }]);
+    throw new AppError('validation-failed', { count: 1 }, [{ pointer: pointers.from, message: 'must be 1 to 100 characters' }]);
   }
-  const partner = await findExternalSystemByCode(deps.db, input.partnerCode);
-  if (!partner) throw new AppError('not-found', { resource: `partner ${input.partnerCode}` });
+  const partner = await requirePartner(deps, by.access, input.partnerCode, 'city-admin');
   const reason = await findReason(deps.db, partner.tenant_id, input.to);
-  if (!reason) throw new AppError('not-found', { resource: `reason ${input.to} of tenant ${partner.tenant_id}` });
-  const row = await upsertReasonMapping(deps.db, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code });
-  return { partner: partner.code, partnerCode: row.partner_code, tenantId: row.tenant_id, reasonCode: row.reason_code };
+  if (!reason) throw new AppError('validation-failed', { count: 1 }, [{ pointer: pointers.to, message: `no reason "${input.to}" in the partner's tenant` }]);
+  return deps.db.transaction().execute(async (tx) => {
+    const before = await findReasonMapping(tx, partner.id, from);
+    const row = await upsertReasonMapping(tx, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code });
+    await recordAudit(tx, by, {
+      tenantId: partner.tenant_id,
+      action: 'reason.map',
+      entityType: 'partner',
+      entityId: partner.id,
+      before: before ? { partnerCode: from, reasonCode: before.reason_code } : null,
+      after: { partnerCode: from, reasonCode: row.reason_code },
+    });
+    return { partner: partner.code, partnerCode: row.partner_code, tenantId: row.tenant_id, reasonCode: row.reason_code };
+  });
 }
 
-/** Removes a mapping: that partner code falls back to EXTERNAL_OTHER again. */
-export async function unmapReason(deps: ServiceDeps, input: { partnerCode: string; from: string }): Promise<{ partner: string; partnerCode: string; removed: boolean }> {
-  const partner = await findExternalSystemByCode(deps.db, input.partnerCode);
-  if (!partner) throw new AppError('not-found', { resource: `partner ${input.partnerCode}` });
-  const removed = await deleteReasonMapping(deps.db, partner.id, input.from);
-  return { partner: partner.code, partnerCode: input.from, removed };
+/** Removes a mapping: that partner code falls back to EXTERNAL_OTHER. Audited when there was one. */
+export async function unmapReason(deps: ServiceDeps, input: { partnerCode: string; from: string }, by: Actor = cliActor()): Promise<{ partner: string; partnerCode: string; removed: boolean }> {
+  const partner = await requirePartner(deps, by.access, input.partnerCode, 'city-admin');
+  return deps.db.transaction().execute(async (tx) => {
+    const before = await findReasonMapping(tx, partner.id, input.from);
+    const removed = await deleteReasonMapping(tx, partner.id, input.from);
+    if (removed && before) {
+      await recordAudit(tx, by, { tenantId: partner.tenant_id, action: 'reason.unmap', entityType: 'partner', entityId: partner.id, before: { partnerCode: input.from, reasonCode: before.reason_code }, after: null });
+    }
+    return { partner: partner.code, partnerCode: input.from, removed };
+  });
 }

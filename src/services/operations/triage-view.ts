@@ -1,5 +1,7 @@
 import type { Alert } from '../../../generated/admin/types.gen.js';
 import type { Language, Localized } from '../../lib/i18n.js';
+import type { Executor } from '../../db/database.js';
+import { attachmentResultsOf } from '../../db/repositories/intake/attachment.repository.js';
 import type { AlertDetailRow, AlertRow, OrderRow } from '../../db/repositories/operations/triage.repository.js';
 
 /** An alert as operators see it (openapi/admin `Alert`); the reason name follows the language. */
@@ -32,6 +34,27 @@ export function alertView(row: AlertDetailRow, lang: Language): Alert {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
+}
+
+/**
+ * Alerts as the triage inbox lists them: each with what triage needs in the same call,
+ * its photos' results (ids to fetch them), how long it has waited and whether it is
+ * past its SLA deadline.
+ */
+export async function inboxViews(db: Executor, rows: AlertDetailRow[], lang: Language): Promise<Alert[]> {
+  const photos = await attachmentResultsOf(
+    db,
+    rows.map((r) => r.id),
+  );
+  const now = Date.now();
+  return rows.map((r) => ({
+    ...alertView(r, lang),
+    ageMinutes: Math.max(0, Math.floor((now - r.created_at.getTime()) / 60_000)),
+    overdue: (r.status === 'Pending' || r.status === 'Linked') && r.sla_due_at.getTime() < now,
+    photos: photos
+      .filter((p) => p.alert_id === r.id)
+      .map((p) => ({ id: p.id, filename: p.filename, contentType: p.content_type, success: p.success, error: p.success ? null : (p.error_code ?? 'failed'), sizeBytes: p.size_bytes })),
+  }));
 }
 
 /** The part of an alert the audit log keeps before and after an action. */

@@ -1,7 +1,7 @@
 import type { Alert, AlertPage, ServiceOrder } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
-import type { Tx } from '../../db/database.js';
+import type { Executor, Tx } from '../../db/database.js';
 import type { AlertStatus } from '../../db/tables/domain.js';
 import { findAlert } from '../../db/repositories/intake/alert.repository.js';
 import { allocateServiceOrderNumber } from '../../db/repositories/counter.repository.js';
@@ -12,6 +12,7 @@ import {
   findAlertDetail,
   findReason,
   listAlertDetails,
+  type AlertSort,
   lockAlert,
   lockOrder,
   peekAlertOrderId,
@@ -27,7 +28,8 @@ import { operatorTransaction } from './transaction.js';
 import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
-import { ACTION_NAMES, alertSnapshot, alertView, onOrder, orderSnapshot } from './triage-view.js';
+import { ACTION_NAMES, alertSnapshot, alertView, inboxViews, onOrder, orderSnapshot } from './triage-view.js';
+import { poleForOrder } from './poles.js';
 import { canSee, inScope, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /**
@@ -47,6 +49,7 @@ const OPEN_ORDER_STATUSES = new Set(['OPEN', 'ASSIGNED', 'IN_PROGRESS']);
 export const ALERT_STATUSES: readonly AlertStatus[] = ['Pending', 'Linked', 'Resolved', 'Cancelled'];
 export const ALERT_PAGE_SIZE_DEFAULT = 50;
 export const ALERT_PAGE_SIZE_MAX = 500;
+const ALERT_SORTS: readonly AlertSort[] = ['number', 'age', 'priority', 'newest'];
 
 function notFound(id: string): AppError {
   return new AppError('not-found', { resource: `alert ${id}` });
@@ -62,6 +65,14 @@ export interface AlertListInput {
   status?: string;
   notGeolocated?: boolean | string;
   serviceOrderId?: string;
+  /** The partner's code. */
+  partner?: string;
+  /** The internal reason code. */
+  reason?: string;
+  overdue?: boolean | string;
+  /** Substring of protocol number, description or address. */
+  text?: string;
+  sort?: string;
   page?: number | string;
   pageSize?: number | string;
 }
@@ -79,17 +90,31 @@ export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: 
   if (!Number.isInteger(page) || page < 1) errors.push({ pointer: '/page', message: 'must be a whole number of at least 1' });
   const requested = input.pageSize === undefined ? ALERT_PAGE_SIZE_DEFAULT : Number(input.pageSize);
   if (!Number.isInteger(requested) || requested < 1) errors.push({ pointer: '/pageSize', message: 'must be a whole number of at least 1' });
+  const sort = (input.sort ?? 'number') as AlertSort;
+  if (!ALERT_SORTS.includes(sort)) errors.push({ pointer: '/sort', message: `must be one of: ${ALERT_SORTS.join(', ')}` });
+  const text = input.text?.trim() || undefined;
+  if (text !== undefined && text.length > 200) errors.push({ pointer: '/text', message: 'must be at most 200 characters' });
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const pageSize = Math.min(requested, ALERT_PAGE_SIZE_MAX);
   const notGeolocated = input.notGeolocated === true || input.notGeolocated === 'true';
   if (!canSee(access, input.tenantId)) return { items: [], page, pageSize, total: 0 };
   const { rows, total } = await listAlertDetails(
     deps.db,
-    { tenantId: input.tenantId, status: input.status as AlertStatus | undefined, notGeolocated, serviceOrderId: input.serviceOrderId },
+    {
+      tenantId: input.tenantId,
+      status: input.status as AlertStatus | undefined,
+      notGeolocated,
+      serviceOrderId: input.serviceOrderId,
+      partnerCode: input.partner,
+      reasonCode: input.reason,
+      overdue: input.overdue === true || input.overdue === 'true',
+      text,
+    },
     (page - 1) * pageSize,
     pageSize,
+    sort,
   );
-  return { items: rows.map((r) => alertView(r, lang)), page, pageSize, total };
+  return { items: await inboxViews(deps.db, rows, lang), page, pageSize, total };
 }
 
 export async function getAlert(deps: ServiceDeps, access: AdminAccess, id: string, lang: Language): Promise<Alert> {
@@ -127,7 +152,7 @@ function requirePending(alert: AlertRow, action: (typeof ACTION_NAMES)[keyof typ
   if (alert.status !== 'Pending') throw new AppError('invalid-transition', { action, state: alert.status });
 }
 
-async function requireReason(tx: Tx, tenantId: string, code: string): Promise<ReasonRow> {
+async function requireReason(tx: Executor, tenantId: string, code: string): Promise<ReasonRow> {
   const reason = await findReason(tx, tenantId, code);
   if (!reason) throw invalid('/reasonCode', `no reason "${code}" in the alert's tenant`);
   return reason;
@@ -147,6 +172,8 @@ export function orderAddress(alert: Pick<AlertRow, 'address_street' | 'address_n
 export interface CreateOrderInput {
   teamId?: string;
   reasonCode?: string;
+  /** The order's pole (id or code); default: the nearest within LUMEN_POLE_MATCH_METERS of the alert. */
+  poleId?: string;
 }
 
 /**
@@ -165,6 +192,14 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
   const who = actorLabel(actor);
   const seen = inScope(actor.access, await findAlert(deps.db, alertId), 'triager', `alert ${alertId}`);
   requirePending(seen, ACTION_NAMES.createOrder);
+  // What the body names is checked before the number is taken, so a refused request
+  // leaves the counter as it was (the transaction checks again under its locks).
+  if (input.reasonCode !== undefined && input.reasonCode !== seen.reason_code) await requireReason(deps.db, seen.tenant_id, input.reasonCode);
+  if (input.teamId !== undefined) {
+    const team = await findTeam(deps.db, input.teamId);
+    if (!team || team.tenant_id !== seen.tenant_id) throw invalid('/teamId', "no such team in the alert's tenant");
+  }
+  if (input.poleId !== undefined) await poleForOrder(deps, deps.db, seen.tenant_id, input.poleId, seen);
   const number = await allocateServiceOrderNumber(deps.db, seen.tenant_id);
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.createOrder);
@@ -175,6 +210,7 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
       if (!team || team.tenant_id !== alert.tenant_id) throw invalid('/teamId', "no such team in the alert's tenant");
       teamName = team.name;
     }
+    const poleId = await poleForOrder(deps, tx, alert.tenant_id, input.poleId, alert);
     const priority = reason?.priority ?? alert.priority;
     const slaDueAt = reason ? slaDue(alert, reason) : alert.sla_due_at;
     const order = await tx
@@ -189,7 +225,7 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
         neighborhood: alert.address_neighborhood,
         latitude: alert.latitude,
         longitude: alert.longitude,
-        pole_id: null,
+        pole_id: poleId,
         team_id: input.teamId ?? null,
         sla_due_at: slaDueAt,
         closed_at: null,
@@ -321,7 +357,8 @@ export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId:
     const after: Record<string, unknown> = alertSnapshot(updated);
     let before: Record<string, unknown> = alertSnapshot(alert);
     if (order && order.latitude === null) {
-      const o = await updateOrder(tx, order.id, { latitude, longitude });
+      const poleId = order.pole_id ?? (await poleForOrder(deps, tx, order.tenant_id, undefined, { latitude, longitude }));
+      const o = await updateOrder(tx, order.id, { latitude, longitude, pole_id: poleId });
       before = { ...before, serviceOrder: orderSnapshot(order) };
       after.serviceOrder = orderSnapshot(o);
     }

@@ -7,3 +7,4 @@
 export { PARTNER_POLL_QUEUE, reconcilePartnerPoll, type PartnerPollJobData } from './schedule.js';
 export { reconcilePartnerPolls, runPartnerPollJob } from './service.js';
 export { getPartnerPollStatus, listRejectedInbound, pollPartnerNow, requestedPollEnded, type PartnerPollStatus, type RejectedInboundItemView } from './status.js';
+export { dismissRejectedItem, retryRejectedItem } from './review.js';

@@ -120,6 +120,9 @@ export interface RejectedInboundItemView {
   timesSeen: number;
   /** When a later valid item with the same protocolNumber was accepted; null while open. */
   resolvedAt: string | null;
+  /** When an operator dismissed it (0024); null otherwise. */
+  dismissedAt: string | null;
+  dismissedBy: string | null;
 }
 
 export interface RejectedInboundPage {
@@ -144,6 +147,8 @@ export function rejectedItemView(code: string, row: RejectedItemRow): RejectedIn
     lastSeenAt: row.last_seen_at.toISOString(),
     timesSeen: row.times_seen,
     resolvedAt: iso(row.resolved_at),
+    dismissedAt: iso(row.dismissed_at),
+    dismissedBy: row.dismissed_by,
   };
 }
 

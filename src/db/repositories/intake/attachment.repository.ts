@@ -23,7 +23,7 @@ export async function insertAttachmentFailure(tx: Tx, row: Insertable<Attachment
 }
 
 /** The tenant's failed attachment URLs, newest first. */
-export async function listAttachmentFailures(db: Executor, tenantId: string, opts: { limit: number; since?: Date }): Promise<(AttachmentFailureRow & { partner: string; alert_number: number })[]> {
+export async function listAttachmentFailures(db: Executor, tenantId: string, opts: { limit: number; since?: Date; includeDismissed?: boolean }): Promise<(AttachmentFailureRow & { partner: string; alert_number: number })[]> {
   let q = db
     .selectFrom('attachment_failure as f')
     .innerJoin('external_system as e', 'e.id', 'f.external_system_id')
@@ -32,5 +32,27 @@ export async function listAttachmentFailures(db: Executor, tenantId: string, opt
     .select(['e.code as partner', 'a.alert_number'])
     .where('f.tenant_id', '=', tenantId);
   if (opts.since) q = q.where('f.created_at', '>=', opts.since);
+  if (!opts.includeDismissed) q = q.where('f.dismissed_at', 'is', null);
   return q.orderBy('f.created_at', 'desc').orderBy('f.id').limit(opts.limit).execute();
+}
+
+export async function lockAttachmentFailure(tx: Tx, id: string): Promise<AttachmentFailureRow | undefined> {
+  return tx.selectFrom('attachment_failure').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** An alert's attachment, for reading its blob. */
+export async function findAlertAttachment(db: Executor, alertId: string, attachmentId: string) {
+  return db.selectFrom('alert_attachment').selectAll().where('alert_id', '=', alertId).where('id', '=', attachmentId).executeTakeFirst();
+}
+
+/** What triage shows of an alert's photos: each attachment's result, in the request's order. */
+export async function attachmentResultsOf(db: Executor, alertIds: readonly string[]) {
+  if (alertIds.length === 0) return [];
+  return db
+    .selectFrom('alert_attachment')
+    .select(['id', 'alert_id', 'filename', 'content_type', 'success', 'error_code', 'size_bytes'])
+    .where('alert_id', 'in', alertIds)
+    .orderBy('alert_id')
+    .orderBy('seq')
+    .execute();
 }

@@ -56,3 +56,51 @@ export async function listReasonMappings(db: Executor, tenantId: string): Promis
     .orderBy('m.partner_code')
     .execute();
 }
+
+export async function findReasonMapping(db: Executor, externalSystemId: string, partnerCode: string): Promise<Selectable<ReasonMappingTable> | undefined> {
+  return db.selectFrom('reason_mapping').selectAll().where('external_system_id', '=', externalSystemId).where('partner_code', '=', partnerCode).executeTakeFirst();
+}
+
+export interface PartnerCodeUse {
+  partner_code: string;
+  reason_code: string | null;
+  alerts: number;
+  pending: number;
+  last_seen_at: Date | null;
+}
+
+/**
+ * Every reason code a partner has sent or has a mapping for: the mapping (null when
+ * unmapped), how many of its alerts carried it, how many of those wait as Pending, and
+ * when it was last seen. Mapped codes first, then unmapped ones by number of alerts.
+ */
+export async function partnerCodeUses(db: Executor, externalSystemId: string): Promise<PartnerCodeUse[]> {
+  const { rows } = await sql<PartnerCodeUse>`
+    WITH seen AS (
+      SELECT partner_reason_code AS code, count(*)::int AS alerts,
+             (count(*) FILTER (WHERE status = 'Pending'))::int AS pending, max(created_at) AS last_seen_at
+      FROM alert WHERE external_system_id = ${externalSystemId} AND partner_reason_code IS NOT NULL
+      GROUP BY partner_reason_code
+    )
+    SELECT coalesce(m.partner_code, s.code) AS partner_code, m.reason_code,
+           coalesce(s.alerts, 0) AS alerts, coalesce(s.pending, 0) AS pending, s.last_seen_at
+    FROM (SELECT * FROM reason_mapping WHERE external_system_id = ${externalSystemId}) m
+    FULL JOIN seen s ON s.code = m.partner_code
+    ORDER BY m.reason_code IS NULL, coalesce(s.alerts, 0) DESC, 1
+  `.execute(db);
+  return rows;
+}
+
+/** Pending alerts of a partner that carry this partner code and another internal reason, locked, in id order. */
+export async function lockPendingWithPartnerCode(db: Executor, externalSystemId: string, partnerCode: string, reasonCode: string) {
+  return db
+    .selectFrom('alert')
+    .selectAll()
+    .where('external_system_id', '=', externalSystemId)
+    .where('partner_reason_code', '=', partnerCode)
+    .where('status', '=', 'Pending')
+    .where('reason_code', '<>', reasonCode)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}

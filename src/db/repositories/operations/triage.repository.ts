@@ -1,4 +1,4 @@
-import type { Selectable, UpdateObject } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
 import type { Executor, Tx } from '../../database.js';
 import type { DB } from '../../schema.js';
 import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
@@ -39,25 +39,45 @@ export interface AlertFilter {
   status?: AlertStatus;
   notGeolocated?: boolean;
   serviceOrderId?: string;
+  /** The partner's code. */
+  partnerCode?: string;
+  reasonCode?: string;
+  /** Pending or Linked and past the SLA deadline. */
+  overdue?: boolean;
+  /** Case-insensitive substring of protocol number, description or address. */
+  text?: string;
 }
 
-/** One page of a tenant's alerts, oldest first (by alert number), and the number of matches. */
-export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number): Promise<{ rows: AlertDetailRow[]; total: number }> {
-  let rowsQ = detailQuery(db).where('a.tenant_id', '=', f.tenantId);
-  let countQ = db.selectFrom('alert as a').select((eb) => eb.fn.countAll<number>().as('n')).where('a.tenant_id', '=', f.tenantId);
-  if (f.status) {
-    rowsQ = rowsQ.where('a.status', '=', f.status);
-    countQ = countQ.where('a.status', '=', f.status);
+/** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
+export type AlertSort = 'number' | 'age' | 'priority' | 'newest';
+
+function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
+  const parts: RawBuilder<unknown>[] = [sql`a.tenant_id = ${f.tenantId}`];
+  if (f.status) parts.push(sql`a.status = ${f.status}`);
+  if (f.notGeolocated) parts.push(sql`a.latitude IS NULL`);
+  if (f.serviceOrderId) parts.push(sql`a.service_order_id = ${f.serviceOrderId}`);
+  if (f.partnerCode) parts.push(sql`a.external_system_id = (SELECT pe.id FROM external_system pe WHERE pe.code = ${f.partnerCode})`);
+  if (f.reasonCode) parts.push(sql`a.reason_code = ${f.reasonCode}`);
+  if (f.overdue) parts.push(sql`a.status IN ('Pending', 'Linked') AND a.sla_due_at < now()`);
+  if (f.text) {
+    const like = `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    parts.push(sql`(a.protocol_number ILIKE ${like} OR a.description ILIKE ${like} OR a.address_street ILIKE ${like} OR a.address_neighborhood ILIKE ${like} OR a.address_reference ILIKE ${like})`);
   }
-  if (f.notGeolocated) {
-    rowsQ = rowsQ.where('a.latitude', 'is', null);
-    countQ = countQ.where('a.latitude', 'is', null);
-  }
-  if (f.serviceOrderId) {
-    rowsQ = rowsQ.where('a.service_order_id', '=', f.serviceOrderId);
-    countQ = countQ.where('a.service_order_id', '=', f.serviceOrderId);
-  }
-  const [rows, count] = await Promise.all([rowsQ.orderBy('a.alert_number').offset(offset).limit(limit).execute(), countQ.executeTakeFirstOrThrow()]);
+  return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
+}
+
+const ALERT_PRIORITY_RANK = sql`(CASE a.priority WHEN 'Critical' THEN 0 WHEN 'High' THEN 1 WHEN 'Medium' THEN 2 ELSE 3 END)`;
+
+/** One page of a tenant's alerts in the chosen order, and the number of matches. */
+export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number, sort: AlertSort = 'number'): Promise<{ rows: AlertDetailRow[]; total: number }> {
+  const where = alertConditions(f);
+  let rowsQ = detailQuery(db).where(where);
+  if (sort === 'age') rowsQ = rowsQ.orderBy('a.created_at').orderBy('a.alert_number');
+  else if (sort === 'newest') rowsQ = rowsQ.orderBy('a.alert_number', 'desc');
+  else if (sort === 'priority') rowsQ = rowsQ.orderBy(ALERT_PRIORITY_RANK).orderBy('a.sla_due_at').orderBy('a.alert_number');
+  else rowsQ = rowsQ.orderBy('a.alert_number');
+  const countQ = db.selectFrom('alert as a').select((eb) => eb.fn.countAll<number>().as('n')).where(where);
+  const [rows, count] = await Promise.all([rowsQ.offset(offset).limit(limit).execute(), countQ.executeTakeFirstOrThrow()]);
   return { rows, total: Number(count.n) };
 }
 

@@ -1,0 +1,94 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Executor } from '../../database.js';
+import type { ServiceOrderStatus } from '../../tables/domain.js';
+import type { Selectable } from 'kysely';
+import type { ServiceOrderTable } from '../../tables/domain.js';
+import type { TenantSet } from './lookup.repository.js';
+
+export type OrderSort = 'opened' | 'sla' | 'priority';
+
+export interface OrderListFilter {
+  tenants: TenantSet;
+  statuses?: readonly ServiceOrderStatus[];
+  teamId?: string;
+  overdue?: boolean;
+  reasonCode?: string;
+  partnerCode?: string;
+  /** Matched (case-insensitive, as a substring) against number, address and neighborhood. */
+  text?: string;
+}
+
+/** Where the last page ended: the sort key of its last row, as text (timestamps keep their microseconds). */
+export interface OrderKeyset {
+  key: string;
+  rank: number;
+  id: string;
+}
+
+export type OrderListRow = Selectable<ServiceOrderTable> & { team_name: string | null; sort_key: string; priority_rank: number; alert_count: number; partner_codes: string[] | null };
+
+const OPEN: readonly ServiceOrderStatus[] = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'];
+
+/** Critical first: the order of the `priority` sort. */
+export const PRIORITY_RANK = sql<number>`(CASE so.priority WHEN 'Critical' THEN 0 WHEN 'High' THEN 1 WHEN 'Medium' THEN 2 ELSE 3 END)`;
+
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function filtered(db: Executor, f: OrderListFilter) {
+  let q = db.selectFrom('service_order as so');
+  if (f.tenants !== null) q = q.where('so.tenant_id', 'in', f.tenants.length ? f.tenants : ['00000000-0000-0000-0000-000000000000']);
+  if (f.statuses?.length) q = q.where('so.status', 'in', f.statuses);
+  if (f.teamId) q = q.where('so.team_id', '=', f.teamId);
+  if (f.overdue) q = q.where('so.status', 'in', OPEN).where('so.sla_due_at', '<', sql<Date>`now()`);
+  if (f.reasonCode) q = q.where('so.reason_code', '=', f.reasonCode);
+  if (f.partnerCode) {
+    const code = f.partnerCode;
+    q = q.where(({ exists, selectFrom }) =>
+      exists(selectFrom('alert as pa').innerJoin('external_system as pe', 'pe.id', 'pa.external_system_id').select(sql`1`.as('one')).whereRef('pa.service_order_id', '=', 'so.id').where('pe.code', '=', code)),
+    );
+  }
+  if (f.text) {
+    const like = likePattern(f.text);
+    q = q.where((eb) => eb.or([eb('so.number', 'ilike', like), eb('so.address', 'ilike', like), eb('so.neighborhood', 'ilike', like)]));
+  }
+  return q;
+}
+
+function sortKey(sort: OrderSort) {
+  return sort === 'opened' ? sql<string>`so.opened_at::text` : sql<string>`so.sla_due_at::text`;
+}
+
+function after(sort: OrderSort, k: OrderKeyset): Expression<SqlBool> {
+  if (sort === 'opened') return sql<SqlBool>`(so.opened_at, so.id) < (${k.key}::timestamptz, ${k.id}::uuid)`;
+  if (sort === 'sla') return sql<SqlBool>`(so.sla_due_at, so.id) > (${k.key}::timestamptz, ${k.id}::uuid)`;
+  return sql<SqlBool>`(${PRIORITY_RANK}, so.sla_due_at, so.id) > (${k.rank}::int, ${k.key}::timestamptz, ${k.id}::uuid)`;
+}
+
+/**
+ * One page of orders (limit + 1 rows: the extra one says another page follows).
+ * `opened`: newest first; `sla`: earliest deadline first; `priority`: Critical first,
+ * then earliest deadline. Ties break on id, so the keyset never skips or repeats a row.
+ */
+export async function listOrderPage(db: Executor, f: OrderListFilter, sort: OrderSort, from: OrderKeyset | null, limit: number): Promise<OrderListRow[]> {
+  let q = filtered(db, f)
+    .leftJoin('team as t', 't.id', 'so.team_id')
+    .selectAll('so')
+    .select(['t.name as team_name', sortKey(sort).as('sort_key'), PRIORITY_RANK.as('priority_rank')])
+    .select((eb) => [
+      eb.selectFrom('alert as ca').select(eb.fn.countAll<number>().as('n')).whereRef('ca.service_order_id', '=', 'so.id').as('alert_count'),
+      sql<string[] | null>`(SELECT array_agg(DISTINCT ce.code ORDER BY ce.code) FROM alert ca2 JOIN external_system ce ON ce.id = ca2.external_system_id WHERE ca2.service_order_id = so.id)`.as('partner_codes'),
+    ]);
+  if (from) q = q.where(after(sort, from));
+  if (sort === 'opened') q = q.orderBy('so.opened_at', 'desc').orderBy('so.id', 'desc');
+  else if (sort === 'sla') q = q.orderBy('so.sla_due_at').orderBy('so.id');
+  else q = q.orderBy(PRIORITY_RANK).orderBy('so.sla_due_at').orderBy('so.id');
+  const rows = await q.limit(limit + 1).execute();
+  return rows.map((r) => ({ ...r, alert_count: Number(r.alert_count ?? 0) })) as OrderListRow[];
+}
+
+export async function countOrders(db: Executor, f: OrderListFilter): Promise<number> {
+  const row = await filtered(db, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

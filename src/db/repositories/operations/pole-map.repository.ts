@@ -1,0 +1,133 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor } from '../../database.js';
+
+export interface MapPoleRow {
+  id: string;
+  code: string;
+  address: string;
+  neighborhood: string;
+  latitude: number;
+  longitude: number;
+  distance_m: number | null;
+  device: string | null;
+  online: boolean | null;
+  relay_on: boolean | null;
+  last_communication_at: Date | null;
+}
+
+const METERS_PER_DEGREE = 111_320;
+
+/** Degrees of latitude and longitude that cover `meters` around a latitude (the box a radius search reads). */
+export function boxAround(latitude: number, longitude: number, meters: number): { south: number; north: number; west: number; east: number } {
+  const dLat = meters / METERS_PER_DEGREE;
+  const dLon = meters / (METERS_PER_DEGREE * Math.max(Math.cos((latitude * Math.PI) / 180), 0.01));
+  return { south: latitude - dLat, north: latitude + dLat, west: longitude - dLon, east: longitude + dLon };
+}
+
+/**
+ * Metres between a row's coordinates and a point (equirectangular: exact enough within
+ * a city, and cheap). `lat`/`lon` name the row's columns.
+ */
+export function distanceMeters(lat: RawBuilder<number>, lon: RawBuilder<number>, latitude: number, longitude: number): RawBuilder<number> {
+  return sql<number>`(6371000 * sqrt(power(radians(${lat} - ${latitude}::float8), 2) + power(cos(radians((${lat} + ${latitude}::float8) / 2)) * radians(${lon} - ${longitude}::float8), 2)))`;
+}
+
+function poleQuery(db: Executor, tenantId: string) {
+  return db
+    .selectFrom('pole as p')
+    .leftJoin('telegestor as g', 'g.pole_id', 'p.id')
+    .select(['p.id', 'p.code', 'p.address', 'p.neighborhood', 'p.latitude', 'p.longitude', 'g.identifier as device', 'g.online', 'g.relay_on', 'g.last_communication_at'])
+    .where('p.tenant_id', '=', tenantId)
+    .where('p.active', '=', true);
+}
+
+/**
+ * Active poles of a tenant within `meters` of a point, nearest first, at most `limit`.
+ * Reads the box around the circle through pole_tenant_position_idx (0024).
+ */
+export async function polesNear(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number, limit: number): Promise<MapPoleRow[]> {
+  const box = boxAround(latitude, longitude, meters);
+  const distance = distanceMeters(sql.ref('p.latitude'), sql.ref('p.longitude'), latitude, longitude);
+  const rows = await poleQuery(db, tenantId)
+    .select(distance.as('distance_m'))
+    .where('p.latitude', '>=', box.south)
+    .where('p.latitude', '<=', box.north)
+    .where('p.longitude', '>=', box.west)
+    .where('p.longitude', '<=', box.east)
+    .where(sql<boolean>`${distance} <= ${meters}`)
+    .orderBy(sql`distance_m`)
+    .orderBy('p.id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, distance_m: Number(r.distance_m) }));
+}
+
+/** Active poles inside a box, in id order, at most `limit` (limit + 1 read: the caller learns whether more exist). */
+export async function polesInBox(db: Executor, tenantId: string, box: { south: number; north: number; west: number; east: number }, limit: number): Promise<MapPoleRow[]> {
+  const rows = await poleQuery(db, tenantId)
+    .select(sql<null>`NULL::float8`.as('distance_m'))
+    .where('p.latitude', '>=', box.south)
+    .where('p.latitude', '<=', box.north)
+    .where('p.longitude', '>=', box.west)
+    .where('p.longitude', '<=', box.east)
+    .orderBy('p.id')
+    .limit(limit + 1)
+    .execute();
+  return rows as MapPoleRow[];
+}
+
+/** The nearest active pole within `meters`, or undefined. */
+export async function nearestPoleId(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number): Promise<string | undefined> {
+  if (meters <= 0) return undefined;
+  return (await polesNear(db, tenantId, latitude, longitude, meters, 1))[0]?.id;
+}
+
+/** A pole of the tenant by id or code (an operator's pick). */
+export async function findTenantPole(db: Executor, tenantId: string, ref: string, byId: boolean): Promise<{ id: string; code: string } | undefined> {
+  return db
+    .selectFrom('pole')
+    .select(['id', 'code'])
+    .where('tenant_id', '=', tenantId)
+    .where(byId ? 'id' : 'code', '=', ref)
+    .executeTakeFirst();
+}
+
+export interface NearOrderRow {
+  id: string;
+  number: string;
+  status: string;
+  address: string;
+  pole_id: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  distance_m: number | null;
+  same_pole: boolean;
+}
+
+/**
+ * Open orders of a tenant on a pole or within `meters` of a point (either may be
+ * absent): those on the pole first, then by distance, at most `limit`.
+ */
+export async function openOrdersNear(db: Executor, tenantId: string, at: { latitude: number; longitude: number } | null, poleId: string | null, meters: number, limit: number): Promise<NearOrderRow[]> {
+  if (!at && !poleId) return [];
+  const distance = at ? distanceMeters(sql.ref('so.latitude'), sql.ref('so.longitude'), at.latitude, at.longitude) : sql<number | null>`NULL::float8`;
+  const box = at ? boxAround(at.latitude, at.longitude, meters) : null;
+  const rows = await db
+    .selectFrom('service_order as so')
+    .select(['so.id', 'so.number', 'so.status', 'so.address', 'so.pole_id', 'so.latitude', 'so.longitude', distance.as('distance_m'), sql<boolean>`coalesce(so.pole_id = ${poleId}::uuid, false)`.as('same_pole')])
+    .where('so.tenant_id', '=', tenantId)
+    .where('so.status', 'in', ['OPEN', 'ASSIGNED', 'IN_PROGRESS'])
+    .where((eb) => {
+      const near = box
+        ? eb.and([eb('so.latitude', '>=', box.south), eb('so.latitude', '<=', box.north), eb('so.longitude', '>=', box.west), eb('so.longitude', '<=', box.east), eb(distance, '<=', meters)])
+        : null;
+      const onPole = poleId ? eb('so.pole_id', '=', poleId) : null;
+      return eb.or([near, onPole].filter((x): x is NonNullable<typeof x> => x !== null));
+    })
+    .orderBy(sql`same_pole`, 'desc')
+    .orderBy(sql`distance_m`)
+    .orderBy('so.id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, distance_m: r.distance_m === null ? null : Number(r.distance_m) }));
+}
