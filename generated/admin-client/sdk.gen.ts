@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertData, GetAlertErrors, GetAlertResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -94,6 +94,87 @@ export const setTenantIntakePolicy = <ThrowOnError extends boolean = false>(opti
 });
 
 /**
+ * What waits for an operator in a tenant (badge counts)
+ *
+ * Counts of the tenant's queues, in one call: Pending alerts (and those overdue), alerts
+ * without coordinates, overdue open orders, dead webhook deliveries, rejected inbound
+ * items and failed attachment URLs. Any role on the tenant may read them. Same as
+ * `lumen tenant attention ID`.
+ *
+ */
+export const getTenantAttention = <ThrowOnError extends boolean = false>(options: Options<GetTenantAttentionData, ThrowOnError>) => (options.client ?? client).get<GetTenantAttentionResponses, GetTenantAttentionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/attention',
+    ...options
+});
+
+/**
+ * List a tenant's internal reasons
+ *
+ * The tenant's reason catalogue, by code (every tenant has `EXTERNAL_OTHER`, where
+ * unmapped partner codes land). Any role on the tenant may read it. Same as
+ * `lumen reason list --tenant ID`.
+ *
+ */
+export const listReasons = <ThrowOnError extends boolean = false>(options: Options<ListReasonsData, ThrowOnError>) => (options.client ?? client).get<ListReasonsResponses, ListReasonsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/reasons',
+    ...options
+});
+
+/**
+ * Add an internal reason to a tenant
+ *
+ * Adds a reason to the tenant's catalogue (city-admin). Its priority and SLA apply to
+ * alerts and orders classified with it from then on. Audited (`reason.create`). Same as
+ * `lumen reason create --tenant ID --code C --name-pt N --name-en N --priority P --sla-hours H`.
+ *
+ */
+export const createReason = <ThrowOnError extends boolean = false>(options: Options<CreateReasonData, ThrowOnError>) => (options.client ?? client).post<CreateReasonResponses, CreateReasonErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/reasons',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * A tenant's poles near a point or inside a box, for the map
+ *
+ * Active poles with their telegestor's state (`online`, `off`, `unknown`). Give exactly
+ * one of `near` (`latitude,longitude`: the poles within `radius` metres, nearest first)
+ * or `bbox` (`south,west,north,east`: the poles inside, at most `limit`, `truncated`
+ * when there are more). A map of a city of a million poles asks for what it shows,
+ * never for everything. Any role on the tenant may read it. Same as
+ * `lumen pole near --tenant ID --at LAT,LON [--radius M]` and
+ * `lumen pole box --tenant ID --bbox S,W,N,E`.
+ *
+ */
+export const listMapPoles = <ThrowOnError extends boolean = false>(options: Options<ListMapPolesData, ThrowOnError>) => (options.client ?? client).get<ListMapPolesResponses, ListMapPolesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/poles',
+    ...options
+});
+
+/**
  * List a tenant's teams
  *
  * The field teams of a tenant, by name. Same as `lumen team list --tenant ID`.
@@ -133,11 +214,17 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
 /**
  * List a tenant's alerts (the triage inbox)
  *
- * A tenant's alerts, oldest first (by `alertNumber`), one page at a time. Filter by
+ * A tenant's alerts, one page at a time: the triage inbox in one call (each alert with
+ * its description, its partner's code and raw `partnerReasonCode`, its photos' results,
+ * `ageMinutes`, `slaDueAt`, `overdue` and `geolocated`). Oldest first (by `alertNumber`)
+ * unless `sort` says otherwise. Filter by
  * `status` (`Pending` is the triage inbox), by `notGeolocated=true` (alerts without
  * coordinates, waiting for the geocoding retries or for an operator's `set-location`)
- * and by `serviceOrderId` (the alerts linked to one order). Same as
- * `lumen alert list --tenant ID [--status S] [--not-geolocated] [--order ID]`.
+ * by `serviceOrderId` (the alerts linked to one order), by `partner` (code), `reason`
+ * (internal code), `overdue=true` (Pending or Linked past the SLA deadline) and `text`
+ * (case-insensitive substring of the protocol number, description or address). Same as
+ * `lumen alert list --tenant ID [--status S] [--not-geolocated] [--order ID] [--partner P]
+ * [--reason R] [--overdue] [--text T] [--sort S]`.
  *
  */
 export const listAlerts = <ThrowOnError extends boolean = false>(options: Options<ListAlertsData, ThrowOnError>) => (options.client ?? client).get<ListAlertsResponses, ListAlertsErrors, ThrowOnError>({
@@ -164,6 +251,123 @@ export const getAlert = <ThrowOnError extends boolean = false>(options: Options<
             type: 'apiKey'
         }],
     url: '/api/admin/alerts/{alertId}',
+    ...options
+});
+
+/**
+ * An alert's timeline
+ *
+ * Status changes, audit entries, events to the partner and their webhook deliveries of
+ * one alert, merged oldest first. Any role on the alert's tenant may read it. Same as
+ * `lumen alert timeline 42`.
+ *
+ */
+export const getAlertTimeline = <ThrowOnError extends boolean = false>(options: Options<GetAlertTimelineData, ThrowOnError>) => (options.client ?? client).get<GetAlertTimelineResponses, GetAlertTimelineErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/alerts/{alertId}/timeline',
+    ...options
+});
+
+/**
+ * Open orders an alert may duplicate
+ *
+ * Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) of the alert's tenant on the alert's
+ * pole or within 50 m of its coordinates, the alert's own order left out. Link the alert
+ * to one with `POST /api/admin/alerts/{alertId}/link` (`serviceOrderId` may be the
+ * order's number). Any role on the tenant may read it. Same as `lumen alert duplicates 42`.
+ *
+ */
+export const getAlertDuplicates = <ThrowOnError extends boolean = false>(options: Options<GetAlertDuplicatesData, ThrowOnError>) => (options.client ?? client).get<GetAlertDuplicatesResponses, GetAlertDuplicatesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/alerts/{alertId}/duplicates',
+    ...options
+});
+
+/**
+ * An alert's photo, as stored
+ *
+ * The stored copy of one of the alert's attachments, with its content type
+ * (`image/jpeg`, `image/png` or `image/webp`), `Cache-Control: private, max-age=86400`
+ * and an `ETag` (the content's SHA-256): the bytes of a stored attachment never change.
+ * An attachment that was never stored (its download or content check failed) is 404.
+ *
+ * `variant=thumbnail` is for the inbox's small pictures. This build has no image library,
+ * so a thumbnail is the original image itself (same bytes, same headers); the console
+ * scales it down. Any role on the alert's tenant may read it. Same as
+ * `lumen attachment get 42 ATTACHMENT_ID --out FILE`.
+ *
+ */
+export const getAlertAttachment = <ThrowOnError extends boolean = false>(options: Options<GetAlertAttachmentData, ThrowOnError>) => (options.client ?? client).get<GetAlertAttachmentResponses, GetAlertAttachmentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/alerts/{alertId}/attachments/{attachmentId}',
+    ...options
+});
+
+/**
+ * A tenant's failed attachment URLs
+ *
+ * Attachment URLs that could not be downloaded, newest first, for an operator to retry
+ * or dismiss; dismissed ones only with `includeDismissed=true`. Any role on the tenant
+ * may read them. Same as `lumen attachment failures --tenant ID`.
+ *
+ */
+export const listAttachmentFailures = <ThrowOnError extends boolean = false>(options: Options<ListAttachmentFailuresData, ThrowOnError>) => (options.client ?? client).get<ListAttachmentFailuresResponses, ListAttachmentFailuresErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/attachment-failures',
+    ...options
+});
+
+/**
+ * Download a failed attachment URL again
+ *
+ * Tries the URL again now (up to three attempts). When it works, the image is stored,
+ * the alert's attachment becomes a success and the failure is removed (`resolved: true`,
+ * `failure: null`); otherwise the failure keeps the new cause and its attempts add up.
+ * Audited on the alert (`attachment.retry`). Needs triager. Same as
+ * `lumen attachment retry FAILURE_ID`.
+ *
+ */
+export const retryAttachmentFailure = <ThrowOnError extends boolean = false>(options: Options<RetryAttachmentFailureData, ThrowOnError>) => (options.client ?? client).post<RetryAttachmentFailureResponses, RetryAttachmentFailureErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/attachment-failures/{failureId}/retry',
+    ...options
+});
+
+/**
+ * Dismiss a failed attachment URL
+ *
+ * Marks the failure as looked at: it leaves the attention count and the default list
+ * (and stays for the record). Dismissing it again changes nothing. Audited on the alert
+ * (`attachment.dismiss`). Needs triager. Same as `lumen attachment dismiss FAILURE_ID`.
+ *
+ */
+export const dismissAttachmentFailure = <ThrowOnError extends boolean = false>(options: Options<DismissAttachmentFailureData, ThrowOnError>) => (options.client ?? client).post<DismissAttachmentFailureResponses, DismissAttachmentFailureErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/attachment-failures/{failureId}/dismiss',
     ...options
 });
 
@@ -309,6 +513,30 @@ export const setAlertLocation = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
+ * List service orders (filters, sort, keyset pages)
+ *
+ * The orders of every tenant the caller can see (or of `tenantId`), filtered by
+ * status, team, overdue, reason, partner and text, sorted, one keyset page at a time.
+ * `total` counts every match. Same as
+ * `lumen order list [--tenant ID] [--status S,...] [--team T] [--overdue] [--reason CODE]
+ * [--partner CODE] [--text T] [--sort opened|sla|priority]`.
+ *
+ * Sorts: `opened` (newest first, the default), `sla` (earliest deadline first),
+ * `priority` (Critical first, then earliest deadline). Ties break on id. A bad
+ * `cursor` is 400 `invalid-cursor`.
+ *
+ */
+export const listServiceOrders = <ThrowOnError extends boolean = false>(options?: Options<ListServiceOrdersData, ThrowOnError>) => (options?.client ?? client).get<ListServiceOrdersResponses, ListServiceOrdersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders',
+    ...options
+});
+
+/**
  * Show one service order
  *
  * The order in the shape partners read (interface 2.3). Its alerts:
@@ -323,6 +551,50 @@ export const getServiceOrder = <ThrowOnError extends boolean = false>(options: O
         }],
     url: '/api/admin/service-orders/{serviceOrderId}',
     ...options
+});
+
+/**
+ * A service order's timeline
+ *
+ * Status changes and audit entries of one order, and the events about it sent to the
+ * partners of its alerts with their webhook deliveries, merged oldest first. Any role on
+ * the order's tenant may read it. Same as `lumen order timeline OS-2026-00042`.
+ *
+ */
+export const getServiceOrderTimeline = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderTimelineData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderTimelineResponses, GetServiceOrderTimelineErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/timeline',
+    ...options
+});
+
+/**
+ * Set the pole of a service order
+ *
+ * The operator's pick of the order's pole, by id or code (`null` clears it), on an open
+ * order. Without a pick, an order takes the nearest active pole within
+ * `LUMEN_POLE_MATCH_METERS` of its alert's coordinates when it is made (intake in
+ * automatic mode, `create-order`) or when it first gets coordinates (`set-location`).
+ * No event (partners read the new `poleId` with the order); audited
+ * (`service-order.set-pole`). Needs triager. A pole that is not the tenant's is 422; a
+ * closed order is 409. Same as `lumen order set-pole OS-2026-00042 --pole P-000123`.
+ *
+ */
+export const setServiceOrderPole = <ThrowOnError extends boolean = false>(options: Options<SetServiceOrderPoleData, ThrowOnError>) => (options.client ?? client).post<SetServiceOrderPoleResponses, SetServiceOrderPoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/set-pole',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -611,7 +883,7 @@ export const pollPartnerNow = <ThrowOnError extends boolean = false>(options: Op
  * `IntakeRequest` schema is kept here with every reason, and the rest of its batch is
  * stored as usual: a bad item never blocks the partner. Newest first.
  *
- * `status=open` lists the items with no valid resend yet (what to take up with the
+ * `status=open` lists the items with no valid resend yet and not dismissed (what to take up with the
  * partner); `resolved` those a later valid request with the same `protocolNumber`
  * settled. Same as `lumen inbound rejected --partner CODE [--status S]`.
  *
@@ -623,6 +895,127 @@ export const listRejectedInboundItems = <ThrowOnError extends boolean = false>(o
             type: 'apiKey'
         }],
     url: '/api/admin/partners/{code}/rejected-inbound-items',
+    ...options
+});
+
+/**
+ * Dismiss a rejected inbound item
+ *
+ * Marks the item as looked at, nothing to do: it leaves `status=open` and the attention
+ * count, and stays for the record. Dismissing it again changes nothing. Audited on the
+ * partner (`inbound.dismiss`). Needs triager. Same as `lumen inbound dismiss ITEM_ID`.
+ *
+ */
+export const dismissRejectedInboundItem = <ThrowOnError extends boolean = false>(options: Options<DismissRejectedInboundItemData, ThrowOnError>) => (options.client ?? client).post<DismissRejectedInboundItemResponses, DismissRejectedInboundItemErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/rejected-inbound-items/{itemId}/dismiss',
+    ...options
+});
+
+/**
+ * Submit a rejected inbound item to intake again
+ *
+ * The stored item goes through intake again, exactly as a poll submits it (for a
+ * refusal whose cause was fixed meanwhile, such as a partner's scopes). Accepted
+ * (`accepted: true`): it, and every other open refusal with its `protocolNumber`, gets
+ * `resolvedAt`. Refused again: it keeps the new `problemCode` and `reasons`. Audited on
+ * the partner (`inbound.retry`). Needs triager. Same as `lumen inbound retry ITEM_ID`.
+ *
+ */
+export const retryRejectedInboundItem = <ThrowOnError extends boolean = false>(options: Options<RetryRejectedInboundItemData, ThrowOnError>) => (options.client ?? client).post<RetryRejectedInboundItemResponses, RetryRejectedInboundItemErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/rejected-inbound-items/{itemId}/retry',
+    ...options
+});
+
+/**
+ * A partner's reason codes: mapped, and seen but unmapped
+ *
+ * Every reason code the partner has a mapping for or has sent, with the internal reason
+ * it maps to (null: unmapped, such alerts land on `EXTERNAL_OTHER`), the number of
+ * alerts that carried it and how many of those still wait as `Pending`. Any role on the
+ * partner's tenant may read it. Same as `lumen reason codes --partner CODE`.
+ *
+ */
+export const listPartnerReasonCodes = <ThrowOnError extends boolean = false>(options: Options<ListPartnerReasonCodesData, ThrowOnError>) => (options.client ?? client).get<ListPartnerReasonCodesResponses, ListPartnerReasonCodesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/reason-codes',
+    ...options
+});
+
+/**
+ * Remove the mapping of a partner's reason code
+ *
+ * The code falls back to `EXTERNAL_OTHER` for requests received from then on (city-admin).
+ * Audited (`reason.unmap`) when there was a mapping. Same as
+ * `lumen reason unmap --partner CODE --from PARTNER_CODE`.
+ *
+ */
+export const unmapPartnerReasonCode = <ThrowOnError extends boolean = false>(options: Options<UnmapPartnerReasonCodeData, ThrowOnError>) => (options.client ?? client).delete<UnmapPartnerReasonCodeResponses, UnmapPartnerReasonCodeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}',
+    ...options
+});
+
+/**
+ * Map a partner's reason code to an internal reason
+ *
+ * Creates or replaces the mapping of one partner code (city-admin). It applies to
+ * requests received from then on; alerts already waiting keep their reason until the
+ * mapping is applied to them (`POST .../apply`). Audited (`reason.map`, the mapping
+ * before and after). An internal reason that does not exist in the partner's tenant is
+ * 422. Same as `lumen reason map --partner CODE --from PARTNER_CODE --to REASON`.
+ *
+ */
+export const mapPartnerReasonCode = <ThrowOnError extends boolean = false>(options: Options<MapPartnerReasonCodeData, ThrowOnError>) => (options.client ?? client).put<MapPartnerReasonCodeResponses, MapPartnerReasonCodeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Reclassify the Pending alerts that carry a mapped partner code
+ *
+ * Every `Pending` alert of the partner whose partner reason code is this one and whose
+ * internal reason differs from the mapping's is reclassified to it: reason, priority and
+ * SLA deadline (counted from the alert's arrival) follow, as with `reclassify`. Linked
+ * alerts are left alone. One transaction; an audit entry per alert (`alert.reclassify`,
+ * noting the mapping) and one for the action (`reason.apply-mapping`). No event (the
+ * statuses do not change). Needs triager. A code without a mapping is 404. Same as
+ * `lumen reason apply --partner CODE --from PARTNER_CODE`.
+ *
+ */
+export const applyPartnerReasonMapping = <ThrowOnError extends boolean = false>(options: Options<ApplyPartnerReasonMappingData, ThrowOnError>) => (options.client ?? client).post<ApplyPartnerReasonMappingResponses, ApplyPartnerReasonMappingErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}/apply',
     ...options
 });
 
@@ -693,6 +1086,28 @@ export const redeliverWebhooksSince = <ThrowOnError extends boolean = false>(opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Redeliver every dead delivery of a partner
+ *
+ * Queues a new delivery for every event of the partner whose last delivery is dead
+ * (every attempt failed), oldest first, each recording the dead delivery it replaces
+ * (`redeliveryOf`). Events delivered since, or still on their way, are left alone
+ * (unlike `redeliver` with `since`, which also re-sends delivered events). The new
+ * deliveries keep the per-order ordering and carry the same `eventId`s. Needs triager.
+ * Audited (`webhook.redeliver-dead`). A partner that cannot receive webhooks (disabled,
+ * polling, no URL or secret) is 409. Same as `lumen webhook redeliver --partner CODE --dead`.
+ *
+ */
+export const redeliverDeadWebhooks = <ThrowOnError extends boolean = false>(options: Options<RedeliverDeadWebhooksData, ThrowOnError>) => (options.client ?? client).post<RedeliverDeadWebhooksResponses, RedeliverDeadWebhooksErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/partners/{code}/webhook-deliveries/redeliver-dead',
+    ...options
 });
 
 /**

@@ -126,6 +126,109 @@ export type Problem = {
 };
 
 /**
+ * TenantAttention
+ *
+ * What waits for an operator in one tenant (the console's badges). Every count is of
+ * this tenant only.
+ *
+ */
+export type TenantAttention = {
+    tenantId: string;
+    /**
+     * Alerts waiting for triage (`Pending`).
+     */
+    pendingAlerts: number;
+    /**
+     * Of those, the ones past their SLA deadline.
+     */
+    overduePendingAlerts: number;
+    /**
+     * Pending or Linked alerts without coordinates.
+     */
+    notGeolocatedAlerts: number;
+    /**
+     * Open orders (`OPEN`, `ASSIGNED`, `IN_PROGRESS`) past their SLA deadline.
+     */
+    overdueServiceOrders: number;
+    /**
+     * Webhook deliveries of the tenant's partners that gave up and were not redelivered since.
+     */
+    deadDeliveries: number;
+    /**
+     * Items read from partners' polling endpoints that could not be accepted, not replaced by a valid one and not dismissed.
+     */
+    rejectedInboundItems: number;
+    /**
+     * Attachment URLs that could not be downloaded, not dismissed.
+     */
+    failedAttachmentUrls: number;
+};
+
+/**
+ * Priority
+ *
+ * Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).
+ */
+export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
+
+/**
+ * Reason
+ *
+ * An internal reason of a tenant; its priority and SLA apply to the alerts and orders classified with it.
+ */
+export type Reason = {
+    tenantId: string;
+    code: string;
+    namePt: string;
+    nameEn: string;
+    priority: Priority;
+    slaHours: number;
+    createdAt: string;
+    updatedAt: string;
+};
+
+/**
+ * MapPole
+ *
+ * An active pole of a tenant for the operators' map, with the state of its telegestor.
+ */
+export type MapPole = {
+    id: string;
+    code: string;
+    address: string;
+    neighborhood: string;
+    latitude: number;
+    longitude: number;
+    /**
+     * Metres from the point asked for (`near`); null for a box.
+     */
+    distanceMeters: number | null;
+    /**
+     * `online` or `off` as the pole's telegestor last reported; `unknown` when it never reported or the pole has none.
+     */
+    telegestorState: 'online' | 'off' | 'unknown';
+    /**
+     * The pole's telegestor (remote-management device), null when it has none.
+     */
+    telegestor: {
+        identifier: string;
+        online: boolean | null;
+        relayOn: boolean | null;
+        lastCommunicationAt: string | null;
+    } | null;
+};
+
+/**
+ * MapPoles
+ *
+ * Poles for the map; `truncated` is true when the box holds more than `limit` (zoom in).
+ */
+export type MapPoles = {
+    items: Array<MapPole>;
+    truncated: boolean;
+};
+
+/**
  * AdminTeam
  *
  * A field team of a tenant.
@@ -164,13 +267,6 @@ export type AdminTeam = {
  *
  */
 export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled' | string;
-
-/**
- * Priority
- *
- * Priority of a service order, decided by the internal reason (the default reason `EXTERNAL_OTHER` is `Medium`).
- */
-export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
 
 /**
  * ServiceOrderNumber
@@ -297,6 +393,28 @@ export type Alert = {
     cancelReason: string | null;
     createdAt: string;
     updatedAt: string;
+    /**
+     * In lists only (the inbox). Minutes since the alert arrived.
+     */
+    ageMinutes?: number;
+    /**
+     * In lists only. Pending or Linked and past `slaDueAt`.
+     */
+    overdue?: boolean;
+    /**
+     * In lists only. The request's attachments in their order: `success` with the id to
+     * fetch the stored image (`GET /api/admin/alerts/{alertId}/attachments/{id}`), or the
+     * error code of a download or check that failed.
+     *
+     */
+    photos?: Array<{
+        id: string;
+        filename: string | null;
+        contentType: string;
+        success: boolean;
+        error: string | null;
+        sizeBytes: number | null;
+    }>;
 };
 
 /**
@@ -315,6 +433,102 @@ export type AlertPage = {
      * Number of alerts matching the filters.
      */
     total: number;
+};
+
+/**
+ * TimelineEntry
+ *
+ * One moment in an alert's or an order's story. `kind`:
+ * `status` (a status change: `data.from`, `data.to`), `audit` (an audited action:
+ * `title` is the action, `data.before` and `data.after` the state around it), `event`
+ * (an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or
+ * `delivery` (a webhook delivery of such an event, at its end or, while it is still
+ * going, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).
+ *
+ */
+export type TimelineEntry = {
+    at: string;
+    kind: 'status' | 'audit' | 'event' | 'delivery';
+    /**
+     * Who did it (`admin-token:<name>`, `cli:<user>`, `intake`, ...); null for what Lumen did on its own.
+     */
+    actor: string | null;
+    title: string;
+    note: string | null;
+    /**
+     * Details of the entry, by kind (see above).
+     */
+    data: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Timeline
+ *
+ * An alert's or a service order's story, oldest first (at most 500 entries of each kind).
+ */
+export type Timeline = {
+    items: Array<TimelineEntry>;
+};
+
+/**
+ * DuplicateSuggestions
+ *
+ * Open orders an alert may be a duplicate of: on the alert's pole (the nearest within
+ * `LUMEN_POLE_MATCH_METERS` of its coordinates) or within 50 m of them; those on the
+ * pole first, then by distance, at most 20. An alert without coordinates has none.
+ *
+ */
+export type DuplicateSuggestions = {
+    alertId: string;
+    /**
+     * The pole the alert was matched to; null when none is near enough.
+     */
+    poleId: string | null;
+    items: Array<{
+        serviceOrder: {
+            id: string;
+            number: ServiceOrderNumber;
+            status: ServiceOrderStatus;
+            address: string;
+            poleId: string | null;
+        };
+        samePole: boolean;
+        /**
+         * Metres between the alert and the order; null when the order has no coordinates.
+         */
+        distanceMeters: number | null;
+    }>;
+};
+
+/**
+ * AttachmentFailure
+ *
+ * An attachment URL that could not be downloaded (after its three attempts), kept for an operator.
+ */
+export type AttachmentFailure = {
+    id: string;
+    createdAt: string;
+    partner: string;
+    protocolNumber: string;
+    alertId: string;
+    alertNumber: number;
+    attachmentId: string;
+    url: string;
+    filename: string | null;
+    contentType: string;
+    /**
+     * The attachment error code (as in the intake response's attachment results).
+     */
+    errorCode: string;
+    /**
+     * The last technical cause (HTTP status, timeout, refused address, ...).
+     */
+    detail: string;
+    attempts: number;
+    dismissedAt: string | null;
+    dismissedBy: string | null;
 };
 
 /**
@@ -370,6 +584,46 @@ export type ServiceOrder = {
      * When the order was completed or cancelled; null while it is open.
      */
     closedAt: string | null;
+};
+
+/**
+ * AdminServiceOrder
+ *
+ * A service order in the shape partners read (interface 2.3), plus what an operator's
+ * list needs: its tenant, its SLA deadline, whether it is overdue (not closed and past
+ * the deadline), how many alerts are linked to it and from which partners.
+ *
+ */
+export type AdminServiceOrder = ServiceOrder & {
+    tenantId: string;
+    slaDueAt: string;
+    overdue: boolean;
+    alertCount: number;
+    /**
+     * Codes of the partners whose alerts are linked to the order.
+     */
+    partners: Array<string>;
+};
+
+/**
+ * AdminServiceOrderPage
+ *
+ * One keyset page of service orders.
+ */
+export type AdminServiceOrderPage = {
+    items: Array<AdminServiceOrder>;
+    /**
+     * Effective page size.
+     */
+    limit: number;
+    /**
+     * Number of orders matching the filters (every page, not just this one).
+     */
+    total: number;
+    /**
+     * Send as `cursor` for the next page; null on the last page.
+     */
+    nextCursor: string | null;
 };
 
 /**
@@ -727,7 +981,9 @@ export type RejectionReason = {
  * The same item read again (the partner sends it again, or a batch is re-read after a
  * failure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner
  * later sends a valid request with the same `protocolNumber`, it is accepted as usual
- * and this entry gets `resolvedAt`.
+ * and this entry gets `resolvedAt`. An operator may also retry it (the stored item
+ * through intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:
+ * looked at, nothing to do; it no longer counts as open).
  *
  */
 export type RejectedInboundItem = {
@@ -763,6 +1019,14 @@ export type RejectedInboundItem = {
      * When a valid request with the same `protocolNumber` was accepted; null while the item is open.
      */
     resolvedAt: string | null;
+    /**
+     * When an operator dismissed it; null otherwise.
+     */
+    dismissedAt: string | null;
+    /**
+     * Who dismissed it.
+     */
+    dismissedBy: string | null;
 };
 
 /**
@@ -786,6 +1050,68 @@ export type RejectedInboundPage = {
      * Number of items matching the filter.
      */
     total: number;
+};
+
+/**
+ * PartnerReasonCodes
+ *
+ * Every reason code a partner has a mapping for or has sent in an alert: mapped codes
+ * first, then the unmapped ones (which land on `EXTERNAL_OTHER`) by number of alerts.
+ *
+ */
+export type PartnerReasonCodes = {
+    partner: string;
+    tenantId: string;
+    items: Array<{
+        partnerCode: string;
+        /**
+         * The internal reason it maps to; null when unmapped.
+         */
+        reasonCode: string | null;
+        /**
+         * Alerts of this partner that carried the code.
+         */
+        alerts: number;
+        /**
+         * Of those, the ones waiting as Pending (what `apply` would reclassify).
+         */
+        pendingAlerts: number;
+        /**
+         * When an alert last carried it; null for a mapping never used.
+         */
+        lastSeenAt: string | null;
+    }>;
+};
+
+/**
+ * ReasonMapping
+ *
+ * A partner's reason code and the internal reason of the partner's tenant it maps to.
+ */
+export type ReasonMapping = {
+    /**
+     * The partner's code.
+     */
+    partner: string;
+    /**
+     * The reason code as the partner sends it in `reasonCode`.
+     */
+    partnerCode: string;
+    tenantId: string;
+    reasonCode: string;
+};
+
+/**
+ * ApplyMappingResult
+ *
+ * The Pending alerts reclassified by applying a mapping.
+ */
+export type ApplyMappingResult = {
+    partner: string;
+    partnerCode: string;
+    reasonCode: string;
+    reclassified: number;
+    alertNumbers: Array<number>;
 };
 
 /**
@@ -1106,12 +1432,59 @@ export type AdminPage = number;
 export type AdminPageSize = number;
 
 /**
- * Id of the alert.
+ * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+ * unique only within a tenant: when it exists in more than one tenant the caller can
+ * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+ * cannot see is 404, as one that does not exist.
+ *
  */
 export type AlertIdPath = string;
 
 /**
- * Id of the service order.
+ * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+ * request is looked up. Needed only when the caller sees several tenants and the number
+ * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+ *
+ */
+export type TenantHintQuery = string;
+
+/**
+ * Id of the attachment (`photos[].id` of the alert in the admin API).
+ */
+export type AttachmentIdPath = string;
+
+/**
+ * Items per page, default 50, at most 500 (larger values are cut down to 500).
+ */
+export type AdminLimit = number;
+
+/**
+ * Id of the failed attachment URL.
+ */
+export type AttachmentFailureIdPath = string;
+
+/**
+ * Only this tenant's items. Without it, the items of every tenant the caller can see.
+ * A tenant the caller cannot see (or that does not exist) gives an empty list.
+ *
+ */
+export type TenantFilterQuery = string;
+
+/**
+ * Opaque keyset cursor from `nextCursor` of the previous page. The next page continues
+ * strictly after the last item received, whatever is written meanwhile. It is tied to
+ * the filters and sort it came with: with other filters, or altered, it is 400
+ * `invalid-cursor`.
+ *
+ */
+export type AdminCursor = string;
+
+/**
+ * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+ * the sequence do not matter). A number is unique only within a tenant: when it exists
+ * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+ * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+ *
  */
 export type ServiceOrderIdPath = string;
 
@@ -1119,6 +1492,16 @@ export type ServiceOrderIdPath = string;
  * Code of the external system (partner).
  */
 export type PartnerCodePath = string;
+
+/**
+ * Id of the rejected inbound item.
+ */
+export type RejectedItemIdPath = string;
+
+/**
+ * A reason code as the partner sends it (URL-encoded).
+ */
+export type PartnerReasonCodePath = string;
 
 /**
  * Id of a webhook delivery.
@@ -1495,6 +1878,365 @@ export type SetTenantIntakePolicyResponses = {
 
 export type SetTenantIntakePolicyResponse = SetTenantIntakePolicyResponses[keyof SetTenantIntakePolicyResponses];
 
+export type GetTenantAttentionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/attention';
+};
+
+export type GetTenantAttentionErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetTenantAttentionError = GetTenantAttentionErrors[keyof GetTenantAttentionErrors];
+
+export type GetTenantAttentionResponses = {
+    /**
+     * The counts.
+     */
+    200: TenantAttention;
+};
+
+export type GetTenantAttentionResponse = GetTenantAttentionResponses[keyof GetTenantAttentionResponses];
+
+export type ListReasonsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/reasons';
+};
+
+export type ListReasonsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListReasonsError = ListReasonsErrors[keyof ListReasonsErrors];
+
+export type ListReasonsResponses = {
+    /**
+     * The reasons.
+     */
+    200: {
+        items: Array<Reason>;
+    };
+};
+
+export type ListReasonsResponse = ListReasonsResponses[keyof ListReasonsResponses];
+
+export type CreateReasonData = {
+    body: {
+        code: string;
+        namePt: string;
+        nameEn: string;
+        priority: Priority;
+        slaHours: number;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/reasons';
+};
+
+export type CreateReasonErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateReasonError = CreateReasonErrors[keyof CreateReasonErrors];
+
+export type CreateReasonResponses = {
+    /**
+     * The new reason.
+     */
+    201: Reason;
+};
+
+export type CreateReasonResponse = CreateReasonResponses[keyof CreateReasonResponses];
+
+export type ListMapPolesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * `latitude,longitude` in degrees (WGS-84).
+         */
+        near?: string;
+        /**
+         * With `near`, metres around the point (default 100, larger values are cut down to 2000).
+         */
+        radius?: number;
+        /**
+         * `south,west,north,east` in degrees.
+         */
+        bbox?: string;
+        /**
+         * With `bbox`, at most this many poles (default 500; larger values are cut down to 5000). With `near`, at most this many of the nearest.
+         */
+        limit?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/poles';
+};
+
+export type ListMapPolesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListMapPolesError = ListMapPolesErrors[keyof ListMapPolesErrors];
+
+export type ListMapPolesResponses = {
+    /**
+     * The poles.
+     */
+    200: MapPoles;
+};
+
+export type ListMapPolesResponse = ListMapPolesResponses[keyof ListMapPolesResponses];
+
 export type ListTeamsData = {
     body?: never;
     headers?: {
@@ -1637,7 +2379,9 @@ export type CreateTeamErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1717,6 +2461,26 @@ export type ListAlertsData = {
          */
         serviceOrderId?: string;
         /**
+         * Only alerts of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Only alerts of this internal reason.
+         */
+        reason?: string;
+        /**
+         * true lists only Pending or Linked alerts past their SLA deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Case-insensitive substring of the protocol number, description or address.
+         */
+        text?: string;
+        /**
+         * `number` (oldest first, the default), `age` (longest waiting first), `priority` (Critical first, then earliest deadline) or `newest`.
+         */
+        sort?: 'number' | 'age' | 'priority' | 'newest';
+        /**
          * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
          */
         page?: number;
@@ -1795,15 +2559,497 @@ export type GetAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}';
 };
 
 export type GetAlertErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertError = GetAlertErrors[keyof GetAlertErrors];
+
+export type GetAlertResponses = {
+    /**
+     * The alert.
+     */
+    200: Alert;
+};
+
+export type GetAlertResponse = GetAlertResponses[keyof GetAlertResponses];
+
+export type GetAlertTimelineData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/alerts/{alertId}/timeline';
+};
+
+export type GetAlertTimelineErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertTimelineError = GetAlertTimelineErrors[keyof GetAlertTimelineErrors];
+
+export type GetAlertTimelineResponses = {
+    /**
+     * The timeline.
+     */
+    200: Timeline;
+};
+
+export type GetAlertTimelineResponse = GetAlertTimelineResponses[keyof GetAlertTimelineResponses];
+
+export type GetAlertDuplicatesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/alerts/{alertId}/duplicates';
+};
+
+export type GetAlertDuplicatesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertDuplicatesError = GetAlertDuplicatesErrors[keyof GetAlertDuplicatesErrors];
+
+export type GetAlertDuplicatesResponses = {
+    /**
+     * The suggestions.
+     */
+    200: DuplicateSuggestions;
+};
+
+export type GetAlertDuplicatesResponse = GetAlertDuplicatesResponses[keyof GetAlertDuplicatesResponses];
+
+export type GetAlertAttachmentData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+        /**
+         * Id of the attachment (`photos[].id` of the alert in the admin API).
+         */
+        attachmentId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+        /**
+         * `original` (default) or `thumbnail` (today the original too: see above).
+         */
+        variant?: 'original' | 'thumbnail';
+    };
+    url: '/api/admin/alerts/{alertId}/attachments/{attachmentId}';
+};
+
+export type GetAlertAttachmentErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertAttachmentError = GetAlertAttachmentErrors[keyof GetAlertAttachmentErrors];
+
+export type GetAlertAttachmentResponses = {
+    /**
+     * The image.
+     */
+    200: string;
+};
+
+export type GetAlertAttachmentResponse = GetAlertAttachmentResponses[keyof GetAlertAttachmentResponses];
+
+export type ListAttachmentFailuresData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        includeDismissed?: boolean;
+        /**
+         * Items per page, default 50, at most 500 (larger values are cut down to 500).
+         */
+        limit?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/attachment-failures';
+};
+
+export type ListAttachmentFailuresErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListAttachmentFailuresError = ListAttachmentFailuresErrors[keyof ListAttachmentFailuresErrors];
+
+export type ListAttachmentFailuresResponses = {
+    /**
+     * The failures.
+     */
+    200: {
+        items: Array<AttachmentFailure>;
+    };
+};
+
+export type ListAttachmentFailuresResponse = ListAttachmentFailuresResponses[keyof ListAttachmentFailuresResponses];
+
+export type RetryAttachmentFailureData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the failed attachment URL.
+         */
+        failureId: string;
+    };
+    query?: never;
+    url: '/api/admin/attachment-failures/{failureId}/retry';
+};
+
+export type RetryAttachmentFailureErrors = {
     /**
      * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
      * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
@@ -1852,23 +3098,112 @@ export type GetAlertErrors = {
     500: Problem;
 };
 
-export type GetAlertError = GetAlertErrors[keyof GetAlertErrors];
+export type RetryAttachmentFailureError = RetryAttachmentFailureErrors[keyof RetryAttachmentFailureErrors];
 
-export type GetAlertResponses = {
+export type RetryAttachmentFailureResponses = {
     /**
-     * The alert.
+     * What the retry found.
      */
-    200: Alert;
+    200: {
+        resolved: boolean;
+        failure: null | AttachmentFailure;
+    };
 };
 
-export type GetAlertResponse = GetAlertResponses[keyof GetAlertResponses];
+export type RetryAttachmentFailureResponse = RetryAttachmentFailureResponses[keyof RetryAttachmentFailureResponses];
+
+export type DismissAttachmentFailureData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the failed attachment URL.
+         */
+        failureId: string;
+    };
+    query?: never;
+    url: '/api/admin/attachment-failures/{failureId}/dismiss';
+};
+
+export type DismissAttachmentFailureErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type DismissAttachmentFailureError = DismissAttachmentFailureErrors[keyof DismissAttachmentFailureErrors];
+
+export type DismissAttachmentFailureResponses = {
+    /**
+     * The dismissed failure.
+     */
+    200: AttachmentFailure;
+};
+
+export type DismissAttachmentFailureResponse = DismissAttachmentFailureResponses[keyof DismissAttachmentFailureResponses];
 
 export type CreateOrderFromAlertData = {
     body: {
         /**
-         * Assign the new order to this team of the alert's tenant at once.
+         * Assign the new order to this team of the alert's tenant at once: its id or its name.
          */
         teamId?: string;
+        /**
+         * The order's pole (id or code, of the alert's tenant). Without it, the nearest active pole within `LUMEN_POLE_MATCH_METERS` of the alert, if any.
+         */
+        poleId?: string;
         /**
          * Reclassify the alert with this internal reason before creating the order.
          */
@@ -1886,11 +3221,23 @@ export type CreateOrderFromAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/create-order';
 };
 
@@ -1939,7 +3286,9 @@ export type CreateOrderFromAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -1990,6 +3339,9 @@ export type CreateOrderFromAlertResponse = CreateOrderFromAlertResponses[keyof C
 
 export type LinkAlertData = {
     body: {
+        /**
+         * The order's id or number (`OS-2026-00042`), looked up in the alert's tenant.
+         */
         serviceOrderId: string;
     };
     headers?: {
@@ -2004,11 +3356,23 @@ export type LinkAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/link';
 };
 
@@ -2057,7 +3421,9 @@ export type LinkAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2125,11 +3491,23 @@ export type DiscardAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/discard';
 };
 
@@ -2178,7 +3556,9 @@ export type DiscardAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2243,11 +3623,23 @@ export type ReclassifyAlertData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/reclassify';
 };
 
@@ -2296,7 +3688,9 @@ export type ReclassifyAlertErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2362,11 +3756,23 @@ export type SetAlertLocationData = {
     };
     path: {
         /**
-         * Id of the alert.
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
          */
         alertId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/alerts/{alertId}/set-location';
 };
 
@@ -2415,7 +3821,9 @@ export type SetAlertLocationErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2464,6 +3872,129 @@ export type SetAlertLocationResponses = {
 
 export type SetAlertLocationResponse = SetAlertLocationResponses[keyof SetAlertLocationResponses];
 
+export type ListServiceOrdersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only this tenant's items. Without it, the items of every tenant the caller can see.
+         * A tenant the caller cannot see (or that does not exist) gives an empty list.
+         *
+         */
+        tenantId?: string;
+        /**
+         * One status or several, comma-separated (`OPEN,ASSIGNED,IN_PROGRESS` = every open order).
+         */
+        status?: string;
+        /**
+         * Only orders assigned to this team (its id or its name; one that names no team the caller sees is 404).
+         */
+        team?: string;
+        /**
+         * true lists only open orders past their SLA deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Only orders of this internal reason (`type`).
+         */
+        reason?: string;
+        /**
+         * Only orders with an alert of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Case-insensitive substring of the number, address or neighborhood.
+         */
+        text?: string;
+        sort?: 'opened' | 'sla' | 'priority';
+        /**
+         * Opaque keyset cursor from `nextCursor` of the previous page. The next page continues
+         * strictly after the last item received, whatever is written meanwhile. It is tied to
+         * the filters and sort it came with: with other filters, or altered, it is 400
+         * `invalid-cursor`.
+         *
+         */
+        cursor?: string;
+        /**
+         * Items per page, default 50, at most 500 (larger values are cut down to 500).
+         */
+        limit?: number;
+    };
+    url: '/api/admin/service-orders';
+};
+
+export type ListServiceOrdersErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListServiceOrdersError = ListServiceOrdersErrors[keyof ListServiceOrdersErrors];
+
+export type ListServiceOrdersResponses = {
+    /**
+     * One page of orders.
+     */
+    200: AdminServiceOrderPage;
+};
+
+export type ListServiceOrdersResponse = ListServiceOrdersResponses[keyof ListServiceOrdersResponses];
+
 export type GetServiceOrderData = {
     body?: never;
     headers?: {
@@ -2478,11 +4009,23 @@ export type GetServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}';
 };
 
@@ -2521,6 +4064,18 @@ export type GetServiceOrderErrors = {
      */
     404: Problem;
     /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
      * `rate-limited`: too many requests from this address failed to authenticate (an
      * unknown, revoked or expired token) within a minute; nothing is looked up for it until
      * the minute is over. Wait `Retry-After` seconds.
@@ -2546,8 +4101,242 @@ export type GetServiceOrderResponses = {
 
 export type GetServiceOrderResponse = GetServiceOrderResponses[keyof GetServiceOrderResponses];
 
+export type GetServiceOrderTimelineData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/timeline';
+};
+
+export type GetServiceOrderTimelineErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetServiceOrderTimelineError = GetServiceOrderTimelineErrors[keyof GetServiceOrderTimelineErrors];
+
+export type GetServiceOrderTimelineResponses = {
+    /**
+     * The timeline.
+     */
+    200: Timeline;
+};
+
+export type GetServiceOrderTimelineResponse = GetServiceOrderTimelineResponses[keyof GetServiceOrderTimelineResponses];
+
+export type SetServiceOrderPoleData = {
+    body: {
+        /**
+         * The pole's id or code; null clears the order's pole.
+         */
+        poleId: string | null;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/set-pole';
+};
+
+export type SetServiceOrderPoleErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SetServiceOrderPoleError = SetServiceOrderPoleErrors[keyof SetServiceOrderPoleErrors];
+
+export type SetServiceOrderPoleResponses = {
+    /**
+     * The order.
+     */
+    200: ServiceOrder;
+};
+
+export type SetServiceOrderPoleResponse = SetServiceOrderPoleResponses[keyof SetServiceOrderPoleResponses];
+
 export type AssignServiceOrderData = {
     body: {
+        /**
+         * A team of the order's tenant: its id or its name (case does not matter).
+         */
         teamId: string;
         /**
          * Free text kept in the status history and the audit log.
@@ -2566,11 +4355,23 @@ export type AssignServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/assign';
 };
 
@@ -2619,7 +4420,9 @@ export type AssignServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2687,11 +4490,23 @@ export type StartServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/start';
 };
 
@@ -2740,7 +4555,9 @@ export type StartServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2808,11 +4625,23 @@ export type CompleteServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/complete';
 };
 
@@ -2861,7 +4690,9 @@ export type CompleteServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -2929,11 +4760,23 @@ export type CancelServiceOrderData = {
     };
     path: {
         /**
-         * Id of the service order.
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
          */
         serviceOrderId: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
     url: '/api/admin/service-orders/{serviceOrderId}/cancel';
 };
 
@@ -2982,7 +4825,9 @@ export type CancelServiceOrderErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -3181,7 +5026,9 @@ export type CreatePartnerErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -3873,6 +5720,548 @@ export type ListRejectedInboundItemsResponses = {
 
 export type ListRejectedInboundItemsResponse = ListRejectedInboundItemsResponses[keyof ListRejectedInboundItemsResponses];
 
+export type DismissRejectedInboundItemData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the rejected inbound item.
+         */
+        itemId: string;
+    };
+    query?: never;
+    url: '/api/admin/rejected-inbound-items/{itemId}/dismiss';
+};
+
+export type DismissRejectedInboundItemErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type DismissRejectedInboundItemError = DismissRejectedInboundItemErrors[keyof DismissRejectedInboundItemErrors];
+
+export type DismissRejectedInboundItemResponses = {
+    /**
+     * The item.
+     */
+    200: RejectedInboundItem;
+};
+
+export type DismissRejectedInboundItemResponse = DismissRejectedInboundItemResponses[keyof DismissRejectedInboundItemResponses];
+
+export type RetryRejectedInboundItemData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the rejected inbound item.
+         */
+        itemId: string;
+    };
+    query?: never;
+    url: '/api/admin/rejected-inbound-items/{itemId}/retry';
+};
+
+export type RetryRejectedInboundItemErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RetryRejectedInboundItemError = RetryRejectedInboundItemErrors[keyof RetryRejectedInboundItemErrors];
+
+export type RetryRejectedInboundItemResponses = {
+    /**
+     * What intake said.
+     */
+    200: {
+        accepted: boolean;
+        item: RejectedInboundItem;
+    };
+};
+
+export type RetryRejectedInboundItemResponse = RetryRejectedInboundItemResponses[keyof RetryRejectedInboundItemResponses];
+
+export type ListPartnerReasonCodesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes';
+};
+
+export type ListPartnerReasonCodesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListPartnerReasonCodesError = ListPartnerReasonCodesErrors[keyof ListPartnerReasonCodesErrors];
+
+export type ListPartnerReasonCodesResponses = {
+    /**
+     * The partner's codes.
+     */
+    200: PartnerReasonCodes;
+};
+
+export type ListPartnerReasonCodesResponse = ListPartnerReasonCodesResponses[keyof ListPartnerReasonCodesResponses];
+
+export type UnmapPartnerReasonCodeData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}';
+};
+
+export type UnmapPartnerReasonCodeErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type UnmapPartnerReasonCodeError = UnmapPartnerReasonCodeErrors[keyof UnmapPartnerReasonCodeErrors];
+
+export type UnmapPartnerReasonCodeResponses = {
+    /**
+     * Whether a mapping was removed.
+     */
+    200: {
+        partner: string;
+        partnerCode: string;
+        removed: boolean;
+    };
+};
+
+export type UnmapPartnerReasonCodeResponse = UnmapPartnerReasonCodeResponses[keyof UnmapPartnerReasonCodeResponses];
+
+export type MapPartnerReasonCodeData = {
+    body: {
+        /**
+         * An internal reason of the partner's tenant.
+         */
+        reasonCode: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}';
+};
+
+export type MapPartnerReasonCodeErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type MapPartnerReasonCodeError = MapPartnerReasonCodeErrors[keyof MapPartnerReasonCodeErrors];
+
+export type MapPartnerReasonCodeResponses = {
+    /**
+     * The mapping.
+     */
+    200: ReasonMapping;
+};
+
+export type MapPartnerReasonCodeResponse = MapPartnerReasonCodeResponses[keyof MapPartnerReasonCodeResponses];
+
+export type ApplyPartnerReasonMappingData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+        /**
+         * A reason code as the partner sends it (URL-encoded).
+         */
+        partnerCode: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/reason-codes/{partnerCode}/apply';
+};
+
+export type ApplyPartnerReasonMappingErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ApplyPartnerReasonMappingError = ApplyPartnerReasonMappingErrors[keyof ApplyPartnerReasonMappingErrors];
+
+export type ApplyPartnerReasonMappingResponses = {
+    /**
+     * What was reclassified.
+     */
+    200: ApplyMappingResult;
+};
+
+export type ApplyPartnerReasonMappingResponse = ApplyPartnerReasonMappingResponses[keyof ApplyPartnerReasonMappingResponses];
+
 export type ListAuditEntriesData = {
     body?: never;
     headers?: {
@@ -4135,7 +6524,9 @@ export type RedeliverWebhooksSinceErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -4183,6 +6574,110 @@ export type RedeliverWebhooksSinceResponses = {
 };
 
 export type RedeliverWebhooksSinceResponse = RedeliverWebhooksSinceResponses[keyof RedeliverWebhooksSinceResponses];
+
+export type RedeliverDeadWebhooksData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/webhook-deliveries/redeliver-dead';
+};
+
+export type RedeliverDeadWebhooksErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RedeliverDeadWebhooksError = RedeliverDeadWebhooksErrors[keyof RedeliverDeadWebhooksErrors];
+
+export type RedeliverDeadWebhooksResponses = {
+    /**
+     * The redeliveries were queued.
+     */
+    200: {
+        partnerCode: string;
+        /**
+         * Dead deliveries replaced by a new one.
+         */
+        count: number;
+        /**
+         * The new deliveries, in event order.
+         */
+        deliveryIds: Array<string>;
+    };
+};
+
+export type RedeliverDeadWebhooksResponse = RedeliverDeadWebhooksResponses[keyof RedeliverDeadWebhooksResponses];
 
 export type GetWebhookDeliveryData = {
     body?: never;
@@ -4326,7 +6821,9 @@ export type RedeliverWebhookErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
@@ -4819,7 +7316,9 @@ export type CreateOperatorErrors = {
      * `invalid-transition`: the action is not allowed from the current state (for example
      * completing a completed order, discarding a `Linked` alert, linking to a closed order);
      * `detail` names the action and the current state. `conflict`: the change collides with
-     * existing data (for example a team name or partner code already taken). Nothing was
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
      * changed. When two operators act on the same alert or order at once, exactly one wins
      * and the other gets this response.
      *
