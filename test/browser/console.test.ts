@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStub, type StubServer } from '../intake/support.js';
 import { launch, openPage, screenshots, seriousViolations, signIn } from './support/browser.js';
-import { alertsOf, makeCity, makeOperator, sendRequest, type City } from './support/city.js';
+import { alertsOf, importPoles, makeCity, makeOperator, sendRequest, type City } from './support/city.js';
 import { startLumenForBrowser, type Lumen } from './support/lumen.js';
 
 let lumen: Lumen;
@@ -22,6 +22,7 @@ beforeAll(async () => {
   });
   [lumen, browser] = await Promise.all([startLumenForBrowser(), launch()]);
   city = await makeCity(lumen, { name: 'São Paulo', webhookUrl: `${receiver.url}/hook`, code: 'PORTAL-156-SP' });
+  await importPoles(lumen, city);
 });
 
 afterAll(async () => {
@@ -129,24 +130,34 @@ describe('the console', () => {
     await context.close();
   });
 
-  it('the working day: locate on the map, create an order, link a duplicate, assign, start, complete with a note that reaches the partner', async () => {
+  it('the working day: locate on the map, pick a pole, create an order, link the suggested duplicate, start, complete with a note that reaches the partner', async () => {
     await sendRequest(lumen, city, { description: 'Poste 4471 apagado', noLocation: true, street: 'Rua da Consolação' });
-    await sendRequest(lumen, city, { description: 'Mesmo poste apagado (vizinho)' });
     const pending = await alertsOf(lumen, city);
     const lost = pending.find((a) => a.description === 'Poste 4471 apagado')!;
-    const dup = pending.find((a) => a.description === 'Mesmo poste apagado (vizinho)')!;
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
 
     await page.goto(`${lumen.baseUrl}/console/alerts/${lost.id}`);
     await page.getByTestId('alert-details').waitFor();
     await page.getByText('Sem localização: clique no mapa').waitFor();
-    const map = page.getByTestId('map');
-    await map.click({ position: { x: 200, y: 150 } });
+    // A click on the map picks a point; typed coordinates move it to the exact spot.
+    await page.getByTestId('map').click({ position: { x: 200, y: 150 } });
+    await page.getByTestId('set-location').waitFor();
+    await page.getByText('Digitar as coordenadas').click();
+    await page.getByRole('spinbutton', { name: 'Latitude' }).fill('-23.5573');
+    await page.getByRole('spinbutton', { name: 'Longitude' }).fill('-46.6602');
+    await page.getByRole('button', { name: 'Marcar no mapa' }).click();
     await page.getByTestId('set-location').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Localização gravada.' }).waitFor();
     const located = (await lumen.admin(city.token, 'GET', `/api/admin/alerts/${lost.id}`)).body;
-    expect(located.geolocated).toBe(true);
-    expect(located.locationSource).toBe('operator');
+    expect([located.geolocated, located.locationSource, located.latitude]).toEqual([true, 'operator', -23.5573]);
+
+    // The poles around the new location, with their telegestor state; a click picks one.
+    const poleMarker = page.locator('path.marker-pole-unknown');
+    await poleMarker.first().waitFor();
+    expect(await poleMarker.count()).toBeGreaterThan(1);
+    await poleMarker.last().click({ force: true });
+    const picked = (await page.getByTestId('picked-pole').locator('strong').textContent())!;
+    expect(picked).toMatch(/^AUG-/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'alert');
 
@@ -154,13 +165,20 @@ describe('the console', () => {
     await page.getByTestId('create-order').click();
     await page.getByTestId('order-details').waitFor();
     const orderId = new URL(page.url()).pathname.split('/').pop()!;
+    const order = (await lumen.admin(city.token, 'GET', `/api/admin/service-orders/${orderId}`)).body;
+    expect(order.status).toBe('ASSIGNED');
+    const poles = (await lumen.admin(city.token, 'GET', `/api/admin/tenants/${city.tenantId}/poles?near=-23.5573,-46.6602&radius=500`)).body.items as { id: string; code: string }[];
+    expect(poles.find((p) => p.id === order.poleId)?.code).toBe(picked);
     await until('ServiceOrder.Created at the partner', () => events('ServiceOrder.Created').length >= 1 || undefined);
 
-    // The duplicate joins the order: one request, one order.
+    // A neighbour reports the same lamp: the alert page suggests the order, one click links it.
+    await sendRequest(lumen, city, { description: 'Mesmo poste apagado (vizinho)' });
+    const dup = (await alertsOf(lumen, city)).find((a) => a.description === 'Mesmo poste apagado (vizinho)')!;
     await page.goto(`${lumen.baseUrl}/console/alerts/${dup.id}`);
-    await page.getByTestId('link-order').fill(orderId);
-    await page.getByRole('button', { name: 'Vincular a ordem aberta' }).click();
-    await page.getByTestId('toast-ok').filter({ hasText: 'Alerta vinculado' }).waitFor();
+    const suggestion = page.getByTestId('duplicates').locator('li').filter({ hasText: order.number });
+    await suggestion.waitFor();
+    await suggestion.getByRole('button', { name: 'Vincular' }).click();
+    await page.getByTestId('toast-ok').filter({ hasText: `Alerta vinculado à ordem ${order.number}.` }).waitFor();
 
     await page.goto(`${lumen.baseUrl}/console/orders/${orderId}`);
     await page.getByTestId('order-alerts').getByText('Mesmo poste apagado (vizinho)').waitFor();
@@ -176,18 +194,45 @@ describe('the console', () => {
     });
     expect(completed.map((e) => e.note)).toEqual(['Lâmpada trocada por LED 100 W.', 'Lâmpada trocada por LED 100 W.']);
     expect(completed.map((e) => e.alert.status).sort()).toEqual(['Resolved', 'Resolved']);
-    await page.getByTestId('timeline').waitFor();
+    await page.getByTestId('timeline').getByText('Lâmpada trocada por LED 100 W.').first().waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 
-    await page.goto(`${lumen.baseUrl}/console/orders`);
+    await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
+    await page.getByTestId('orders-table').getByText(order.number).waitFor();
+    await page.goBack();
     await page.getByTestId('orders-board').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'orders');
     await page.goto(`${lumen.baseUrl}/console/map`);
     await page.getByTestId('map').waitFor();
+    await page.getByText('Aproxime o mapa para ver os postes').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'map');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("a city-admin adds a reason, maps the partner's code to it and applies it to the waiting alerts", async () => {
+    await sendRequest(lumen, city, { description: 'Código do parceiro sem mapeamento', reasonCode: 'LAMP-OFF' });
+    const alert = (await alertsOf(lumen, city)).find((a) => a.description === 'Código do parceiro sem mapeamento')!;
+    expect(alert.reasonCode).toBe('EXTERNAL_OTHER');
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
+    await page.goto(`${lumen.baseUrl}/console/teams`);
+    await page.getByTestId('reason-code').fill('LAMP_OUT');
+    await page.getByTestId('reason-name-pt').fill('Lâmpada apagada');
+    await page.getByTestId('reason-name-en').fill('Lamp out');
+    await page.getByRole('button', { name: 'Adicionar motivo' }).click();
+    await page.getByTestId('reasons').getByText('LAMP_OUT').waitFor();
+    await page.goto(`${lumen.baseUrl}/console/partners/${city.partnerCode}`);
+    const row = page.locator('[data-testid="reason-mapping"] tr[data-code="LAMP-OFF"]');
+    await row.waitFor();
+    await row.getByTestId('mapping-select').selectOption('LAMP_OUT');
+    await row.getByTestId('mapping-save').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de LAMP-OFF salvo.' }).waitFor();
+    await row.getByTestId('mapping-apply').click();
+    await page.getByTestId('toast-ok').filter({ hasText: '1 alertas reclassificados.' }).waitFor();
+    expect((await lumen.admin(city.token, 'GET', `/api/admin/alerts/${alert.id}`)).body.reasonCode).toBe('LAMP_OUT');
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -232,8 +277,8 @@ describe('the console', () => {
     await dead.first().waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'partner');
-    await dead.first().getByRole('button', { name: 'Reenviar' }).click();
-    await page.getByTestId('toast-ok').filter({ hasText: 'Reenvio agendado.' }).waitFor();
+    await page.getByTestId('redeliver-dead').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'entregas reagendadas.' }).waitFor();
     await until('the redelivery delivered', async () => {
       const log = await lumen.admin(city.token, 'GET', `/api/admin/partners/${city.partnerCode}/webhook-deliveries?status=succeeded`);
       return log.body.deliveries.some((d: any) => d.redeliveryOf !== null) || undefined;

@@ -90,7 +90,7 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
     if (!m || !group) return;
     group.clearLayers();
     for (const p of points) {
-      const marker = L.circleMarker([p.lat, p.lon], STYLE[p.kind]);
+      const marker = L.circleMarker([p.lat, p.lon], { ...STYLE[p.kind], className: `marker marker-${p.kind}` });
       // bindTooltip with a DOM node: the label is text content, never parsed as HTML.
       const tip = document.createElement('span');
       tip.textContent = p.label;

@@ -3,6 +3,9 @@
  * tenant, team, partner and admin token; the partner API for the citizens' requests.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Lumen } from './lumen.js';
 
 export interface Person {
@@ -84,4 +87,13 @@ export async function sendRequest(lumen: Lumen, city: City, r: Request = {}): Pr
 export async function alertsOf(lumen: Lumen, city: City, status = 'Pending'): Promise<any[]> {
   const res = await lumen.admin(city.token, 'GET', `/api/admin/alerts?tenantId=${city.tenantId}&status=${status}&pageSize=500`);
   return res.body.items as any[];
+}
+
+/** Poles around Rua Augusta, 1500 (a few metres apart), through `lumen pole import`. */
+export async function importPoles(lumen: Lumen, city: City): Promise<void> {
+  const rows = ['code,address,neighborhood,latitude,longitude,active,device_identifier'];
+  for (let i = 0; i < 6; i++) rows.push(`AUG-${1500 + i * 10},Rua Augusta ${1500 + i * 10},Consolação,${(-23.5573 + i * 0.00012).toFixed(6)},${(-46.6602 + i * 0.0001).toFixed(6)},true,`);
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lumen-poles-')), 'poles.csv');
+  writeFileSync(file, rows.join('\n') + '\n');
+  await lumen.cli('pole', 'import', '--tenant', city.tenantId, file);
 }

@@ -15,6 +15,8 @@ import { Timeline } from './timeline.js';
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
   const alert = useApi('getAlert', { path: { alertId: id } });
+  // The pole the operator clicked on the map: the new order's, or the linked order's.
+  const [pole, setPole] = useState<types.MapPole | null>(null);
   if (alert.error) return <LoadError error={alert.error} retry={() => void alert.mutate()} />;
   if (!alert.data) return <Loading />;
   const a = alert.data;
@@ -26,13 +28,14 @@ export function AlertPage({ id }: { id: string }) {
       <div class="columns">
         <div class="col-main">
           <AlertDetails alert={a} />
-          <AlertMap alert={a} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
+          <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
         </div>
         <div class="col-side">
-          <TriageActions alert={a} onChanged={(next) => void alert.mutate(next, { revalidate: false })} reload={() => void alert.mutate()} />
+          <TriageActions alert={a} pole={pole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} reload={() => void alert.mutate()} />
+          {a.status === 'Pending' ? <Duplicates alert={a} onLinked={(next) => void alert.mutate(next, { revalidate: false })} /> : null}
           <section class="panel">
             <h2>{t('alert.timeline')}</h2>
-            <Timeline entityType="alert" entityId={a.id} tenantId={a.tenantId} version={a.updatedAt} />
+            <Timeline of="alert" id={a.id} version={a.updatedAt} />
           </section>
         </div>
       </div>
@@ -87,10 +90,14 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
   );
 }
 
-function AlertMap({ alert: a, onChanged }: { alert: types.Alert; onChanged: (a: types.Alert) => void }) {
+const POLE_KIND = { online: 'pole-online', off: 'pole-offline', unknown: 'pole-unknown' } as const;
+
+function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; pole: types.MapPole | null; onPole: (p: types.MapPole | null) => void; onChanged: (a: types.Alert) => void }) {
   const { t } = useI18n();
   const { can } = useSession();
   const [picked, setPicked] = useState<[number, number] | null>(null);
+  const near = a.latitude !== null && a.longitude !== null ? `${a.latitude},${a.longitude}` : null;
+  const poles = useApi('listMapPoles', near ? { path: { tenantId: a.tenantId }, query: { near, radius: 200, limit: 60 } } : null);
   const editable = can('triage', a.tenantId) && (a.status === 'Pending' || (a.status === 'Linked' && a.serviceOrder !== null && ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(a.serviceOrder.status)));
   const save = useAction(
     (lat: number, lon: number) => call('setAlertLocation', { path: { alertId: a.id }, body: { latitude: lat, longitude: lon } }),
@@ -100,14 +107,48 @@ function AlertMap({ alert: a, onChanged }: { alert: types.Alert; onChanged: (a: 
       return t('alert.located');
     },
   );
-  const points: MapPoint[] = [];
+  const points: MapPoint[] = (poles.data?.items ?? []).map((p) => ({
+    id: p.id,
+    lat: p.latitude,
+    lon: p.longitude,
+    kind: pole?.id === p.id ? 'picked' : POLE_KIND[p.telegestorState],
+    label: `${p.code} · ${t(`pole.${p.telegestorState}`)}${p.distanceMeters !== null ? ` · ${Math.round(p.distanceMeters)} m` : ''}`,
+    onClick: editable ? () => onPole(pole?.id === p.id ? null : p) : undefined,
+  }));
   if (a.latitude !== null && a.longitude !== null) points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert-selected', label: `#${a.alertNumber}` });
   if (picked) points.push({ id: 'picked', lat: picked[0], lon: picked[1], kind: 'picked', label: t('alert.setLocation', { lat: picked[0].toFixed(5), lon: picked[1].toFixed(5) }) });
   return (
     <section class="panel">
       <h2>{t('alert.map')}</h2>
       {!a.geolocated ? <p class="warn-text">{t('alert.notGeolocated')}</p> : editable ? <p class="muted small">{t('alert.map.hint')}</p> : null}
+      {poles.data ? (
+        <ul class="legend" aria-label={t('map.legend')}>
+          <li>
+            <span class="dot dot-pole" aria-hidden="true" /> {t('pole.online')}
+          </li>
+          <li>
+            <span class="dot dot-pole-off" aria-hidden="true" /> {t('pole.off')}
+          </li>
+          <li>
+            <span class="dot dot-pole-unknown" aria-hidden="true" /> {t('pole.unknown')}
+          </li>
+        </ul>
+      ) : null}
       <MapView points={points} label={t('alert.map')} onMapClick={editable ? (lat, lon) => setPicked([lat, lon]) : undefined} fit focus={picked} />
+      {editable && poles.data && poles.data.items.length > 0 ? (
+        <label>
+          <span>{t('alert.pole')}</span>
+          <select value={pole?.id ?? ''} onChange={(e) => onPole(poles.data!.items.find((p) => p.id === (e.target as HTMLSelectElement).value) ?? null)} data-testid="pole-select">
+            <option value="">—</option>
+            {poles.data.items.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.code} · {t(`pole.${p.telegestorState}`)}
+                {p.distanceMeters !== null ? ` · ${Math.round(p.distanceMeters)} m` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       {editable ? (
         <details class="coords">
           <summary>{t('alert.coords')}</summary>
@@ -149,7 +190,7 @@ function AlertMap({ alert: a, onChanged }: { alert: types.Alert; onChanged: (a: 
   );
 }
 
-function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; onChanged: (a: types.Alert) => void; reload: () => void }) {
+function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; onChanged: (a: types.Alert) => void; reload: () => void }) {
   const { t } = useI18n();
   const { can } = useSession();
   const teams = useApi('listTeams', can('triage', a.tenantId) ? { query: { tenantId: a.tenantId } } : null);
@@ -158,7 +199,7 @@ function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; on
   const [orderRef, setOrderRef] = useState('');
   const [note, setNote] = useState('');
   const create = useAction(
-    () => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}) } }),
+    () => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}), ...(pole ? { poleId: pole.id } : {}) } }),
     (order) => {
       reload();
       navigate(`/orders/${order.id}`);
@@ -177,6 +218,13 @@ function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; on
     (next) => {
       onChanged(next);
       return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
+    },
+  );
+  const attach = useAction(
+    () => call('setServiceOrderPole', { path: { serviceOrderId: a.serviceOrder!.id }, body: { poleId: pole!.id } }),
+    (order) => {
+      reload();
+      return t('alert.poleAttached', { pole: pole?.code ?? '', number: order.number });
     },
   );
   const discard = useAction(
@@ -202,6 +250,16 @@ function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; on
           {t('alert.reclassify')}
         </button>
       ) : null}
+      {pole ? (
+        <p class="picked" data-testid="picked-pole">
+          {t('alert.pole')}: <strong>{pole.code}</strong> ({t(`pole.${pole.telegestorState}`)})
+        </p>
+      ) : null}
+      {!open && pole && a.serviceOrder ? (
+        <button type="button" class="secondary" disabled={attach.busy} onClick={() => void attach.run()} data-testid="attach-pole">
+          {t('alert.attachPole', { number: a.serviceOrder.number })}
+        </button>
+      ) : null}
       {open ? (
         <>
           <hr />
@@ -222,7 +280,7 @@ function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; on
           <hr />
           <label>
             <span>{t('alert.link')}</span>
-            <input value={orderRef} placeholder="OS-…" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
+            <input value={orderRef} placeholder="OS-2026-00042" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
           </label>
           <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()}>
             {t('alert.link')}
@@ -237,6 +295,44 @@ function TriageActions({ alert: a, onChanged, reload }: { alert: types.Alert; on
           </button>
         </>
       ) : null}
+    </section>
+  );
+}
+
+/** Open orders on the same pole or within 50 m: one click links this alert to one. */
+function Duplicates({ alert: a, onLinked }: { alert: types.Alert; onLinked: (a: types.Alert) => void }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const suggestions = useApi('getAlertDuplicates', { path: { alertId: a.id } });
+  const link = useAction(
+    (orderId: string) => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderId } }),
+    (next) => {
+      onLinked(next);
+      return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
+    },
+  );
+  if (suggestions.error) return <LoadError error={suggestions.error} />;
+  const items = suggestions.data?.items ?? [];
+  if (items.length === 0) return null;
+  return (
+    <section class="panel" data-testid="duplicates">
+      <h2>{t('alert.duplicates')}</h2>
+      <ul class="plain">
+        {items.map((d) => (
+          <li key={d.serviceOrder.id} class="row">
+            <Link to={`/orders/${d.serviceOrder.id}`}>{d.serviceOrder.number}</Link> <StatusBadge status={d.serviceOrder.status} />
+            <span class="muted small">
+              {d.samePole ? t('alert.samePole') : d.distanceMeters !== null ? t('alert.metres', { n: Math.round(d.distanceMeters) }) : ''}
+            </span>
+            <span class="small">{d.serviceOrder.address}</span>
+            {can('triage', a.tenantId) ? (
+              <button type="button" class="secondary small" disabled={link.busy} onClick={() => void link.run(d.serviceOrder.id)}>
+                {t('alert.linkThis')}
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }

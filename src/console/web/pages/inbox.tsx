@@ -33,8 +33,8 @@ export function InboxPage() {
   };
 
   const list = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', notGeolocated, page, pageSize: PAGE_SIZE } } : null, { refreshInterval: 30_000 });
-  const pendingCount = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', pageSize: 1 } } : null, { refreshInterval: 30_000 });
-  const notGeoCount = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', notGeolocated: true, pageSize: 1 } } : null, { refreshInterval: 30_000 });
+  const attention = useApi('getTenantAttention', tenantId ? { path: { tenantId } } : null, { refreshInterval: 30_000 });
+  const { can } = useSession();
   const d = useDurations();
 
   const items = useMemo(() => {
@@ -48,7 +48,6 @@ export function InboxPage() {
 
   const partners = [...new Set((list.data?.items ?? []).map((a) => a.partner.code))].sort();
   const reasons = [...new Set((list.data?.items ?? []).map((a) => a.partnerReasonCode).filter((r): r is string => !!r))].sort();
-  const overdueCount = (list.data?.items ?? []).filter((a) => d.overdue(a.slaDueAt)).length;
 
   const [selected, setSelected] = useState(0);
   useEffect(() => setSelected(0), [list.data, partner, reason, overdueOnly, text, notGeolocated]);
@@ -75,14 +74,24 @@ export function InboxPage() {
     <Page title={t('inbox.title')}>
       <div class="badges" data-testid="attention">
         <button type="button" class="badge-button" aria-pressed={!notGeolocated && !overdueOnly} onClick={() => navigate('/inbox')}>
-          {t('inbox.badge.pending')} <Badge kind="count">{pendingCount.data?.total ?? '…'}</Badge>
+          {t('inbox.badge.pending')} <Badge kind="count">{attention.data?.pendingAlerts ?? '…'}</Badge>
         </button>
         <button type="button" class="badge-button" aria-pressed={notGeolocated} onClick={() => setFilter('notGeolocated', notGeolocated ? null : 'true')}>
-          {t('inbox.badge.notGeolocated')} <Badge kind="warn">{notGeoCount.data?.total ?? '…'}</Badge>
+          {t('inbox.badge.notGeolocated')} <Badge kind="warn">{attention.data?.notGeolocatedAlerts ?? '…'}</Badge>
         </button>
         <button type="button" class="badge-button" aria-pressed={overdueOnly} onClick={() => setFilter('overdue', overdueOnly ? null : 'true')}>
-          {t('inbox.badge.overdue')} <Badge kind="danger">{list.data ? overdueCount : '…'}</Badge>
+          {t('inbox.badge.overdue')} <Badge kind="danger">{attention.data?.overduePendingAlerts ?? '…'}</Badge>
         </button>
+        {attention.data && attention.data.overdueServiceOrders > 0 ? (
+          <Link to="/orders?overdue=true" class="button badge-button">
+            {t('inbox.badge.overdueOrders')} <Badge kind="danger">{attention.data.overdueServiceOrders}</Badge>
+          </Link>
+        ) : null}
+        {attention.data && can('administer') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
+          <Link to="/partners" class="button badge-button">
+            {t('inbox.badge.partners')} <Badge kind="danger">{attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls}</Badge>
+          </Link>
+        ) : null}
       </div>
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>

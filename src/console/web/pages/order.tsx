@@ -67,7 +67,7 @@ export function OrderPage({ id }: { id: string }) {
           <OrderActions order={o} onChanged={refresh} />
           <section class="panel">
             <h2>{t('alert.timeline')}</h2>
-            <Timeline entityType="service_order" entityId={o.id} tenantId={tenantId} version={o.updatedAt} />
+            <Timeline of="order" id={o.id} version={o.updatedAt} />
           </section>
         </div>
       </div>

@@ -10,6 +10,8 @@ import { useI18n, type MessageKey } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
+import { AttachmentFailures } from './attachment-failures.js';
+import { ReasonMapping } from './reason-mapping.js';
 
 const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'] as const;
 
@@ -33,8 +35,10 @@ export function PartnerPage({ code }: { code: string }) {
       <div class="columns">
         <div class="col-main">
           {admin ? <PartnerSettingsForm partner={p} onSaved={(next) => void partner.mutate(next, { revalidate: false })} /> : null}
-          <Deliveries code={p.code} admin={admin} />
-          {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={admin} /> : null}
+          {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
+          <Deliveries code={p.code} admin={can('triage', p.tenantId)} />
+          {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
+          <AttachmentFailures tenantId={p.tenantId} partner={p.code} />
         </div>
         <div class="col-side">
           {admin ? (
@@ -205,6 +209,13 @@ function Deliveries({ code, admin }: { code: string; admin: boolean }) {
   const [status, setStatus] = useState<(typeof DELIVERY_STATUSES)[number] | ''>('');
   const [since, setSince] = useState('');
   const log = useApi('listWebhookDeliveries', { path: { code }, query: { limit: 100, ...(status ? { status } : {}) } }, { refreshInterval: 10_000 });
+  const dead = useAction(
+    () => call('redeliverDeadWebhooks', { path: { code } }),
+    (r) => {
+      void log.mutate();
+      return t('partner.redeliverDead.done', { count: r.count });
+    },
+  );
   const again = useAction(
     () => call('redeliverWebhooksSince', { path: { code }, body: { since: new Date(since).toISOString() } }),
     (r) => {
@@ -229,6 +240,9 @@ function Deliveries({ code, admin }: { code: string; admin: boolean }) {
         </label>
         {admin ? (
           <>
+            <button type="button" disabled={dead.busy} onClick={() => void dead.run()} data-testid="redeliver-dead">
+              {t('partner.redeliverDead')}
+            </button>
             <label>
               <span>{t('partner.redeliverSince')}</span>
               <input type="datetime-local" value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} />
@@ -287,6 +301,20 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
   const { t, dateTime } = useI18n();
   const state = useApi('getPartnerPolling', { path: { code } }, { refreshInterval: 10_000 });
   const rejected = useApi('listRejectedInboundItems', { path: { code }, query: { status: 'open', pageSize: 50 } });
+  const dismiss = useAction(
+    (id: string) => call('dismissRejectedInboundItem', { path: { itemId: id } }),
+    () => {
+      void rejected.mutate();
+      return t('failures.dismissed');
+    },
+  );
+  const retry = useAction(
+    (id: string) => call('retryRejectedInboundItem', { path: { itemId: id } }),
+    () => {
+      void rejected.mutate();
+      return t('failures.retried');
+    },
+  );
   const poll = useAction(
     () => call('pollPartnerNow', { path: { code } }),
     () => {
@@ -318,6 +346,17 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
         {(rejected.data?.items ?? []).map((r) => (
           <li key={r.id}>
             <code>{r.protocolNumber ?? r.id}</code> <span class="muted">{r.problemCode}</span>
+            {admin ? (
+              <>
+                {' '}
+                <button type="button" class="secondary small" disabled={retry.busy} onClick={() => void retry.run(r.id)}>
+                  {t('common.retry')}
+                </button>{' '}
+                <button type="button" class="secondary small" disabled={dismiss.busy} onClick={() => void dismiss.run(r.id)}>
+                  {t('failures.dismiss')}
+                </button>
+              </>
+            ) : null}
             <ul class="changes">
               {r.reasons.map((x, i) => (
                 <li key={i}>

@@ -1,29 +1,41 @@
-/** The audit entries of one alert or order, newest first: who did what, before → after. */
+/**
+ * An alert's or an order's timeline from the API (status changes, audit entries,
+ * events sent and their deliveries, merged), newest first.
+ */
 import { useEffect } from 'preact/hooks';
-import { useApi } from '../api.js';
+import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
-import { LoadError, Loading } from '../ui.js';
-import { Change } from './audit.js';
+import { Badge, LoadError, Loading } from '../ui.js';
 
-export function Timeline({ entityType, entityId, tenantId, version }: { entityType: 'alert' | 'service_order'; entityId: string; tenantId: string; version: string }) {
-  const { t, dateTime } = useI18n();
-  const entries = useApi('listAuditEntries', { query: { tenantId, entityType, entityId, limit: 200 } });
+export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: string; version: string }) {
+  const alertTimeline = useApi('getAlertTimeline', of === 'alert' ? { path: { alertId: id } } : null);
+  const orderTimeline = useApi('getServiceOrderTimeline', of === 'order' ? { path: { serviceOrderId: id } } : null);
+  const timeline = of === 'alert' ? alertTimeline : orderTimeline;
   // `version` is the entity's updatedAt: a change made on the page shows up at once.
-  useEffect(() => void entries.mutate(), [version]);
-  if (entries.error) return <LoadError error={entries.error} />;
-  if (!entries.data) return <Loading />;
-  const items = [...entries.data.items].reverse();
-  if (items.length === 0) return <p class="muted">{t('alert.timeline.empty')}</p>;
+  useEffect(() => void timeline.mutate(), [version]);
+  if (timeline.error) return <LoadError error={timeline.error} />;
+  if (!timeline.data) return <Loading />;
+  return <TimelineList items={timeline.data.items} />;
+}
+
+const KIND: Record<types.TimelineEntry['kind'], string> = { status: 'count', audit: 'neutral', event: 'ok', delivery: 'warn' };
+
+function TimelineList({ items }: { items: types.TimelineEntry[] }) {
+  const { t, dateTime } = useI18n();
+  const newestFirst = [...items].sort((a, b) => b.at.localeCompare(a.at));
+  if (newestFirst.length === 0) return <p class="muted">{t('alert.timeline.empty')}</p>;
   return (
     <ol class="timeline" data-testid="timeline">
-      {items.map((e) => (
-        <li key={e.id}>
+      {newestFirst.map((e, i) => (
+        <li key={i}>
           <div class="timeline-head">
-            <strong>{e.action}</strong> <span class="muted">{dateTime(e.at)}</span>
+            <Badge kind={KIND[e.kind]}>{e.kind}</Badge> <strong>{e.title}</strong>
           </div>
-          <div class="muted small">{e.actor}</div>
+          <div class="muted small">
+            {dateTime(e.at)}
+            {e.actor ? ` · ${e.actor}` : ''}
+          </div>
           {e.note ? <div class="note">{e.note}</div> : null}
-          <Change before={e.before} after={e.after} />
         </li>
       ))}
     </ol>
