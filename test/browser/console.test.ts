@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStub, type StubServer } from '../intake/support.js';
 import { launch, openPage, screenshots, seriousViolations, signIn } from './support/browser.js';
-import { alertsOf, importPoles, makeCity, makeOperator, sendRequest, type City } from './support/city.js';
+import { alertsOf, importPoles, lampPng, makeCity, makeOperator, sendRequest, type City } from './support/city.js';
 import { startLumenForBrowser, type Lumen } from './support/lumen.js';
 
 let lumen: Lumen;
@@ -112,17 +112,26 @@ describe('the console', () => {
   });
 
   it('the inbox lists Pending alerts; j/k and Enter open one', async () => {
-    await sendRequest(lumen, city, { description: 'Poste apagado na esquina' });
+    const withPhoto = await sendRequest(lumen, city, { description: 'Poste apagado na esquina', photos: [{ filename: 'poste.png', png: lampPng() }] });
+    expect(withPhoto.body.alert.attachments[0].success, JSON.stringify(withPhoto.body)).toBe(true);
     await sendRequest(lumen, city, { description: 'Lâmpada piscando a noite toda', noLocation: true, street: 'Rua Sem Número' });
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/`);
     await page.getByTestId('inbox').waitFor();
     await page.getByText('Lâmpada piscando a noite toda').waitFor();
+    // The photo's thumbnail comes from the admin API with the session cookie.
+    const thumb = page.locator('img.thumb[alt="poste.png"]');
+    await thumb.waitFor();
+    await expect.poll(() => thumb.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(96);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'inbox');
+    // Most urgent first, then by age: move to the second row and open it.
+    const second = await page.locator('.inbox-row').nth(1).getAttribute('data-alert-id');
     await page.keyboard.press('j');
+    await page.locator(`.inbox-row[data-alert-id="${second}"][aria-current="true"]`).waitFor();
     await page.keyboard.press('Enter');
     await page.getByTestId('alert-details').waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/console/alerts/${second}`);
     expect(new URL(page.url()).pathname).toMatch(/^\/console\/alerts\/[0-9a-f-]{36}$/);
     await page.goBack();
     await page.getByTestId('inbox').waitFor();
@@ -198,15 +207,35 @@ describe('the console', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 
-    await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
+    await page.goto(`${lumen.baseUrl}/console/orders`);
+    await page.getByTestId('orders-board').getByText(order.number).waitFor();
+    await page.getByRole('button', { name: 'Tabela' }).click();
     await page.getByTestId('orders-table').getByText(order.number).waitFor();
+    expect(new URL(page.url()).search).toBe('?view=table');
+    await page.goBack();
+    await page.getByTestId('orders-board').waitFor();
+    await page.goForward();
+    await page.getByTestId('orders-table').waitFor();
     await page.goBack();
     await page.getByTestId('orders-board').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'orders');
+    // The city map shows no pole until zoomed in; then the poles in view come from the
+    // bounding-box query.
+    await sendRequest(lumen, city, { description: 'Outro poste da Augusta' });
     await page.goto(`${lumen.baseUrl}/console/map`);
     await page.getByTestId('map').waitFor();
+    await page.locator('path.marker-alert').first().waitFor();
     await page.getByText('Aproxime o mapa para ver os postes').waitFor();
+    expect(await page.locator('path[class*="marker-pole"]').count()).toBe(0);
+    const poleMarkers = page.locator('path.marker-pole-unknown');
+    for (let zoomIns = 0; zoomIns < 6; zoomIns++) {
+      await page.locator('a.leaflet-control-zoom-in').click();
+      const shown = await poleMarkers.first().waitFor({ timeout: 2_500 }).then(() => true, () => false);
+      if (shown) break;
+    }
+    expect(await poleMarkers.count()).toBeGreaterThan(0);
+    await page.locator('.legend li').filter({ hasText: /Postes \([1-9]\d*\)/ }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'map');
     expect(problems).toEqual([]);
@@ -327,7 +356,7 @@ describe('the console', () => {
       reference: 'javascript:alert(4)',
       requesterName: '\u202Eevil\u202C <svg onload=alert(5)>',
     };
-    const sent = await sendRequest(lumen, city, payloads);
+    const sent = await sendRequest(lumen, city, { ...payloads, photos: [{ filename: '"><img src=x onerror=alert(6)>.png', png: lampPng(24) }] });
     expect(sent.status, JSON.stringify(sent.body)).toBe(201);
     const alert = (await alertsOf(lumen, city)).find((a) => a.description === payloads.description)!;
     expect(alert, JSON.stringify((await alertsOf(lumen, city)).map((a) => a.description))).toBeDefined();
@@ -337,6 +366,7 @@ describe('the console', () => {
     await page.goto(`${lumen.baseUrl}/console/alerts/${alert.id}`);
     await page.getByTestId('alert-details').getByText(payloads.description).waitFor();
     await page.getByTestId('alert-details').getByText('javascript:alert(4)').waitFor();
+    expect(await page.getByTestId('photos').locator('img').getAttribute('alt')).toBe('"><img src=x onerror=alert(6)>.png');
     expect(await page.evaluate('window.__xss === undefined')).toBe(true);
     expect(await page.locator('main img[src="x"], main svg[onload], main a[href^="javascript:"]').count()).toBe(0);
     await page.goto(`${lumen.baseUrl}/console/map`);

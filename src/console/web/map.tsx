@@ -45,11 +45,13 @@ export interface MapViewProps {
   class?: string;
   /** Pan to this point whenever it changes (a point typed in, not clicked). */
   focus?: [number, number] | null;
+  /** The closest fitting to the points may zoom. Default 17. */
+  maxFitZoom?: number;
 }
 
 const FALLBACK_CENTER: [number, number] = [-23.5505, -46.6333];
 
-export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus }: MapViewProps) {
+export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17 }: MapViewProps) {
   const el = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
@@ -107,7 +109,7 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
     if (fit && !fitted.current && points.length > 0) {
       fitted.current = true;
       if (points.length === 1) m.setView([points[0]!.lat, points[0]!.lon], Math.max(m.getZoom(), zoom));
-      else m.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lon] as [number, number])), { padding: [30, 30], maxZoom: 17 });
+      else m.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lon] as [number, number])), { padding: [30, 30], maxZoom: maxFitZoom });
     }
   }, [points, fit]);
 

@@ -3,6 +3,7 @@
  * tenant, team, partner and admin token; the partner API for the citizens' requests.
  */
 import { randomUUID } from 'node:crypto';
+import zlib from 'node:zlib';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +63,41 @@ export interface Request {
   latitude?: number;
   longitude?: number;
   noLocation?: boolean;
+  /** Photos sent inline (contentBase64), PNG. */
+  photos?: { filename: string; png: Buffer }[];
+}
+
+/** A real PNG of a lit street lamp's colours (a gradient), `size` pixels square. */
+export function lampPng(size = 96): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf: Buffer) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows: Buffer[] = [];
+  for (let y = 0; y < size; y++) {
+    const row = Buffer.alloc(1 + size * 3);
+    for (let x = 0; x < size; x++) row.set([20 + (x * 200) / size, 33 + (y * 150) / size, 61], 1 + x * 3);
+    rows.push(row);
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
 }
 
 /** One citizen's request through the partner API; the Alert id (read back with the admin API). */
@@ -78,6 +114,7 @@ export async function sendRequest(lumen: Lumen, city: City, r: Request = {}): Pr
     ...(r.reasonCode ? { reasonCode: r.reasonCode } : {}),
     address,
     problem: { description: r.description ?? 'Lâmpada do poste apagada há três noites.', additionalNotes: 'A rua fica escura depois das 19h.' },
+    ...(r.photos ? { attachments: r.photos.map((p) => ({ type: 'photo', filename: p.filename, contentType: 'image/png', contentBase64: p.png.toString('base64') })) } : {}),
   };
   const res = await fetch(`${lumen.baseUrl}/api/external/service-orders`, { method: 'POST', headers: { 'x-api-key': city.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { protocolNumber, status: res.status, body: await res.json() };

@@ -28,6 +28,7 @@ export function AlertPage({ id }: { id: string }) {
       <div class="columns">
         <div class="col-main">
           <AlertDetails alert={a} />
+          <Photos alert={a} />
           <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
         </div>
         <div class="col-side">
@@ -333,6 +334,33 @@ function Duplicates({ alert: a, onLinked }: { alert: types.Alert; onLinked: (a: 
           </li>
         ))}
       </ul>
+    </section>
+  );
+}
+
+/**
+ * The photos the partner sent, full size. The alert list carries them (the single-alert
+ * read does not), so they come from the list searched by the alert's protocol number.
+ */
+function Photos({ alert: a }: { alert: types.Alert }) {
+  const { t } = useI18n();
+  const found = useApi('listAlerts', { query: { tenantId: a.tenantId, text: a.protocolNumber, pageSize: 20 } });
+  const photos = found.data?.items.find((x) => x.id === a.id)?.photos ?? [];
+  if (photos.length === 0) return null;
+  return (
+    <section class="panel" data-testid="photos">
+      <h2>{t('alert.photos')}</h2>
+      <div class="photos">
+        {photos.map((p) =>
+          p.success ? (
+            <img key={p.id} src={`/api/admin/alerts/${a.id}/attachments/${p.id}`} alt={p.filename ?? t('alert.photos')} loading="lazy" />
+          ) : (
+            <p key={p.id} class="warn-text">
+              {p.filename ?? p.contentType}: {p.error}
+            </p>
+          ),
+        )}
+      </div>
     </section>
   );
 }

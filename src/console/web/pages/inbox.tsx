@@ -3,7 +3,7 @@
  * (so back/forward and a shared link give the same list) and keyboard triage:
  * j/k move the selection, Enter opens the alert.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
@@ -22,6 +22,7 @@ export function InboxPage() {
   const partner = query.get('partner') ?? '';
   const reason = query.get('reason') ?? '';
   const text = query.get('q') ?? '';
+  const sort = (['priority', 'age', 'newest', 'number'] as const).find((s) => s === query.get('sort')) ?? 'priority';
 
   const setFilter = (name: string, value: string | null) => {
     const q = new URLSearchParams(query);
@@ -32,25 +33,39 @@ export function InboxPage() {
     navigate(`/inbox${s ? `?${s}` : ''}`, { replace: name === 'q' });
   };
 
-  const list = useApi('listAlerts', tenantId ? { query: { tenantId, status: 'Pending', notGeolocated, page, pageSize: PAGE_SIZE } } : null, { refreshInterval: 30_000 });
+  // Every filter is the server's (the list holds one page of many thousands).
+  const list = useApi(
+    'listAlerts',
+    tenantId
+      ? {
+          query: {
+            tenantId,
+            status: 'Pending',
+            sort,
+            page,
+            pageSize: PAGE_SIZE,
+            ...(notGeolocated ? { notGeolocated } : {}),
+            ...(overdueOnly ? { overdue: true } : {}),
+            ...(partner ? { partner } : {}),
+            ...(reason ? { reason } : {}),
+            ...(text.trim() ? { text: text.trim() } : {}),
+          },
+        }
+      : null,
+    { refreshInterval: 30_000, keepPreviousData: true },
+  );
+  const partners = useApi('listPartners', tenantId ? { query: { tenantId } } : null);
   const attention = useApi('getTenantAttention', tenantId ? { path: { tenantId } } : null, { refreshInterval: 30_000 });
   const { can } = useSession();
-  const d = useDurations();
 
-  const items = useMemo(() => {
-    const needle = text.trim().toLowerCase();
-    return (list.data?.items ?? [])
-      .filter((a) => !partner || a.partner.code === partner)
-      .filter((a) => !reason || a.partnerReasonCode === reason)
-      .filter((a) => !overdueOnly || d.overdue(a.slaDueAt))
-      .filter((a) => !needle || [a.protocolNumber, a.description, a.address.street, a.address.neighborhood ?? '', String(a.alertNumber)].some((s) => s.toLowerCase().includes(needle)));
-  }, [list.data, partner, reason, overdueOnly, text]);
-
-  const partners = [...new Set((list.data?.items ?? []).map((a) => a.partner.code))].sort();
-  const reasons = [...new Set((list.data?.items ?? []).map((a) => a.partnerReasonCode).filter((r): r is string => !!r))].sort();
+  const items = list.data?.items ?? [];
+  const partnerCodes = (partners.data?.items ?? []).map((p) => p.code).sort();
+  // The partner codes seen on this page, and the one being filtered on.
+  const reasons = [...new Set([...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])])].sort();
 
   const [selected, setSelected] = useState(0);
-  useEffect(() => setSelected(0), [list.data, partner, reason, overdueOnly, text, notGeolocated]);
+  // A new list (other filters), not a refresh of the same one, starts at the top.
+  useEffect(() => setSelected(0), [partner, reason, overdueOnly, text, notGeolocated, sort, page]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const target = e.target as HTMLElement | null;
@@ -102,7 +117,7 @@ export function InboxPage() {
           <span>{t('inbox.filter.partner')}</span>
           <select value={partner} onChange={(e) => setFilter('partner', (e.target as HTMLSelectElement).value)}>
             <option value="">{t('inbox.filter.all')}</option>
-            {partners.map((p) => (
+            {partnerCodes.map((p) => (
               <option key={p} value={p}>
                 {p}
               </option>
@@ -118,6 +133,15 @@ export function InboxPage() {
                 {r}
               </option>
             ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('inbox.sort')}</span>
+          <select value={sort} onChange={(e) => setFilter('sort', (e.target as HTMLSelectElement).value)} data-testid="inbox-sort">
+            <option value="priority">{t('inbox.sort.priority')}</option>
+            <option value="age">{t('inbox.sort.age')}</option>
+            <option value="newest">{t('inbox.sort.newest')}</option>
+            <option value="number">{t('inbox.sort.number')}</option>
           </select>
         </label>
         <label class="check">
@@ -151,6 +175,7 @@ function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selecte
   const overdue = d.overdue(a.slaDueAt);
   return (
     <li class={`inbox-row${selected ? ' selected' : ''}`} aria-current={selected ? 'true' : undefined} data-alert-id={a.id} onFocusIn={onFocus}>
+      <Thumbnail alert={a} />
       <div class="inbox-main">
         <Link to={`/alerts/${a.id}`} class="inbox-link">
           <span class="num">#{a.alertNumber}</span> <span class="desc">{a.description}</span>
@@ -180,4 +205,11 @@ function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selecte
       </div>
     </li>
   );
+}
+
+/** The first stored photo, small; the alert's file name (partner text) is its alt text. */
+function Thumbnail({ alert: a }: { alert: types.Alert }) {
+  const photo = (a.photos ?? []).find((p) => p.success);
+  if (!photo) return <span class="thumb thumb-empty" aria-hidden="true" />;
+  return <img class="thumb" src={`/api/admin/alerts/${a.id}/attachments/${photo.id}?variant=thumbnail`} alt={photo.filename ?? ''} loading="lazy" width={56} height={56} />;
 }

@@ -63,6 +63,7 @@ export function MapPage() {
         class="map-tall"
         fit
         zoom={13}
+        maxFitZoom={POLE_ZOOM - 1}
         onView={(b, zoom) => setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom })}
       />
     </Page>
