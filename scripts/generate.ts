@@ -3,6 +3,7 @@
  *   - generated/openapi/<name>.json   bundled contracts (served and embedded)
  *   - generated/<name>/               @hey-api/openapi-ts types and JSON schemas
  *   - generated/partner-client/       the partner kit's typed fetch client (src/partner-kit/)
+ *   - generated/admin-client/         the console's typed fetch client of the admin API (src/console/)
  *   - generated/migrations.ts         SQL migrations compiled into a module
  * `--check` generates into a temporary folder and fails when generated/ differs.
  */
@@ -54,9 +55,12 @@ async function types(name: string, bundled: string, outDir: string): Promise<voi
   }
 }
 
-/** The typed client of the partner API that the partner kit (src/partner-kit/) wraps. */
-async function partnerClient(bundled: string, outDir: string): Promise<void> {
-  const dir = path.join(outDir, 'partner-client');
+/**
+ * A typed fetch client of one contract: the partner kit (src/partner-kit/) wraps the
+ * partner API's, the operators' console (src/console/) the admin API's.
+ */
+async function fetchClient(bundled: string, outDir: string, folder: string): Promise<void> {
+  const dir = path.join(outDir, folder);
   await createClient({
     input: bundled,
     output: { path: dir },
@@ -101,7 +105,11 @@ async function generateInto(outDir: string): Promise<void> {
     await types(name, bundled, outDir);
     if (name === 'partner') {
       process.stdout.write('  generating the partner kit client\n');
-      await partnerClient(bundled, outDir);
+      await fetchClient(bundled, outDir, 'partner-client');
+    }
+    if (name === 'admin') {
+      process.stdout.write('  generating the console client\n');
+      await fetchClient(bundled, outDir, 'admin-client');
     }
   }
   process.stdout.write('  compiling migrations\n');

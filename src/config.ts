@@ -149,7 +149,20 @@ export interface Config {
   readonly webhookMaxInFlightPerPartner: number;
   /** Days events are kept for polling and the delivery log, at least 30 (LUMEN_EVENT_RETENTION_DAYS). Default 30. */
   readonly eventRetentionDays: number;
+  /**
+   * The console's basemap (LUMEN_MAP_TILE_URL): an XYZ tile URL template with {z}, {x}, {y}
+   * (and optionally {s}), fetched by the operators' browsers, never by Lumen. Default
+   * the public OpenStreetMap tiles, https://tile.openstreetmap.org/{z}/{x}/{y}.png, whose
+   * usage policy (https://operations.osmfoundation.org/policies/tiles/) asks for the
+   * attribution and forbids heavy use: a city's maintenance centre should point this at
+   * its own tile server. `none` turns the basemap off (markers on a plain background).
+   */
+  readonly mapTileUrl: string | null;
+  /** Attribution shown on the map (LUMEN_MAP_TILE_ATTRIBUTION). Default "© OpenStreetMap contributors". */
+  readonly mapTileAttribution: string;
 }
+
+export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
 /** The attachment blob store: a local directory, or an S3-compatible bucket (LUMEN_BLOB_STORE=s3://bucket/prefix). */
 export type BlobStoreConfig =
@@ -442,6 +455,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (isProduction && webhookTimeoutMs !== 10_000) problems.push('LUMEN_WEBHOOK_TIMEOUT_MS cannot be changed when LUMEN_ENVIRONMENT=production (partners are promised 10 s)');
   const eventRetentionDays = parseInteger('LUMEN_EVENT_RETENTION_DAYS', env.LUMEN_EVENT_RETENTION_DAYS, 30, 30, 3650, problems);
 
+  const mapTileUrl = parseMapTileUrl(env.LUMEN_MAP_TILE_URL, problems);
+  const mapTileAttribution = (env.LUMEN_MAP_TILE_ATTRIBUTION ?? '').trim() || '© OpenStreetMap contributors';
+
   if (problems.length > 0) throw new ConfigError(problems);
   if (!secretKey) {
     secretKey = dataDirSecretKey(dataDir);
@@ -495,5 +511,24 @@ export function loadConfig(env: Env = process.env): Config {
     webhookPollMs,
     webhookMaxInFlightPerPartner,
     eventRetentionDays,
+    mapTileUrl,
+    mapTileAttribution,
   });
+}
+
+/** LUMEN_MAP_TILE_URL: unset = OpenStreetMap's tiles; `none` = no basemap; else an http(s) XYZ template. */
+function parseMapTileUrl(raw: string | undefined, problems: string[]): string | null {
+  const value = (raw ?? '').trim();
+  if (value === '') return DEFAULT_MAP_TILE_URL;
+  if (value.toLowerCase() === 'none') return null;
+  let u: URL;
+  try {
+    u = new URL(value.replaceAll('{s}', 'a'));
+  } catch {
+    problems.push(`LUMEN_MAP_TILE_URL is not a valid URL (got "${value}")`);
+    return null;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push('LUMEN_MAP_TILE_URL must be an http(s) URL');
+  if (!['{z}', '{x}', '{y}'].every((p) => value.includes(p))) problems.push('LUMEN_MAP_TILE_URL must hold {z}, {x} and {y}');
+  return value;
 }

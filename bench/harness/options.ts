@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [options]`. */
 
-export const ROW_IDS = ['executable', 'intake', 'pole-page', 'full-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'webhook-fanout'] as const;
+export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'console-inbox', 'console-bundle', 'full-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'webhook-fanout'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface BenchOptions {
@@ -109,6 +109,8 @@ export interface Sizes {
   readonly latencySamples: number;
   readonly pollingEvents: number;
   readonly importRows: number;
+  /** Pending alerts in the console inbox row's city. */
+  readonly inboxAlerts: number;
   /** Telemetry reports per pass, and per batch (one POST, one UPDATE). */
   readonly telemetryReports: number;
   readonly telemetryBatch: number;
@@ -133,6 +135,7 @@ export function sizesFor(quick: boolean): Sizes {
         latencySamples: 20,
         pollingEvents: 2_000,
         importRows: 20_000,
+        inboxAlerts: 1_000,
         telemetryReports: 20_000,
         telemetryBatch: 1000,
         starts: 1,
@@ -151,6 +154,7 @@ export function sizesFor(quick: boolean): Sizes {
         latencySamples: 200,
         pollingEvents: 100_000,
         importRows: 1_000_000,
+        inboxAlerts: 10_000,
         telemetryReports: 1_000_000,
         telemetryBatch: 1000,
         starts: 5,

@@ -1,4 +1,7 @@
 import type { RowDefinition } from '../harness/context.js';
+import { consoleBundleRow } from './console-bundle.js';
+import { consoleInboxRow } from './console-inbox.js';
+import { consoleMapRow } from './console-map.js';
 import { eventLatencyRow } from './event-latency.js';
 import { eventsPollingRow } from './events-polling.js';
 import { executableRow } from './executable.js';
@@ -19,6 +22,9 @@ export const ROWS: readonly RowDefinition[] = [
   executableRow,
   intakeRow,
   polePageRow,
+  consoleMapRow,
+  consoleInboxRow,
+  consoleBundleRow,
   fullSyncRow,
   telemetryRow,
   poleImportRow,

@@ -1,12 +1,9 @@
 import { HttpClient, isNotBuilt, json, type HttpReply } from '../harness/http.js';
+import { getOk, timeGet as timePage, timeSql as timeAnchor } from '../harness/timing.js';
 import { keysetPageSql, pagePosition } from '../harness/pole-sql.js';
-import { psqlTimings } from '../harness/postgres.js';
-import { check, ratioOf, series, type Line, type Series } from '../harness/results.js';
-import { median, quantile } from '../harness/stats.js';
+import { check, ratioOf, type Line } from '../harness/results.js';
 import { poleCity, type PoleCity } from '../harness/seed.js';
 import { Pending, type BenchContext, type RowDefinition } from '../harness/context.js';
-
-const WARMUP = 3;
 
 interface PageEnvelope {
   items: unknown[];
@@ -20,34 +17,6 @@ function pagePath(page: number, pageSize: number, since: string | null): string 
   const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize) });
   if (since) q.set('updatedSince', since);
   return `/api/external/poles?${q}`;
-}
-
-async function getOk(client: HttpClient, path: string): Promise<HttpReply> {
-  const r = await client.get(path);
-  if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
-  return r;
-}
-
-/** Times `runs` × `repeats` requests; the figure is the median of each run's p50. */
-async function timePage(ctx: BenchContext, client: HttpClient, path: string, repeats: number, warmup = WARMUP): Promise<{ series: Series; p99: number; all: number[] }> {
-  for (let i = 0; i < warmup; i++) await getOk(client, path);
-  const p50s: number[] = [];
-  const all: number[] = [];
-  for (let run = 0; run < ctx.opts.runs; run++) {
-    const times: number[] = [];
-    for (let i = 0; i < repeats; i++) times.push((await getOk(client, path)).ms);
-    p50s.push(median(times));
-    all.push(...times);
-  }
-  return { series: series('ms', p50s, median), p99: quantile(all, 0.99), all };
-}
-
-async function timeAnchor(ctx: BenchContext, sqlText: string, repeats: number): Promise<Series | null> {
-  if (!ctx.tools.psql) return null;
-  const p50s: number[] = [];
-  await psqlTimings(ctx.tools.psql, ctx.db.url, sqlText, WARMUP);
-  for (let run = 0; run < ctx.opts.runs; run++) p50s.push(median(await psqlTimings(ctx.tools.psql, ctx.db.url, sqlText, repeats)));
-  return series('ms', p50s, median);
 }
 
 /** The partner's page walk up to `page` - 1, so `page` continues from a checkpoint. */

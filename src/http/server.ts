@@ -15,6 +15,7 @@ import { matchOperation, unstorableParts, validationProblem } from './openapi.js
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsRoute } from './docs.js';
+import { consolePage, isConsolePath } from './console.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { compress, compressible, COMPRESS_MIN_BYTES, negotiateEncoding } from './compress.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
@@ -331,6 +332,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       if (doc) return found('openapi', { status: 200, body: doc.document, headers: { 'cache-control': 'no-cache' } });
       const docs = await docsRoute(p);
       if (docs) return found('docs', docs);
+      if (isConsolePath(p)) return found('console', consolePage(p, config));
     }
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });

@@ -31,6 +31,16 @@ describe('config', () => {
     expect(() => loadConfig({ LUMEN_DATA_DIR: dir, DATABASE_URL: pooled, LUMEN_DIRECT_DATABASE_URL: 'mysql://x/y' })).toThrow(/LUMEN_DIRECT_DATABASE_URL must be a postgres/);
   });
 
+  it("reads the console's basemap: OpenStreetMap by default, none, or an http(s) XYZ template", () => {
+    const dir = dataDir();
+    expect(loadConfig({ LUMEN_DATA_DIR: dir }).mapTileUrl).toBe('https://tile.openstreetmap.org/{z}/{x}/{y}.png');
+    expect(loadConfig({ LUMEN_DATA_DIR: dir }).mapTileAttribution).toBe('© OpenStreetMap contributors');
+    expect(loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_MAP_TILE_URL: 'none' }).mapTileUrl).toBeNull();
+    expect(loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_MAP_TILE_URL: 'https://{s}.tiles.city.example/{z}/{x}/{y}.png' }).mapTileUrl).toBe('https://{s}.tiles.city.example/{z}/{x}/{y}.png');
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_MAP_TILE_URL: 'https://tiles.city.example/map.png' })).toThrow(/LUMEN_MAP_TILE_URL must hold \{z\}/);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_MAP_TILE_URL: 'ftp://tiles/{z}/{x}/{y}' })).toThrow(/LUMEN_MAP_TILE_URL must be an http/);
+  });
+
   it('reads partner reads from LUMEN_READ_DATABASE_URL while it is at most LUMEN_READ_MAX_LAG behind (default 30 s)', () => {
     const dir = dataDir();
     const db = 'postgres://lumen@db:5432/lumen';

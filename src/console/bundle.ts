@@ -1,0 +1,65 @@
+/**
+ * Bundles the console (web/) with esbuild into memory: one JavaScript module, one
+ * stylesheet (Leaflet's CSS included) and the images they reference, every name
+ * carrying a content hash so browsers may keep them for good. Used by
+ * scripts/build.ts (the files travel inside the executable as one asset) and, in
+ * development, by the server at the first request for /console.
+ */
+import path from 'node:path';
+import type { ConsoleFile, ConsoleFiles } from './files.js';
+
+/** Where the bundle's files are served from. */
+export const ASSET_PREFIX = '/console/assets/';
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
+
+export async function bundleConsole(repoRoot: string): Promise<ConsoleFiles> {
+  // esbuild is a build-time tool: loaded only here, never inside the executable.
+  const { build } = await import('esbuild');
+  const outdir = path.join(repoRoot, 'dist/console-assets');
+  const result = await build({
+    absWorkingDir: repoRoot,
+    entryPoints: { console: path.join(repoRoot, 'src/console/web/main.tsx') },
+    outdir,
+    write: false,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    logLevel: 'warning',
+    metafile: true,
+    entryNames: '[name]-[hash]',
+    assetNames: '[name]-[hash]',
+    publicPath: ASSET_PREFIX.replace(/\/$/, ''),
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    // SWR is written for React; Preact's compat layer is the same API in 4 KB.
+    alias: { react: 'preact/compat', 'react-dom': 'preact/compat', 'react/jsx-runtime': 'preact/jsx-runtime' },
+    loader: { '.png': 'file', '.svg': 'file' },
+    define: { 'process.env.NODE_ENV': '"production"' },
+  });
+  const files = new Map<string, ConsoleFile>();
+  let script = '';
+  let style = '';
+  let icon = '';
+  for (const out of result.outputFiles) {
+    const name = path.relative(outdir, out.path);
+    const ext = path.extname(name);
+    const type = TYPES[ext];
+    if (!type) throw new Error(`the console bundle produced ${name}, of a type the server does not serve`);
+    files.set(name, { body: Buffer.from(out.contents), type });
+    if (ext === '.js') script = name;
+    if (ext === '.css') style = name;
+    if (name.startsWith('favicon-')) icon = name;
+  }
+  if (!script || !style || !icon) throw new Error('the console bundle lacks its script, stylesheet or icon');
+  return { files, script, style, icon };
+}

@@ -1,0 +1,101 @@
+/**
+ * The console's only way to the server: the client generated from openapi/admin.yaml
+ * (generated/admin-client), so every request and answer has the contract's types.
+ * Reads go through SWR (cache, revalidation on focus, retries with backoff);
+ * changes go through `call`, which throws an ApiError carrying the problem+json.
+ */
+import useSWR, { type SWRConfiguration, type SWRResponse } from 'swr';
+import { createClient } from '../../../generated/admin-client/client/index.js';
+import * as sdk from '../../../generated/admin-client/sdk.gen.js';
+
+export * as types from '../../../generated/admin-client/types.gen.js';
+
+/** A non-2xx answer: the problem+json's title and detail, in the operator's language. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly code: string,
+    /** Where the request was wrong (`/reasonCode`) and why, for 400 and 422. */
+    readonly errors: { pointer: string; message: string }[] = [],
+  ) {
+    super(`${title}: ${detail}`);
+    this.name = 'ApiError';
+  }
+}
+
+interface Credentials {
+  /** The session's CSRF token, sent with every change (the cookie itself is HttpOnly). */
+  csrfToken: string | null;
+  language: string;
+}
+
+const credentials: Credentials = { csrfToken: null, language: 'pt-BR' };
+
+export function setCsrfToken(token: string | null): void {
+  credentials.csrfToken = token;
+}
+
+export function setApiLanguage(lang: string): void {
+  credentials.language = lang;
+}
+
+// The session cookie travels by itself (HttpOnly: the page never sees it, and no
+// token is ever kept where a script could read it).
+export const client = createClient({ baseUrl: '', credentials: 'same-origin' });
+
+client.interceptors.request.use((request) => {
+  request.headers.set('Accept-Language', credentials.language);
+  if (request.method !== 'GET' && request.method !== 'HEAD' && credentials.csrfToken) request.headers.set('X-CSRF-Token', credentials.csrfToken);
+  return request;
+});
+
+type Sdk = typeof sdk;
+export type Operation = { [K in keyof Sdk]: Sdk[K] extends (...args: never[]) => unknown ? K : never }[keyof Sdk];
+export type Input<K extends Operation> = Omit<NonNullable<Parameters<Sdk[K]>[0]>, 'client'>;
+export type Output<K extends Operation> = Awaited<ReturnType<Sdk[K]>> extends infer R ? (R extends { data: infer D } ? Exclude<D, undefined> : never) : never;
+
+function problemOf(status: number, body: unknown, statusText: string): ApiError {
+  const p = (body && typeof body === 'object' ? body : {}) as { title?: unknown; detail?: unknown; type?: unknown; errors?: unknown };
+  const code = typeof p.type === 'string' ? p.type.replace(/^urn:lumen:problem:/, '') : String(status);
+  const errors = Array.isArray(p.errors)
+    ? p.errors.filter((e): e is { pointer: string; message: string } => !!e && typeof e === 'object' && typeof e.pointer === 'string' && typeof e.message === 'string')
+    : [];
+  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code, errors);
+}
+
+/** One operation of the admin API: its 2xx body, or an ApiError. */
+export async function call<K extends Operation>(operation: K, input?: Input<K>): Promise<Output<K>> {
+  const fn = sdk[operation] as unknown as (o: object) => Promise<{ data?: unknown; error?: unknown; response?: Response }>;
+  let result: { data?: unknown; error?: unknown; response?: Response };
+  try {
+    result = await fn({ ...(input ?? {}), client });
+  } catch (err) {
+    throw new ApiError(0, 'Network', err instanceof Error ? err.message : String(err), 'network');
+  }
+  const res = result.response;
+  if (!res) throw new ApiError(0, 'Network', String(result.error ?? ''), 'network');
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized?.();
+    throw problemOf(res.status, result.error, res.statusText);
+  }
+  return result.data as Output<K>;
+}
+
+let onUnauthorized: (() => void) | null = null;
+
+/** What to do when the session ends under the console (expired, signed out elsewhere). */
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+/** A read, cached by operation and input; `null` input waits (a dependent read). */
+export function useApi<K extends Operation>(operation: K, input: Input<K> | null, config?: SWRConfiguration<Output<K>, ApiError>): SWRResponse<Output<K>, ApiError> {
+  return useSWR<Output<K>, ApiError>(input === null ? null : [operation, JSON.stringify(input)], () => call(operation, input as Input<K>), {
+    // 4xx answers will not change by asking again; network faults and 5xx are retried.
+    shouldRetryOnError: (err: ApiError) => err.status === 0 || err.status >= 500,
+    errorRetryCount: 4,
+    ...config,
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * A Leaflet map. The basemap comes from LUMEN_MAP_TILE_URL; when its tiles cannot be
+ * reached (a closed network) the map still shows the markers on a plain background,
+ * with a scale. Markers are vector circles (no image to load); their labels are set
+ * as text, never as HTML.
+ */
+import L from 'leaflet';
+import { useEffect, useRef } from 'preact/hooks';
+import { SETTINGS } from './settings.js';
+
+export type PointKind = 'alert' | 'alert-selected' | 'order' | 'pole' | 'pole-online' | 'pole-offline' | 'pole-unknown' | 'picked';
+
+export interface MapPoint {
+  id: string;
+  lat: number;
+  lon: number;
+  kind: PointKind;
+  /** Shown as a tooltip; plain text. */
+  label: string;
+  onClick?: () => void;
+}
+
+const STYLE: Record<PointKind, L.CircleMarkerOptions> = {
+  alert: { radius: 8, color: '#7a2e00', fillColor: '#e8590c', fillOpacity: 0.9, weight: 2 },
+  'alert-selected': { radius: 11, color: '#4a1500', fillColor: '#e8590c', fillOpacity: 1, weight: 3 },
+  order: { radius: 8, color: '#0b3d91', fillColor: '#1c7ed6', fillOpacity: 0.9, weight: 2 },
+  pole: { radius: 5, color: '#333', fillColor: '#868e96', fillOpacity: 0.9, weight: 1 },
+  'pole-online': { radius: 6, color: '#0b4d1e', fillColor: '#2f9e44', fillOpacity: 0.9, weight: 1 },
+  'pole-offline': { radius: 6, color: '#5c0000', fillColor: '#c92a2a', fillOpacity: 0.9, weight: 1 },
+  'pole-unknown': { radius: 6, color: '#333', fillColor: '#adb5bd', fillOpacity: 0.9, weight: 1 },
+  picked: { radius: 10, color: '#000', fillColor: '#fab005', fillOpacity: 1, weight: 3 },
+};
+
+export interface MapViewProps {
+  points: MapPoint[];
+  /** Where to look when there is nothing to fit to. */
+  center?: [number, number];
+  zoom?: number;
+  /** Fit the view to the points when they first arrive. */
+  fit?: boolean;
+  onMapClick?: (lat: number, lon: number) => void;
+  /** The view moved: the south-west and north-east corners, and the zoom (for bbox queries). */
+  onView?: (bbox: [number, number, number, number], zoom: number) => void;
+  label: string;
+  class?: string;
+  /** Pan to this point whenever it changes (a point typed in, not clicked). */
+  focus?: [number, number] | null;
+  /** The closest fitting to the points may zoom. Default 17. */
+  maxFitZoom?: number;
+}
+
+const FALLBACK_CENTER: [number, number] = [-23.5505, -46.6333];
+
+export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17 }: MapViewProps) {
+  const el = useRef<HTMLDivElement>(null);
+  const map = useRef<L.Map | null>(null);
+  const layer = useRef<L.LayerGroup | null>(null);
+  const fitted = useRef(false);
+  const handlers = useRef({ onMapClick, onView });
+  handlers.current = { onMapClick, onView };
+
+  useEffect(() => {
+    if (!el.current) return;
+    // No zoom animation: a page left while one runs would have Leaflet finish it on a
+    // removed map (a "_leaflet_pos" error); operators gain nothing from the motion.
+    const m = L.map(el.current, { center: center ?? FALLBACK_CENTER, zoom, zoomControl: true, attributionControl: true, keyboard: true, zoomAnimation: false });
+    if (SETTINGS.tileUrl) {
+      // A tile that does not load is left blank; the markers do not depend on it.
+      L.tileLayer(SETTINGS.tileUrl, { maxZoom: 19, attribution: escapeText(SETTINGS.tileAttribution), crossOrigin: false }).addTo(m);
+    }
+    L.control.scale({ imperial: false }).addTo(m);
+    layer.current = L.layerGroup().addTo(m);
+    m.on('click', (e: L.LeafletMouseEvent) => handlers.current.onMapClick?.(e.latlng.lat, e.latlng.lng));
+    const report = () => {
+      const b = m.getBounds();
+      handlers.current.onView?.([b.getSouth(), b.getWest(), b.getNorth(), b.getEast()], m.getZoom());
+    };
+    m.on('moveend', report);
+    map.current = m;
+    report();
+    return () => {
+      m.stop();
+      m.off();
+      m.remove();
+      map.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    const m = map.current;
+    const group = layer.current;
+    if (!m || !group) return;
+    group.clearLayers();
+    for (const p of points) {
+      const marker = L.circleMarker([p.lat, p.lon], { ...STYLE[p.kind], className: `marker marker-${p.kind}` });
+      // bindTooltip with a DOM node: the label is text content, never parsed as HTML.
+      const tip = document.createElement('span');
+      tip.textContent = p.label;
+      marker.bindTooltip(tip);
+      if (p.onClick) {
+        const click = p.onClick;
+        marker.on('click', (e: L.LeafletMouseEvent) => {
+          L.DomEvent.stopPropagation(e);
+          click();
+        });
+      }
+      marker.addTo(group);
+    }
+    if (fit && !fitted.current && points.length > 0) {
+      fitted.current = true;
+      if (points.length === 1) m.setView([points[0]!.lat, points[0]!.lon], Math.max(m.getZoom(), zoom));
+      else m.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lon] as [number, number])), { padding: [30, 30], maxZoom: maxFitZoom });
+    }
+  }, [points, fit]);
+
+  useEffect(() => {
+    if (center && map.current && !fitted.current) map.current.setView(center, map.current.getZoom());
+  }, [center?.[0], center?.[1]]);
+
+  useEffect(() => {
+    const m = map.current;
+    if (focus && m && !m.getBounds().contains(focus)) m.setView(focus, m.getZoom());
+  }, [focus?.[0], focus?.[1]]);
+
+  return <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />;
+}
+
+/** Leaflet puts the attribution in as HTML; the operator-configured text goes in escaped. */
+function escapeText(text: string): string {
+  const span = document.createElement('span');
+  span.textContent = text;
+  return span.innerHTML;
+}

@@ -1,0 +1,366 @@
+/**
+ * One alert: everything the partner sent, a map to set its location, and the triage
+ * actions its state and the operator's role allow; its timeline from the audit log.
+ */
+import { useState } from 'preact/hooks';
+import { call, useApi, type types } from '../api.js';
+import { useAction } from '../feedback.js';
+import { useI18n } from '../i18n.js';
+import { MapView, type MapPoint } from '../map.js';
+import { Link, navigate } from '../router.js';
+import { useSession } from '../session.js';
+import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
+import { Timeline } from './timeline.js';
+
+export function AlertPage({ id }: { id: string }) {
+  const { t } = useI18n();
+  const alert = useApi('getAlert', { path: { alertId: id } });
+  // The pole the operator clicked on the map: the new order's, or the linked order's.
+  const [pole, setPole] = useState<types.MapPole | null>(null);
+  if (alert.error) return <LoadError error={alert.error} retry={() => void alert.mutate()} />;
+  if (!alert.data) return <Loading />;
+  const a = alert.data;
+  return (
+    <Page
+      title={t('alert.title', { number: a.alertNumber })}
+      actions={<DetailActions status={a.status} back="/inbox" />}
+    >
+      <div class="columns">
+        <div class="col-main">
+          <AlertDetails alert={a} />
+          <Photos alert={a} />
+          <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
+        </div>
+        <div class="col-side">
+          <TriageActions alert={a} pole={pole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} reload={() => void alert.mutate()} />
+          {a.status === 'Pending' ? <Duplicates alert={a} onLinked={(next) => void alert.mutate(next, { revalidate: false })} /> : null}
+          <section class="panel">
+            <h2>{t('alert.timeline')}</h2>
+            <Timeline of="alert" id={a.id} version={a.updatedAt} />
+          </section>
+        </div>
+      </div>
+    </Page>
+  );
+}
+
+function AlertDetails({ alert: a }: { alert: types.Alert }) {
+  const { t, dateTime } = useI18n();
+  const d = useDurations();
+  const overdue = d.overdue(a.slaDueAt) && a.status === 'Pending';
+  return (
+    <section class="panel" data-testid="alert-details">
+      <p class="description">{a.description}</p>
+      <dl class="fields">
+        <Field label={t('col.partner')}>{a.partner.code}</Field>
+        <Field label={t('alert.protocol')}>{a.protocolNumber}</Field>
+        <Field label={t('col.partnerReason')}>{a.partnerReasonCode}</Field>
+        <Field label={t('alert.reason')}>
+          {a.reasonName} <code>{a.reasonCode}</code>
+        </Field>
+        <Field label={t('col.priority')}>{t(`priority.${a.priority}`)}</Field>
+        <Field label={t('col.sla')}>
+          <span class={overdue ? 'overdue' : ''}>{dateTime(a.slaDueAt)}</span>
+        </Field>
+        <Field label={t('alert.requester')}>{a.requesterName}</Field>
+        <Field label={t('alert.phone')}>{a.requesterPhone}</Field>
+        <Field label={t('alert.lampType')}>{a.lampType}</Field>
+        <Field label={t('alert.address')}>
+          {a.address.street}
+          {a.address.number ? `, ${a.address.number}` : ''}
+          {a.address.neighborhood ? ` — ${a.address.neighborhood}` : ''}
+        </Field>
+        <Field label={t('alert.reference')}>{a.address.reference}</Field>
+        <Field label={t('alert.notes')}>{a.additionalNotes}</Field>
+        <Field label={t('alert.location')}>
+          {a.latitude !== null && a.longitude !== null ? `${a.latitude.toFixed(6)}, ${a.longitude.toFixed(6)}` : null}
+          {a.locationSource ? <span class="muted"> ({t('alert.locationSource', { source: a.locationSource })})</span> : null}
+        </Field>
+        <Field label={t('alert.requestedAt')}>{dateTime(a.requestedAt)}</Field>
+        <Field label={t('alert.receivedAt')}>{dateTime(a.createdAt)}</Field>
+        <Field label={t('alert.order')}>
+          {a.serviceOrder ? (
+            <Link to={`/orders/${a.serviceOrder.id}`}>
+              {a.serviceOrder.number} <StatusBadge status={a.serviceOrder.status} />
+            </Link>
+          ) : null}
+        </Field>
+        {a.cancelReason ? <Field label={t('alert.cancelReason')}>{a.cancelReason}</Field> : null}
+      </dl>
+    </section>
+  );
+}
+
+const POLE_KIND = { online: 'pole-online', off: 'pole-offline', unknown: 'pole-unknown' } as const;
+
+function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; pole: types.MapPole | null; onPole: (p: types.MapPole | null) => void; onChanged: (a: types.Alert) => void }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const [picked, setPicked] = useState<[number, number] | null>(null);
+  const near = a.latitude !== null && a.longitude !== null ? `${a.latitude},${a.longitude}` : null;
+  const poles = useApi('listMapPoles', near ? { path: { tenantId: a.tenantId }, query: { near, radius: 200, limit: 60 } } : null);
+  const editable = can('triage', a.tenantId) && (a.status === 'Pending' || (a.status === 'Linked' && a.serviceOrder !== null && ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(a.serviceOrder.status)));
+  const save = useAction(
+    (lat: number, lon: number) => call('setAlertLocation', { path: { alertId: a.id }, body: { latitude: lat, longitude: lon } }),
+    (next) => {
+      setPicked(null);
+      onChanged(next);
+      return t('alert.located');
+    },
+  );
+  const points: MapPoint[] = (poles.data?.items ?? []).map((p) => ({
+    id: p.id,
+    lat: p.latitude,
+    lon: p.longitude,
+    kind: pole?.id === p.id ? 'picked' : POLE_KIND[p.telegestorState],
+    label: `${p.code} · ${t(`pole.${p.telegestorState}`)}${p.distanceMeters !== null ? ` · ${Math.round(p.distanceMeters)} m` : ''}`,
+    onClick: editable ? () => onPole(pole?.id === p.id ? null : p) : undefined,
+  }));
+  if (a.latitude !== null && a.longitude !== null) points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert-selected', label: `#${a.alertNumber}` });
+  if (picked) points.push({ id: 'picked', lat: picked[0], lon: picked[1], kind: 'picked', label: t('alert.setLocation', { lat: picked[0].toFixed(5), lon: picked[1].toFixed(5) }) });
+  return (
+    <section class="panel">
+      <h2>{t('alert.map')}</h2>
+      {!a.geolocated ? <p class="warn-text">{t('alert.notGeolocated')}</p> : editable ? <p class="muted small">{t('alert.map.hint')}</p> : null}
+      {poles.data ? (
+        <ul class="legend" aria-label={t('map.legend')}>
+          <li>
+            <span class="dot dot-pole" aria-hidden="true" /> {t('pole.online')}
+          </li>
+          <li>
+            <span class="dot dot-pole-off" aria-hidden="true" /> {t('pole.off')}
+          </li>
+          <li>
+            <span class="dot dot-pole-unknown" aria-hidden="true" /> {t('pole.unknown')}
+          </li>
+        </ul>
+      ) : null}
+      <MapView points={points} label={t('alert.map')} onMapClick={editable ? (lat, lon) => setPicked([lat, lon]) : undefined} fit focus={picked} />
+      {editable && poles.data && poles.data.items.length > 0 ? (
+        <label>
+          <span>{t('alert.pole')}</span>
+          <select value={pole?.id ?? ''} onChange={(e) => onPole(poles.data!.items.find((p) => p.id === (e.target as HTMLSelectElement).value) ?? null)} data-testid="pole-select">
+            <option value="">—</option>
+            {poles.data.items.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.code} · {t(`pole.${p.telegestorState}`)}
+                {p.distanceMeters !== null ? ` · ${Math.round(p.distanceMeters)} m` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      {editable ? (
+        <details class="coords">
+          <summary>{t('alert.coords')}</summary>
+          <form
+            class="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const form = new FormData(e.currentTarget as HTMLFormElement);
+              const lat = Number(form.get('lat'));
+              const lon = Number(form.get('lon'));
+              if (Number.isFinite(lat) && Number.isFinite(lon)) setPicked([lat, lon]);
+            }}
+          >
+            <label>
+              <span>{t('alert.latitude')}</span>
+              <input name="lat" type="number" step="any" min={-90} max={90} required defaultValue={a.latitude ?? ''} />
+            </label>
+            <label>
+              <span>{t('alert.longitude')}</span>
+              <input name="lon" type="number" step="any" min={-180} max={180} required defaultValue={a.longitude ?? ''} />
+            </label>
+            <button type="submit" class="secondary">
+              {t('alert.showOnMap')}
+            </button>
+          </form>
+        </details>
+      ) : null}
+      {picked && editable ? (
+        <div class="row">
+          <button type="button" disabled={save.busy} onClick={() => void save.run(picked[0], picked[1])} data-testid="set-location">
+            {t('alert.setLocation', { lat: picked[0].toFixed(5), lon: picked[1].toFixed(5) })}
+          </button>
+          <button type="button" class="secondary" onClick={() => setPicked(null)}>
+            {t('common.cancel')}
+          </button>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; onChanged: (a: types.Alert) => void; reload: () => void }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const teams = useApi('listTeams', can('triage', a.tenantId) ? { query: { tenantId: a.tenantId } } : null);
+  const [teamId, setTeamId] = useState('');
+  const [reasonCode, setReasonCode] = useState('');
+  const [orderRef, setOrderRef] = useState('');
+  const [note, setNote] = useState('');
+  const create = useAction(
+    () => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}), ...(pole ? { poleId: pole.id } : {}) } }),
+    (order) => {
+      reload();
+      navigate(`/orders/${order.id}`);
+      return t('alert.createOrder.done', { number: order.number });
+    },
+  );
+  const reclassify = useAction(
+    () => call('reclassifyAlert', { path: { alertId: a.id }, body: { reasonCode } }),
+    (next) => {
+      onChanged(next);
+      return t('alert.reclassified');
+    },
+  );
+  const link = useAction(
+    () => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderRef.trim() } }),
+    (next) => {
+      onChanged(next);
+      return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
+    },
+  );
+  const attach = useAction(
+    () => call('setServiceOrderPole', { path: { serviceOrderId: a.serviceOrder!.id }, body: { poleId: pole!.id } }),
+    (order) => {
+      reload();
+      return t('alert.poleAttached', { pole: pole?.code ?? '', number: order.number });
+    },
+  );
+  const discard = useAction(
+    () => call('discardAlert', { path: { alertId: a.id }, body: note.trim() ? { reason: note.trim() } : {} }),
+    (next) => {
+      onChanged(next);
+      return t('alert.discarded');
+    },
+  );
+  if (!can('triage', a.tenantId)) return null;
+  const open = a.status === 'Pending';
+  const reclassifiable = open || (a.status === 'Linked' && a.serviceOrder !== null && ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(a.serviceOrder.status));
+  if (!open && !reclassifiable) return null;
+  return (
+    <section class="panel" data-testid="triage">
+      <h2>{t('alert.actions')}</h2>
+      <label>
+        <span>{t('alert.reasonCode')}</span>
+        <input value={reasonCode} placeholder={a.reasonCode} pattern="[A-Za-z0-9_.\-]{1,64}" onInput={(e) => setReasonCode((e.target as HTMLInputElement).value)} />
+      </label>
+      {reclassifiable ? (
+        <button type="button" class="secondary" disabled={reclassify.busy || !reasonCode} onClick={() => void reclassify.run()}>
+          {t('alert.reclassify')}
+        </button>
+      ) : null}
+      {pole ? (
+        <p class="picked" data-testid="picked-pole">
+          {t('alert.pole')}: <strong>{pole.code}</strong> ({t(`pole.${pole.telegestorState}`)})
+        </p>
+      ) : null}
+      {!open && pole && a.serviceOrder ? (
+        <button type="button" class="secondary" disabled={attach.busy} onClick={() => void attach.run()} data-testid="attach-pole">
+          {t('alert.attachPole', { number: a.serviceOrder.number })}
+        </button>
+      ) : null}
+      {open ? (
+        <>
+          <hr />
+          <label>
+            <span>{t('alert.team')}</span>
+            <select value={teamId} onChange={(e) => setTeamId((e.target as HTMLSelectElement).value)} data-testid="create-team">
+              <option value="">{t('alert.team.none')}</option>
+              {(teams.data?.items ?? []).map((team) => (
+                <option key={team.id} value={team.id}>
+                  {team.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" disabled={create.busy} onClick={() => void create.run()} data-testid="create-order">
+            {t('alert.createOrder')}
+          </button>
+          <hr />
+          <label>
+            <span>{t('alert.link')}</span>
+            <input value={orderRef} placeholder="OS-2026-00042" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
+          </label>
+          <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()}>
+            {t('alert.link')}
+          </button>
+          <hr />
+          <label>
+            <span>{t('alert.discard.note')}</span>
+            <textarea rows={2} maxLength={500} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} data-testid="discard-note" />
+          </label>
+          <button type="button" class="danger" disabled={discard.busy} onClick={() => void discard.run()} data-testid="discard">
+            {t('alert.discard')}
+          </button>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+/** Open orders on the same pole or within 50 m: one click links this alert to one. */
+function Duplicates({ alert: a, onLinked }: { alert: types.Alert; onLinked: (a: types.Alert) => void }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const suggestions = useApi('getAlertDuplicates', { path: { alertId: a.id } });
+  const link = useAction(
+    (orderId: string) => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderId } }),
+    (next) => {
+      onLinked(next);
+      return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
+    },
+  );
+  if (suggestions.error) return <LoadError error={suggestions.error} />;
+  const items = suggestions.data?.items ?? [];
+  if (items.length === 0) return null;
+  return (
+    <section class="panel" data-testid="duplicates">
+      <h2>{t('alert.duplicates')}</h2>
+      <ul class="plain">
+        {items.map((d) => (
+          <li key={d.serviceOrder.id} class="row">
+            <Link to={`/orders/${d.serviceOrder.id}`}>{d.serviceOrder.number}</Link> <StatusBadge status={d.serviceOrder.status} />
+            <span class="muted small">
+              {d.samePole ? t('alert.samePole') : d.distanceMeters !== null ? t('alert.metres', { n: Math.round(d.distanceMeters) }) : ''}
+            </span>
+            <span class="small">{d.serviceOrder.address}</span>
+            {can('triage', a.tenantId) ? (
+              <button type="button" class="secondary small" disabled={link.busy} onClick={() => void link.run(d.serviceOrder.id)}>
+                {t('alert.linkThis')}
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/**
+ * The photos the partner sent, full size. The alert list carries them (the single-alert
+ * read does not), so they come from the list searched by the alert's protocol number.
+ */
+function Photos({ alert: a }: { alert: types.Alert }) {
+  const { t } = useI18n();
+  const found = useApi('listAlerts', { query: { tenantId: a.tenantId, text: a.protocolNumber, pageSize: 20 } });
+  const photos = found.data?.items.find((x) => x.id === a.id)?.photos ?? [];
+  if (photos.length === 0) return null;
+  return (
+    <section class="panel" data-testid="photos">
+      <h2>{t('alert.photos')}</h2>
+      <div class="photos">
+        {photos.map((p) =>
+          p.success ? (
+            <img key={p.id} src={`/api/admin/alerts/${a.id}/attachments/${p.id}`} alt={p.filename ?? t('alert.photos')} loading="lazy" />
+          ) : (
+            <p key={p.id} class="warn-text">
+              {p.filename ?? p.contentType}: {p.error}
+            </p>
+          ),
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,215 @@
+/**
+ * The triage inbox: Pending alerts of the current city, with the filters in the URL
+ * (so back/forward and a shared link give the same list) and keyboard triage:
+ * j/k move the selection, Enter opens the alert.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { useApi, type types } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { Link, navigate, useLocation } from '../router.js';
+import { useSession } from '../session.js';
+import { Badge, LoadError, Loading, Page, Pager, useDurations } from '../ui.js';
+
+const PAGE_SIZE = 100;
+
+export function InboxPage() {
+  const { t } = useI18n();
+  const { tenantId } = useSession();
+  const { query } = useLocation();
+  const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
+  const notGeolocated = query.get('notGeolocated') === 'true';
+  const overdueOnly = query.get('overdue') === 'true';
+  const partner = query.get('partner') ?? '';
+  const reason = query.get('reason') ?? '';
+  const text = query.get('q') ?? '';
+  const sort = (['priority', 'age', 'newest', 'number'] as const).find((s) => s === query.get('sort')) ?? 'priority';
+
+  const setFilter = (name: string, value: string | null) => {
+    const q = new URLSearchParams(query);
+    if (value === null || value === '') q.delete(name);
+    else q.set(name, value);
+    if (name !== 'page') q.delete('page');
+    const s = q.toString();
+    navigate(`/inbox${s ? `?${s}` : ''}`, { replace: name === 'q' });
+  };
+
+  // Every filter is the server's (the list holds one page of many thousands).
+  const list = useApi(
+    'listAlerts',
+    tenantId
+      ? {
+          query: {
+            tenantId,
+            status: 'Pending',
+            sort,
+            page,
+            pageSize: PAGE_SIZE,
+            ...(notGeolocated ? { notGeolocated } : {}),
+            ...(overdueOnly ? { overdue: true } : {}),
+            ...(partner ? { partner } : {}),
+            ...(reason ? { reason } : {}),
+            ...(text.trim() ? { text: text.trim() } : {}),
+          },
+        }
+      : null,
+    { refreshInterval: 30_000, keepPreviousData: true },
+  );
+  const partners = useApi('listPartners', tenantId ? { query: { tenantId } } : null);
+  const attention = useApi('getTenantAttention', tenantId ? { path: { tenantId } } : null, { refreshInterval: 30_000 });
+  const { can } = useSession();
+
+  const items = list.data?.items ?? [];
+  const partnerCodes = (partners.data?.items ?? []).map((p) => p.code).sort();
+  // The partner codes seen on this page, and the one being filtered on.
+  const reasons = [...new Set([...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])])].sort();
+
+  const [selected, setSelected] = useState(0);
+  // A new list (other filters), not a refresh of the same one, starts at the top.
+  useEffect(() => setSelected(0), [partner, reason, overdueOnly, text, notGeolocated, sort, page]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement | null;
+      if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === 'j') setSelected((s) => Math.min(s + 1, Math.max(0, items.length - 1)));
+      else if (e.key === 'k') setSelected((s) => Math.max(s - 1, 0));
+      else if (e.key === 'Enter' && items[selected] && (!target || target === document.body || target.closest('.inbox-list'))) {
+        e.preventDefault();
+        navigate(`/alerts/${items[selected]!.id}`);
+      } else return;
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [items, selected]);
+  useEffect(() => {
+    document.querySelector('.inbox-row[aria-current="true"]')?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
+  return (
+    <Page title={t('inbox.title')}>
+      <div class="badges" data-testid="attention">
+        <button type="button" class="badge-button" aria-pressed={!notGeolocated && !overdueOnly} onClick={() => navigate('/inbox')}>
+          {t('inbox.badge.pending')} <Badge kind="count">{attention.data?.pendingAlerts ?? '…'}</Badge>
+        </button>
+        <button type="button" class="badge-button" aria-pressed={notGeolocated} onClick={() => setFilter('notGeolocated', notGeolocated ? null : 'true')}>
+          {t('inbox.badge.notGeolocated')} <Badge kind="warn">{attention.data?.notGeolocatedAlerts ?? '…'}</Badge>
+        </button>
+        <button type="button" class="badge-button" aria-pressed={overdueOnly} onClick={() => setFilter('overdue', overdueOnly ? null : 'true')}>
+          {t('inbox.badge.overdue')} <Badge kind="danger">{attention.data?.overduePendingAlerts ?? '…'}</Badge>
+        </button>
+        {attention.data && attention.data.overdueServiceOrders > 0 ? (
+          <Link to="/orders?overdue=true" class="button badge-button">
+            {t('inbox.badge.overdueOrders')} <Badge kind="danger">{attention.data.overdueServiceOrders}</Badge>
+          </Link>
+        ) : null}
+        {attention.data && can('administer') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
+          <Link to="/partners" class="button badge-button">
+            {t('inbox.badge.partners')} <Badge kind="danger">{attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls}</Badge>
+          </Link>
+        ) : null}
+      </div>
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>{t('inbox.filter.text')}</span>
+          <input type="search" value={text} onInput={(e) => setFilter('q', (e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <span>{t('inbox.filter.partner')}</span>
+          <select value={partner} onChange={(e) => setFilter('partner', (e.target as HTMLSelectElement).value)}>
+            <option value="">{t('inbox.filter.all')}</option>
+            {partnerCodes.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('inbox.filter.reason')}</span>
+          <select value={reason} onChange={(e) => setFilter('reason', (e.target as HTMLSelectElement).value)}>
+            <option value="">{t('inbox.filter.all')}</option>
+            {reasons.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('inbox.sort')}</span>
+          <select value={sort} onChange={(e) => setFilter('sort', (e.target as HTMLSelectElement).value)} data-testid="inbox-sort">
+            <option value="priority">{t('inbox.sort.priority')}</option>
+            <option value="age">{t('inbox.sort.age')}</option>
+            <option value="newest">{t('inbox.sort.newest')}</option>
+            <option value="number">{t('inbox.sort.number')}</option>
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={notGeolocated} onChange={() => setFilter('notGeolocated', notGeolocated ? null : 'true')} />
+          <span>{t('inbox.filter.notGeolocated')}</span>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={overdueOnly} onChange={() => setFilter('overdue', overdueOnly ? null : 'true')} />
+          <span>{t('inbox.filter.overdue')}</span>
+        </label>
+      </form>
+      <p class="muted small">{t('inbox.keys')}</p>
+      {list.error ? <LoadError error={list.error} retry={() => void list.mutate()} /> : null}
+      {!list.data && !list.error ? <Loading /> : null}
+      {list.data && items.length === 0 ? <p class="empty">{t('inbox.empty')}</p> : null}
+      {items.length > 0 ? (
+        <ul class="inbox-list" aria-label={t('inbox.title')} data-testid="inbox">
+          {items.map((a, i) => (
+            <InboxRow key={a.id} alert={a} selected={i === selected} onFocus={() => setSelected(i)} />
+          ))}
+        </ul>
+      ) : null}
+      {list.data ? <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={(p) => setFilter('page', String(p))} /> : null}
+    </Page>
+  );
+}
+
+function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selected: boolean; onFocus: () => void }) {
+  const { t } = useI18n();
+  const d = useDurations();
+  const overdue = d.overdue(a.slaDueAt);
+  return (
+    <li class={`inbox-row${selected ? ' selected' : ''}`} aria-current={selected ? 'true' : undefined} data-alert-id={a.id} onFocusIn={onFocus}>
+      <Thumbnail alert={a} />
+      <div class="inbox-main">
+        <Link to={`/alerts/${a.id}`} class="inbox-link">
+          <span class="num">#{a.alertNumber}</span> <span class="desc">{a.description}</span>
+        </Link>
+        <div class="inbox-meta">
+          <span>{a.address.street}{a.address.number ? `, ${a.address.number}` : ''}</span>
+          {a.address.neighborhood ? <span>{a.address.neighborhood}</span> : null}
+        </div>
+      </div>
+      <div class="inbox-side">
+        <span class="tag" title={t('col.partner')}>
+          {a.partner.code}
+        </span>
+        {a.partnerReasonCode ? (
+          <span class="tag tag-code" title={t('col.partnerReason')}>
+            {a.partnerReasonCode}
+          </span>
+        ) : null}
+        {!a.geolocated ? <Badge kind="warn">{t('inbox.badge.notGeolocated')}</Badge> : null}
+        <span class="age" title={t('col.age')}>
+          {d.age(a.createdAt)}
+        </span>
+        <span class={overdue ? 'sla overdue' : 'sla'} title={t('col.sla')}>
+          {overdue ? `${t('time.overdue')} ${d.until(a.slaDueAt)}` : d.until(a.slaDueAt)}
+        </span>
+        <Badge kind={a.priority.toLowerCase()}>{t(`priority.${a.priority}`)}</Badge>
+      </div>
+    </li>
+  );
+}
+
+/** The first stored photo, small; the alert's file name (partner text) is its alt text. */
+function Thumbnail({ alert: a }: { alert: types.Alert }) {
+  const photo = (a.photos ?? []).find((p) => p.success);
+  if (!photo) return <span class="thumb thumb-empty" aria-hidden="true" />;
+  return <img class="thumb" src={`/api/admin/alerts/${a.id}/attachments/${photo.id}?variant=thumbnail`} alt={photo.filename ?? ''} loading="lazy" width={56} height={56} />;
+}

@@ -1,0 +1,71 @@
+/**
+ * The city at a glance: Pending alerts and open orders with coordinates, and, once
+ * zoomed in far enough, the poles in view with their telegestor state. Poles come from
+ * a bounding-box query with a limit, never the whole set (a city has a million).
+ */
+import { useState } from 'preact/hooks';
+import { useApi } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { MapView, type MapPoint } from '../map.js';
+import { navigate } from '../router.js';
+import { useSession } from '../session.js';
+import { LoadError, Page } from '../ui.js';
+
+/** Poles appear from this zoom on (a few streets in view). */
+const POLE_ZOOM = 16;
+const POLE_LIMIT = 500;
+const POLE_KIND = { online: 'pole-online', off: 'pole-offline', unknown: 'pole-unknown' } as const;
+
+export function MapPage() {
+  const { t } = useI18n();
+  const { tenantId } = useSession();
+  const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
+  const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
+  const [view, setView] = useState<{ bbox: string; zoom: number } | null>(null);
+  const showPoles = view !== null && view.zoom >= POLE_ZOOM;
+  const poles = useApi('listMapPoles', showPoles ? { path: { tenantId }, query: { bbox: view.bbox, limit: POLE_LIMIT } } : null, { keepPreviousData: true });
+  const points: MapPoint[] = [];
+  if (showPoles) {
+    for (const p of poles.data?.items ?? []) {
+      points.push({ id: p.id, lat: p.latitude, lon: p.longitude, kind: POLE_KIND[p.telegestorState], label: `${p.code} · ${t(`pole.${p.telegestorState}`)}` });
+    }
+  }
+  for (const a of pending.data?.items ?? []) {
+    if (a.latitude === null || a.longitude === null) continue;
+    points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert', label: `#${a.alertNumber} ${a.description}`, onClick: () => navigate(`/alerts/${a.id}`) });
+  }
+  const seen = new Set<string>();
+  for (const a of linked.data?.items ?? []) {
+    if (!a.serviceOrder || a.latitude === null || a.longitude === null || seen.has(a.serviceOrder.id)) continue;
+    seen.add(a.serviceOrder.id);
+    const orderId = a.serviceOrder.id;
+    points.push({ id: orderId, lat: a.latitude, lon: a.longitude, kind: 'order', label: `${a.serviceOrder.number} ${a.description}`, onClick: () => navigate(`/orders/${orderId}`) });
+  }
+  const error = pending.error ?? linked.error;
+  return (
+    <Page title={t('map.title')}>
+      {error ? <LoadError error={error} /> : null}
+      <ul class="legend" aria-label={t('map.legend')}>
+        <li>
+          <span class="dot dot-alert" aria-hidden="true" /> {t('map.alerts')} ({points.filter((p) => p.kind === 'alert').length})
+        </li>
+        <li>
+          <span class="dot dot-order" aria-hidden="true" /> {t('map.orders')} ({points.filter((p) => p.kind === 'order').length})
+        </li>
+        <li>
+          <span class="dot dot-pole" aria-hidden="true" /> {showPoles ? `${t('map.poles')} (${poles.data?.items.length ?? '…'})` : t('map.zoomForPoles')}
+          {showPoles && poles.data?.truncated ? ` — ${t('map.truncated')}` : ''}
+        </li>
+      </ul>
+      <MapView
+        points={points}
+        label={t('map.title')}
+        class="map-tall"
+        fit
+        zoom={13}
+        maxFitZoom={POLE_ZOOM - 1}
+        onView={(b, zoom) => setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom })}
+      />
+    </Page>
+  );
+}

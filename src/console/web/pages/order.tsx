@@ -1,0 +1,157 @@
+/** One service order: its state, the moves its status allows, linked alerts, events sent, timeline. */
+import { useState } from 'preact/hooks';
+import { call, useApi, type types } from '../api.js';
+import { useAction } from '../feedback.js';
+import { useI18n } from '../i18n.js';
+import { MapView } from '../map.js';
+import { Link } from '../router.js';
+import { useSession } from '../session.js';
+import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
+import { DeliveryTable } from './partner.js';
+import { Timeline } from './timeline.js';
+
+export function OrderPage({ id }: { id: string }) {
+  const { t, dateTime } = useI18n();
+  const { tenantId } = useSession();
+  const order = useApi('getServiceOrder', { path: { serviceOrderId: id } });
+  const alerts = useApi('listAlerts', order.data ? { query: { tenantId, serviceOrderId: id, pageSize: 100 } } : null);
+  if (order.error) return <LoadError error={order.error} retry={() => void order.mutate()} />;
+  if (!order.data) return <Loading />;
+  const o = order.data;
+  const refresh = (next: types.ServiceOrder) => {
+    void order.mutate(next, { revalidate: false });
+    void alerts.mutate();
+  };
+  return (
+    <Page
+      title={t('order.title', { number: o.number })}
+      actions={<DetailActions status={o.status} back="/orders" />}
+    >
+      <div class="columns">
+        <div class="col-main">
+          <section class="panel" data-testid="order-details">
+            <dl class="fields">
+              <Field label={t('alert.reason')}>
+                <code>{o.type}</code>
+              </Field>
+              <Field label={t('col.priority')}>{t(`priority.${o.priority}`)}</Field>
+              <Field label={t('col.address')}>
+                {o.address}
+                {o.neighborhood ? ` — ${o.neighborhood}` : ''}
+              </Field>
+              <Field label={t('col.team')}>{o.team?.name}</Field>
+              <Field label={t('order.pole')}>{o.poleId}</Field>
+              <Field label={t('order.opened')}>{dateTime(o.openedAt)}</Field>
+              <Field label={t('order.closed')}>{o.closedAt ? dateTime(o.closedAt) : null}</Field>
+            </dl>
+          </section>
+          {o.latitude !== null && o.longitude !== null ? (
+            <section class="panel">
+              <MapView points={[{ id: o.id, lat: o.latitude, lon: o.longitude, kind: 'order', label: o.number }]} label={t('nav.map')} fit />
+            </section>
+          ) : null}
+          <section class="panel">
+            <h2>{t('order.alerts')}</h2>
+            {alerts.error ? <LoadError error={alerts.error} /> : null}
+            <ul class="plain" data-testid="order-alerts">
+              {(alerts.data?.items ?? []).map((a) => (
+                <li key={a.id}>
+                  <Link to={`/alerts/${a.id}`}>#{a.alertNumber}</Link> <StatusBadge status={a.status} /> <span>{a.description}</span> <span class="tag">{a.partner.code}</span>
+                </li>
+              ))}
+            </ul>
+          </section>
+          <OrderDeliveries order={o} alerts={alerts.data?.items ?? []} />
+        </div>
+        <div class="col-side">
+          <OrderActions order={o} onChanged={refresh} />
+          <section class="panel">
+            <h2>{t('alert.timeline')}</h2>
+            <Timeline of="order" id={o.id} version={o.updatedAt} />
+          </section>
+        </div>
+      </div>
+    </Page>
+  );
+}
+
+function OrderDeliveries({ order, alerts }: { order: types.ServiceOrder; alerts: types.Alert[] }) {
+  const { t } = useI18n();
+  const { can, tenantId } = useSession();
+  const partners = [...new Set(alerts.map((a) => a.partner.code))];
+  const first = partners[0];
+  // The delivery log is read per partner; most orders have one.
+  const log = useApi('listWebhookDeliveries', first && can('administer', tenantId) ? { path: { code: first }, query: { limit: 200 } } : null, { refreshInterval: 10_000 });
+  if (!first || !can('administer', tenantId)) return null;
+  const mine = (log.data?.deliveries ?? []).filter((d) => d.serviceOrderId === order.id);
+  return (
+    <section class="panel">
+      <h2>{t('order.deliveries')}</h2>
+      {log.error ? <LoadError error={log.error} /> : <DeliveryTable deliveries={mine} />}
+    </section>
+  );
+}
+
+function OrderActions({ order: o, onChanged }: { order: types.ServiceOrder; onChanged: (o: types.ServiceOrder) => void }) {
+  const { t } = useI18n();
+  const { can, tenantId } = useSession();
+  const teams = useApi('listTeams', can('triage') ? { query: { tenantId } } : null);
+  const [teamId, setTeamId] = useState(o.team?.id ?? '');
+  const [note, setNote] = useState('');
+  const body = () => (note.trim() ? { note: note.trim() } : {});
+  const done = (message: string) => (next: types.ServiceOrder) => {
+    setNote('');
+    onChanged(next);
+    return message;
+  };
+  const assign = useAction(() => call('assignServiceOrder', { path: { serviceOrderId: o.id }, body: { teamId, ...body() } }), done(t('order.assigned')));
+  const start = useAction(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.started')));
+  const complete = useAction(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.completed')));
+  const cancel = useAction(() => call('cancelServiceOrder', { path: { serviceOrderId: o.id }, body: note.trim() ? { reason: note.trim() } : {} }), done(t('order.cancelled')));
+  if (!can('triage')) return null;
+  const openish = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status);
+  if (!openish) return null;
+  const busy = assign.busy || start.busy || complete.busy || cancel.busy;
+  return (
+    <section class="panel" data-testid="order-actions">
+      <h2>{t('order.actions')}</h2>
+      <label>
+        <span>{t('order.note')}</span>
+        <textarea rows={3} maxLength={500} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} data-testid="order-note" />
+      </label>
+      {o.status === 'OPEN' || o.status === 'ASSIGNED' ? (
+        <div class="row">
+          <label>
+            <span>{t('col.team')}</span>
+            <select value={teamId} onChange={(e) => setTeamId((e.target as HTMLSelectElement).value)} data-testid="assign-team">
+              <option value="">—</option>
+              {(teams.data?.items ?? []).map((team) => (
+                <option key={team.id} value={team.id}>
+                  {team.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" disabled={busy || !teamId} onClick={() => void assign.run()} data-testid="assign">
+            {t('order.assign')}
+          </button>
+        </div>
+      ) : null}
+      <div class="row">
+        {o.status === 'ASSIGNED' ? (
+          <button type="button" disabled={busy} onClick={() => void start.run()} data-testid="start">
+            {t('order.start')}
+          </button>
+        ) : null}
+        {o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS' ? (
+          <button type="button" disabled={busy} onClick={() => void complete.run()} data-testid="complete">
+            {t('order.complete')}
+          </button>
+        ) : null}
+        <button type="button" class="danger" disabled={busy} onClick={() => void cancel.run()} data-testid="cancel-order">
+          {t('order.cancel')}
+        </button>
+      </div>
+    </section>
+  );
+}

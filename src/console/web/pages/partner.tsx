@@ -1,0 +1,372 @@
+/**
+ * One partner (city-admin): settings, the API key (rotated with a confirmation, the
+ * new key shown once with a copy button), the webhook delivery log with redelivery,
+ * and the polling link with the items intake refused.
+ */
+import { useState } from 'preact/hooks';
+import { call, useApi, type types } from '../api.js';
+import { useAction, useFeedback } from '../feedback.js';
+import { useI18n, type MessageKey } from '../i18n.js';
+import { Link } from '../router.js';
+import { useSession } from '../session.js';
+import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
+import { AttachmentFailures } from './attachment-failures.js';
+import { ReasonMapping } from './reason-mapping.js';
+
+const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'] as const;
+
+export function PartnerPage({ code }: { code: string }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const partner = useApi('getPartner', { path: { code } });
+  if (partner.error) return <LoadError error={partner.error} retry={() => void partner.mutate()} />;
+  if (!partner.data) return <Loading />;
+  const p = partner.data;
+  const admin = can('administer', p.tenantId);
+  return (
+    <Page
+      title={t('partner.title', { code: p.code })}
+      actions={
+        <Link to="/partners" class="button secondary">
+          {t('common.back')}
+        </Link>
+      }
+    >
+      <div class="columns">
+        <div class="col-main">
+          {admin ? <PartnerSettingsForm partner={p} onSaved={(next) => void partner.mutate(next, { revalidate: false })} /> : null}
+          {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
+          <Deliveries code={p.code} admin={can('triage', p.tenantId)} />
+          {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
+          <AttachmentFailures tenantId={p.tenantId} partner={p.code} />
+        </div>
+        <div class="col-side">
+          {admin ? (
+            <>
+              <RotateSecret
+                title={t('partner.rotate')}
+                confirm={t('partner.rotate.confirm')}
+                shown={t('partner.rotate.done')}
+                testid="rotate-key"
+                rotate={async () => (await call('rotatePartnerKey', { path: { code: p.code } })).apiKey}
+                onRotated={() => void partner.mutate()}
+              />
+              {p.transport === 'webhook' ? (
+                <RotateSecret
+                  title={t('partner.rotateSecret')}
+                  confirm={t('partner.rotateSecret.confirm')}
+                  shown={t('partner.rotateSecret.done')}
+                  testid="rotate-secret"
+                  rotate={async () => (await call('rotatePartnerWebhookSecret', { path: { code: p.code }, body: {} })).webhookSecret}
+                  onRotated={() => void partner.mutate()}
+                />
+              ) : null}
+            </>
+          ) : null}
+        </div>
+      </div>
+    </Page>
+  );
+}
+
+function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; onSaved: (p: types.Partner) => void }) {
+  const { t } = useI18n();
+  const [enabled, setEnabled] = useState(p.enabled);
+  const [scopes, setScopes] = useState<string[]>(p.scopes);
+  const [transport, setTransport] = useState(p.transport);
+  const [webhookUrl, setWebhookUrl] = useState(p.webhookUrl ?? '');
+  const [secret, setSecret] = useState('');
+  const [rate, setRate] = useState(p.rateLimitPerMinute === null ? '' : String(p.rateLimitPerMinute));
+  const save = useAction(
+    () =>
+      call('updatePartner', {
+        path: { code: p.code },
+        body: {
+          enabled,
+          scopes: scopes as types.ScopeInput[],
+          transport,
+          webhookUrl: webhookUrl.trim() || null,
+          ...(secret ? { webhookSecret: secret } : {}),
+          rateLimitPerMinute: rate.trim() ? Number(rate) : null,
+        },
+      }),
+    (next) => {
+      setSecret('');
+      onSaved(next);
+      return t('partner.saved');
+    },
+  );
+  return (
+    <form
+      class="panel form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run();
+      }}
+      data-testid="partner-settings"
+    >
+      <h2>{t('partner.settings')}</h2>
+      <dl class="fields">
+        <Field label={t('partner.keyPrefix')}>
+          <code>{p.keyPrefix}</code>
+        </Field>
+        <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
+      </dl>
+      <label class="check">
+        <input type="checkbox" checked={enabled} onChange={() => setEnabled(!enabled)} />
+        <span>{t('partner.enabled')}</span>
+      </label>
+      <fieldset>
+        <legend>{t('partner.scopes')}</legend>
+        {SCOPES.map((s) => (
+          <label key={s} class="check">
+            <input type="checkbox" checked={scopes.includes(s)} onChange={() => setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s])} />
+            <span>{s}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        <span>{t('partner.transport')}</span>
+        <select value={transport} onChange={(e) => setTransport((e.target as HTMLSelectElement).value as typeof transport)}>
+          <option value="webhook">webhook</option>
+          <option value="polling">polling</option>
+        </select>
+      </label>
+      <label>
+        <span>{t('partner.webhookUrl')}</span>
+        <input type="url" value={webhookUrl} onInput={(e) => setWebhookUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url" />
+      </label>
+      <label>
+        <span>{t('partner.webhookSecret')}</span>
+        <input type="password" autoComplete="new-password" minLength={16} value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        <span>{t('partner.rateLimit')}</span>
+        <input type="number" min={1} value={rate} onInput={(e) => setRate((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit" disabled={save.busy}>
+        {t('common.save')}
+      </button>
+    </form>
+  );
+}
+
+/** A secret made on the server and shown once: confirm, then see it with a copy button. */
+function RotateSecret({ title, confirm, shown, testid, rotate, onRotated }: { title: string; confirm: string; shown: string; testid: string; rotate: () => Promise<string>; onRotated: () => void }) {
+  const { t } = useI18n();
+  const feedback = useFeedback();
+  const [confirming, setConfirming] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const run = useAction(rotate, (value) => {
+    setConfirming(false);
+    setSecret(value);
+    onRotated();
+  });
+  return (
+    <section class="panel" data-testid={testid}>
+      <h2>{title}</h2>
+      {secret ? (
+        <div class="secret">
+          <p>{shown}</p>
+          <code data-testid="new-secret">{secret}</code>
+          <button
+            type="button"
+            onClick={() =>
+              navigator.clipboard.writeText(secret).then(
+                () => feedback.ok(t('common.copied')),
+                (err: unknown) => feedback.error(err),
+              )
+            }
+          >
+            {t('common.copy')}
+          </button>
+        </div>
+      ) : confirming ? (
+        <div>
+          <p class="warn-text">{confirm}</p>
+          <div class="row">
+            <button type="button" class="danger" disabled={run.busy} onClick={() => void run.run()} data-testid="rotate-confirm">
+              {t('common.confirm')}
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              {t('common.cancel')}
+            </button>
+          </div>
+        </div>
+      ) : (
+        <button type="button" class="secondary" onClick={() => setConfirming(true)} data-testid="rotate">
+          {title}
+        </button>
+      )}
+    </section>
+  );
+}
+
+const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'] as const;
+
+function Deliveries({ code, admin }: { code: string; admin: boolean }) {
+  const { t } = useI18n();
+  const [status, setStatus] = useState<(typeof DELIVERY_STATUSES)[number] | ''>('');
+  const [since, setSince] = useState('');
+  const log = useApi('listWebhookDeliveries', { path: { code }, query: { limit: 100, ...(status ? { status } : {}) } }, { refreshInterval: 10_000 });
+  const dead = useAction(
+    () => call('redeliverDeadWebhooks', { path: { code } }),
+    (r) => {
+      void log.mutate();
+      return t('partner.redeliverDead.done', { count: r.count });
+    },
+  );
+  const again = useAction(
+    () => call('redeliverWebhooksSince', { path: { code }, body: { since: new Date(since).toISOString() } }),
+    (r) => {
+      void log.mutate();
+      return t('partner.redeliverSince.done', { count: r.count });
+    },
+  );
+  return (
+    <section class="panel">
+      <h2>{t('partner.deliveries')}</h2>
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>{t('col.status')}</span>
+          <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value as typeof status)} data-testid="delivery-status">
+            <option value="">{t('partner.status.all')}</option>
+            {DELIVERY_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {t(`delivery.${s}` as MessageKey)}
+              </option>
+            ))}
+          </select>
+        </label>
+        {admin ? (
+          <>
+            <button type="button" disabled={dead.busy} onClick={() => void dead.run()} data-testid="redeliver-dead">
+              {t('partner.redeliverDead')}
+            </button>
+            <label>
+              <span>{t('partner.redeliverSince')}</span>
+              <input type="datetime-local" value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="button" class="secondary" disabled={again.busy || !since} onClick={() => void again.run()}>
+              {t('partner.redeliver')}
+            </button>
+          </>
+        ) : null}
+      </form>
+      {log.error ? <LoadError error={log.error} /> : null}
+      {!log.data && !log.error ? <Loading /> : null}
+      {log.data ? <DeliveryTable deliveries={log.data.deliveries} onRedelivered={admin ? () => void log.mutate() : undefined} /> : null}
+    </section>
+  );
+}
+
+/** A delivery log: event, state, attempts, the last answer; redeliver one when allowed. */
+export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types.WebhookDelivery[]; onRedelivered?: () => void }) {
+  const { t, dateTime } = useI18n();
+  const again = useAction(
+    (id: string) => call('redeliverWebhook', { path: { deliveryId: id } }),
+    () => {
+      onRedelivered?.();
+      return t('partner.redeliver.done');
+    },
+  );
+  if (deliveries.length === 0) return <p class="muted">{t('partner.deliveries.empty')}</p>;
+  return (
+    <Table testid="deliveries" headers={[t('col.when'), t('col.event'), t('col.status'), t('col.attempts'), t('col.result'), ...(onRedelivered ? [{ hidden: t('partner.redeliver') }] : [])]}>
+          {deliveries.map((d) => (
+            <tr key={d.id} data-status={d.status}>
+              <td class="nowrap">{dateTime(d.occurredAt)}</td>
+              <td>
+                <code>{d.eventType}</code>
+              </td>
+              <td>
+                <Badge kind={d.status === 'succeeded' ? 'ok' : d.status === 'dead' ? 'danger' : 'warn'}>{t(`delivery.${d.status}` as MessageKey)}</Badge>
+              </td>
+              <td>{d.attempts}</td>
+              <td class="small">{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+              {onRedelivered ? (
+                <td>
+                  <button type="button" class="secondary small" disabled={again.busy} onClick={() => void again.run(d.id)}>
+                    {t('partner.redeliver')}
+                  </button>
+                </td>
+              ) : null}
+            </tr>
+      ))}
+    </Table>
+  );
+}
+
+function Polling({ code, admin }: { code: string; admin: boolean }) {
+  const { t, dateTime } = useI18n();
+  const state = useApi('getPartnerPolling', { path: { code } }, { refreshInterval: 10_000 });
+  const rejected = useApi('listRejectedInboundItems', { path: { code }, query: { status: 'open', pageSize: 50 } });
+  const dismiss = useAction(
+    (id: string) => call('dismissRejectedInboundItem', { path: { itemId: id } }),
+    () => {
+      void rejected.mutate();
+      return t('failures.dismissed');
+    },
+  );
+  const retry = useAction(
+    (id: string) => call('retryRejectedInboundItem', { path: { itemId: id } }),
+    () => {
+      void rejected.mutate();
+      return t('failures.retried');
+    },
+  );
+  const poll = useAction(
+    () => call('pollPartnerNow', { path: { code } }),
+    () => {
+      void state.mutate();
+      return t('partner.pollNow.done');
+    },
+  );
+  return (
+    <section class="panel">
+      <h2>{t('partner.polling')}</h2>
+      {state.error ? <LoadError error={state.error} /> : null}
+      {state.data ? (
+        <dl class="fields">
+          <Field label="polling">{state.data.polling ? t('common.yes') : (state.data.notPolledBecause ?? t('common.no'))}</Field>
+          <Field label="lastSuccessAt">{dateTime(state.data.lastSuccessAt)}</Field>
+          <Field label="lagSeconds">{state.data.lagSeconds}</Field>
+          <Field label="consecutiveFailures">{state.data.consecutiveFailures}</Field>
+          <Field label="lastError">{state.data.lastError ? `${state.data.lastError.kind}: ${state.data.lastError.message}` : null}</Field>
+        </dl>
+      ) : null}
+      {admin ? (
+        <button type="button" class="secondary" disabled={poll.busy} onClick={() => void poll.run()}>
+          {t('partner.pollNow')}
+        </button>
+      ) : null}
+      <h3>{t('partner.rejected')}</h3>
+      {rejected.data && rejected.data.items.length === 0 ? <p class="muted">{t('partner.rejected.empty')}</p> : null}
+      <ul class="plain">
+        {(rejected.data?.items ?? []).map((r) => (
+          <li key={r.id}>
+            <code>{r.protocolNumber ?? r.id}</code> <span class="muted">{r.problemCode}</span>
+            {admin ? (
+              <>
+                {' '}
+                <button type="button" class="secondary small" disabled={retry.busy} onClick={() => void retry.run(r.id)}>
+                  {t('common.retry')}
+                </button>{' '}
+                <button type="button" class="secondary small" disabled={dismiss.busy} onClick={() => void dismiss.run(r.id)}>
+                  {t('failures.dismiss')}
+                </button>
+              </>
+            ) : null}
+            <ul class="changes">
+              {r.reasons.map((x, i) => (
+                <li key={i}>
+                  <code>{x.pointer}</code> {x.message}
+                </li>
+              ))}
+            </ul>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

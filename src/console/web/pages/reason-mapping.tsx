@@ -1,0 +1,98 @@
+/**
+ * A partner's reason codes: each code the partner sent, how many alerts carry it (how
+ * many wait), the internal reason it maps to; map or unmap it, and apply a mapping to
+ * the Pending alerts that arrived before it (reclassifies them).
+ */
+import { useState } from 'preact/hooks';
+import { call, useApi } from '../api.js';
+import { useAction } from '../feedback.js';
+import { useI18n } from '../i18n.js';
+import { LoadError, Loading, Table } from '../ui.js';
+
+export function ReasonMapping({ code, tenantId }: { code: string; tenantId: string }) {
+  const { t } = useI18n();
+  const codes = useApi('listPartnerReasonCodes', { path: { code } });
+  const reasons = useApi('listReasons', { path: { tenantId } });
+  return (
+    <section class="panel">
+      <h2>{t('mapping.title')}</h2>
+      {codes.error ? <LoadError error={codes.error} /> : null}
+      {!codes.data && !codes.error ? <Loading /> : null}
+      {codes.data && codes.data.items.length === 0 ? <p class="muted">{t('mapping.empty')}</p> : null}
+      {codes.data && codes.data.items.length > 0 ? (
+        <Table testid="reason-mapping" headers={[t('col.partnerReason'), t('mapping.alerts'), t('mapping.reason'), { hidden: t('mapping.apply') }]}>
+          {codes.data.items.map((c) => (
+            <MappingRow key={c.partnerCode} partner={code} item={c} reasons={(reasons.data?.items ?? []).map((r) => r.code)} onChanged={() => void codes.mutate()} />
+          ))}
+        </Table>
+      ) : null}
+    </section>
+  );
+}
+
+function MappingRow({
+  partner,
+  item,
+  reasons,
+  onChanged,
+}: {
+  partner: string;
+  item: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number };
+  reasons: string[];
+  onChanged: () => void;
+}) {
+  const { t } = useI18n();
+  const [choice, setChoice] = useState(item.reasonCode ?? '');
+  const save = useAction(
+    async (): Promise<void> => {
+      if (choice) await call('mapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode }, body: { reasonCode: choice } });
+      else await call('unmapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode } });
+    },
+    () => {
+      onChanged();
+      return t('mapping.saved', { code: item.partnerCode });
+    },
+  );
+  const apply = useAction(
+    () => call('applyPartnerReasonMapping', { path: { code: partner, partnerCode: item.partnerCode } }),
+    (r) => {
+      onChanged();
+      return t('mapping.applied', { count: r.reclassified });
+    },
+  );
+  return (
+    <tr data-code={item.partnerCode}>
+      <td>
+        <code>{item.partnerCode}</code> {item.reasonCode === null ? <span class="badge badge-warn">{t('mapping.unmapped')}</span> : null}
+      </td>
+      <td>
+        {item.alerts} ({t('mapping.pending', { n: item.pendingAlerts })})
+      </td>
+      <td>
+        <div class="row">
+          <label>
+            <span class="sr-only">{t('mapping.reason')}</span>
+            <select value={choice} onChange={(e) => setChoice((e.target as HTMLSelectElement).value)} data-testid="mapping-select">
+              <option value="">—</option>
+              {reasons.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" class="secondary small" disabled={save.busy || choice === (item.reasonCode ?? '')} onClick={() => void save.run()} data-testid="mapping-save">
+            {t('common.save')}
+          </button>
+        </div>
+      </td>
+      <td>
+        {item.reasonCode && item.pendingAlerts > 0 ? (
+          <button type="button" class="small" disabled={apply.busy} onClick={() => void apply.run()} data-testid="mapping-apply">
+            {t('mapping.apply')}
+          </button>
+        ) : null}
+      </td>
+    </tr>
+  );
+}

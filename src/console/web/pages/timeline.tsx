@@ -1,0 +1,43 @@
+/**
+ * An alert's or an order's timeline from the API (status changes, audit entries,
+ * events sent and their deliveries, merged), newest first.
+ */
+import { useEffect } from 'preact/hooks';
+import { useApi, type types } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { Badge, LoadError, Loading } from '../ui.js';
+
+export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: string; version: string }) {
+  const alertTimeline = useApi('getAlertTimeline', of === 'alert' ? { path: { alertId: id } } : null);
+  const orderTimeline = useApi('getServiceOrderTimeline', of === 'order' ? { path: { serviceOrderId: id } } : null);
+  const timeline = of === 'alert' ? alertTimeline : orderTimeline;
+  // `version` is the entity's updatedAt: a change made on the page shows up at once.
+  useEffect(() => void timeline.mutate(), [version]);
+  if (timeline.error) return <LoadError error={timeline.error} />;
+  if (!timeline.data) return <Loading />;
+  return <TimelineList items={timeline.data.items} />;
+}
+
+const KIND: Record<types.TimelineEntry['kind'], string> = { status: 'count', audit: 'neutral', event: 'ok', delivery: 'warn' };
+
+function TimelineList({ items }: { items: types.TimelineEntry[] }) {
+  const { t, dateTime } = useI18n();
+  const newestFirst = [...items].sort((a, b) => b.at.localeCompare(a.at));
+  if (newestFirst.length === 0) return <p class="muted">{t('alert.timeline.empty')}</p>;
+  return (
+    <ol class="timeline" data-testid="timeline">
+      {newestFirst.map((e, i) => (
+        <li key={i}>
+          <div class="timeline-head">
+            <Badge kind={KIND[e.kind]}>{e.kind}</Badge> <strong>{e.title}</strong>
+          </div>
+          <div class="muted small">
+            {dateTime(e.at)}
+            {e.actor ? ` · ${e.actor}` : ''}
+          </div>
+          {e.note ? <div class="note">{e.note}</div> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}

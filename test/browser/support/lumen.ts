@@ -1,0 +1,71 @@
+/**
+ * The Lumen a browser test talks to, on a database of the test file's own: the built
+ * executable (`dist/lumen serve`, as in CI after `npm run build`) when it exists, else
+ * the app started in-process from the sources. LUMEN_BROWSER_TARGET=in-process forces
+ * the latter (a stale dist/lumen while developing).
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { EXECUTABLE, lumenJson, startLumen } from '../../e2e/conformance-support.js';
+import { startTestApp, testEnv, cliJson } from '../../support/app.js';
+import { createTestDatabase } from '../../support/database.js';
+
+export interface Lumen {
+  readonly baseUrl: string;
+  readonly target: 'executable' | 'in-process';
+  /** A `--json` CLI command; its one JSON object. */
+  cli(...args: string[]): Promise<Record<string, any>>;
+  /** A call of the admin API with a token. */
+  admin(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Tiles from a loopback port nothing listens on: the map must work with no basemap
+ * (a closed network), and no test ever reaches the public tile servers.
+ */
+export const UNREACHABLE_TILES = 'http://127.0.0.1:9/{z}/{x}/{y}.png';
+
+export async function startLumenForBrowser(extra: Record<string, string> = {}): Promise<Lumen> {
+  const db = await createTestDatabase();
+  const env = { ...testEnv(db.url), LUMEN_MAP_TILE_URL: UNREACHABLE_TILES, LUMEN_WEBHOOK_RETRY_SCHEDULE: '200ms', ...extra };
+  const useExecutable = process.env.LUMEN_BROWSER_TARGET !== 'in-process' && existsSync(EXECUTABLE);
+  const admin = async (baseUrl: string, token: string, method: string, p: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  if (useExecutable) {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'lumen-browser-'));
+    const server = await startLumen(cwd, env);
+    return {
+      baseUrl: server.base,
+      target: 'executable',
+      cli: (...args) => lumenJson(args, cwd, env),
+      admin: (token, method, p, body) => admin(server.base, token, method, p, body),
+      async stop() {
+        await server.stop();
+        await db.drop();
+      },
+    };
+  }
+  const app = await startTestApp({ db, env });
+  return {
+    baseUrl: app.baseUrl,
+    target: 'in-process',
+    cli: async (...args) => cliJson(await app.cli(...args, '--json')),
+    admin: (token, method, p, body) => admin(app.baseUrl, token, method, p, body),
+    async stop() {
+      await app.stop();
+      await db.drop();
+    },
+  };
+}
+
+export { expect };
