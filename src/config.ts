@@ -76,7 +76,7 @@ export interface Config {
    * A body is read only when three times its Content-Length (three times the body limit,
    * when it declares none) fits: its bytes, its text and the parsed value, held until its
    * request ends. A body that does not fit waits (its read timeout starts when it has
-   * room). Default 256 MiB.
+   * room). Default 192 MiB.
    */
   readonly bodyMemoryBytes: number;
   /**
@@ -386,7 +386,7 @@ export function loadConfig(env: Env = process.env): Config {
   const embeddedRestartAttempts = parseInteger('LUMEN_EMBEDDED_RESTART_ATTEMPTS', env.LUMEN_EMBEDDED_RESTART_ATTEMPTS, 5, 1, 100, problems);
   const embeddedRestartDelayMs = parseInteger('LUMEN_EMBEDDED_RESTART_DELAY_MS', env.LUMEN_EMBEDDED_RESTART_DELAY_MS, 1000, 10, 600_000, problems);
   const intakeConcurrencyPerKey = parseInteger('LUMEN_INTAKE_CONCURRENCY_PER_KEY', env.LUMEN_INTAKE_CONCURRENCY_PER_KEY, 8, 1, 10_000, problems);
-  const bodyMemoryBytes = parseSize('LUMEN_BODY_MEMORY', env.LUMEN_BODY_MEMORY, 256 * 1024 * 1024, 1024 * 1024, problems);
+  const bodyMemoryBytes = parseSize('LUMEN_BODY_MEMORY', env.LUMEN_BODY_MEMORY, 192 * 1024 * 1024, 1024 * 1024, problems);
   const attachmentMemoryBytes = parseSize('LUMEN_ATTACHMENT_MEMORY', env.LUMEN_ATTACHMENT_MEMORY, 128 * 1024 * 1024, 5 * 1024 * 1024, problems);
   const outboundConnections = parseInteger('LUMEN_OUTBOUND_CONNECTIONS', env.LUMEN_OUTBOUND_CONNECTIONS, 64, 1, 10_000, problems);
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);

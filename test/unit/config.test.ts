@@ -88,7 +88,7 @@ describe('config', () => {
   it('bounds what one process holds: body and attachment memory, outbound requests', () => {
     const dir = dataDir();
     const d = loadConfig({ LUMEN_DATA_DIR: dir });
-    expect([d.bodyMemoryBytes, d.attachmentMemoryBytes, d.outboundConnections]).toEqual([256 * 1024 * 1024, 128 * 1024 * 1024, 64]);
+    expect([d.bodyMemoryBytes, d.attachmentMemoryBytes, d.outboundConnections]).toEqual([192 * 1024 * 1024, 128 * 1024 * 1024, 64]);
     const c = loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_BODY_MEMORY: '64MiB', LUMEN_ATTACHMENT_MEMORY: '20mb', LUMEN_OUTBOUND_CONNECTIONS: '8' });
     expect([c.bodyMemoryBytes, c.attachmentMemoryBytes, c.outboundConnections]).toEqual([64 * 1024 * 1024, 20 * 1024 * 1024, 8]);
     // An attachment budget below one attachment (5 MiB) or a body budget below 1 MiB is a mistake, named with the others.
