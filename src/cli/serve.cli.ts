@@ -28,7 +28,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
               `Its API key (shown once): ${demo.partner.apiKey}\n` +
               `Try: curl -H "X-Api-Key: ${demo.partner.apiKey}" http://localhost:${config.port}/api/external/health\n` +
               `     curl -H "X-Api-Key: ${demo.partner.apiKey}" "http://localhost:${config.port}/api/external/poles?pageSize=5"\n` +
-              `The demo operator (city-admin of the demo city) signs in to the admin API with POST /api/admin/session:\n` +
+              `The demo operator (city-admin of the demo city) signs in to the operators' console at http://localhost:${config.port}/console (or POST /api/admin/session):\n` +
               `  e-mail ${operator.email}, password (shown once): ${operator.password}\n` +
               `Docs: http://localhost:${config.port}/docs   More keys: npm run lumen -- partner create --help (or: lumen partner create --help)\n\n`,
           );
