@@ -3255,7 +3255,7 @@ export const WebhookAttemptSchema = {
 export const WebhookDeliverySchema = {
     type: 'object',
     title: 'WebhookDelivery',
-    description: 'One delivery of one event to a partner\'s `webhookUrl`: the first one, written with the\nevent, or a redelivery asked for by an operator (same `eventId`, attempts counted from 1\nagain, the whole retry schedule again).\n\nStates: `pending` (not attempted yet, or waiting behind an earlier event of the same\nservice order), `failed` (the last attempt failed; `nextAttemptAt` says when the next\none goes), `succeeded` (a 2xx was received), `dead` (every attempt of the schedule\nfailed, or the partner became impossible to deliver to: disabled, no webhook URL or\nsecret, switched to polling). A dead delivery no longer holds back the later events\nof its service order; the partner can still read it from `GET /api/external/events`.\n',
+    description: 'One delivery of one event to a partner\'s `webhookUrl`: the first one, written with the\nevent, or a redelivery asked for by an operator (same `eventId`, attempts counted from 1\nagain, the whole retry schedule again). A test event an operator sent\n(`POST /api/admin/partners/{code}/test-event`) is delivered the same way and listed\nwith `eventType` `Test.Ping` and `alertId` and `serviceOrderId` null.\n\nStates: `pending` (not attempted yet, or waiting behind an earlier event of the same\nservice order), `failed` (the last attempt failed; `nextAttemptAt` says when the next\none goes), `succeeded` (a 2xx was received), `dead` (every attempt of the schedule\nfailed, or the partner became impossible to deliver to: disabled, no webhook URL or\nsecret, switched to polling). A dead delivery no longer holds back the later events\nof its service order; the partner can still read it from `GET /api/external/events`.\n',
     required: [
         'id',
         'partnerCode',
@@ -3327,8 +3327,12 @@ export const WebhookDeliverySchema = {
             ]
         },
         alertId: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             format: 'uuid',
+            description: 'The alert the event is about; null for a test event (`Test.Ping`).',
             maxLength: 36,
             examples: [
                 '2d7f9c1a-6e4b-4f8d-9c3a-7b5e1f2a8d64'
@@ -3413,7 +3417,7 @@ export const WebhookDeliverySchema = {
         requestedBy: {
             type: 'string',
             maxLength: 200,
-            description: '`event` for the delivery written with the event; the operator (`admin-token:<name>` or `cli:<user>`) for a redelivery.',
+            description: '`event` for the delivery written with the event; the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) for a redelivery or a test event.',
             examples: [
                 'event'
             ]
@@ -3520,6 +3524,59 @@ export const RedeliverSinceResultSchema = {
                 format: 'uuid',
                 maxLength: 36
             }
+        }
+    }
+} as const;
+
+export const TestEventResultSchema = {
+    type: 'object',
+    title: 'TestEventResult',
+    description: 'A test event sent to a partner\'s webhook, and its delivery (queued).',
+    required: [
+        'partnerCode',
+        'eventId',
+        'eventType',
+        'occurredAt',
+        'deliveryId'
+    ],
+    properties: {
+        partnerCode: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        eventId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The test event\'s `eventId` (also `webhook-id` and `X-Lumen-Event-Id` of the request).',
+            examples: [
+                '9d3b5f7a-1c2e-4a4b-8d6f-0a2c4e6b8d13'
+            ]
+        },
+        eventType: {
+            type: 'string',
+            const: 'Test.Ping',
+            maxLength: 9
+        },
+        occurredAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T15:20:05.310Z'
+            ]
+        },
+        deliveryId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'Its delivery, in the partner\'s delivery log.',
+            examples: [
+                '3c5e7a9b-1d2f-4b4c-9e6a-8b0d2f4a6c57'
+            ]
         }
     }
 } as const;

@@ -1228,7 +1228,9 @@ export type WebhookAttempt = {
  *
  * One delivery of one event to a partner's `webhookUrl`: the first one, written with the
  * event, or a redelivery asked for by an operator (same `eventId`, attempts counted from 1
- * again, the whole retry schedule again).
+ * again, the whole retry schedule again). A test event an operator sent
+ * (`POST /api/admin/partners/{code}/test-event`) is delivered the same way and listed
+ * with `eventType` `Test.Ping` and `alertId` and `serviceOrderId` null.
  *
  * States: `pending` (not attempted yet, or waiting behind an earlier event of the same
  * service order), `failed` (the last attempt failed; `nextAttemptAt` says when the next
@@ -1245,7 +1247,10 @@ export type WebhookDelivery = {
     eventType: string;
     occurredAt: string;
     serviceOrderId: string | null;
-    alertId: string;
+    /**
+     * The alert the event is about; null for a test event (`Test.Ping`).
+     */
+    alertId: string | null;
     status: 'pending' | 'failed' | 'succeeded' | 'dead';
     /**
      * Attempts made so far.
@@ -1263,7 +1268,7 @@ export type WebhookDelivery = {
      */
     redeliveryOf: string | null;
     /**
-     * `event` for the delivery written with the event; the operator (`admin-token:<name>` or `cli:<user>`) for a redelivery.
+     * `event` for the delivery written with the event; the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) for a redelivery or a test event.
      */
     requestedBy: string;
     createdAt: string;
@@ -1303,6 +1308,25 @@ export type RedeliverSinceResult = {
      * The new deliveries, in event order.
      */
     deliveryIds: Array<string>;
+};
+
+/**
+ * TestEventResult
+ *
+ * A test event sent to a partner's webhook, and its delivery (queued).
+ */
+export type TestEventResult = {
+    partnerCode: string;
+    /**
+     * The test event's `eventId` (also `webhook-id` and `X-Lumen-Event-Id` of the request).
+     */
+    eventId: string;
+    eventType: 'Test.Ping';
+    occurredAt: string;
+    /**
+     * Its delivery, in the partner's delivery log.
+     */
+    deliveryId: string;
 };
 
 /**
@@ -6678,6 +6702,100 @@ export type RedeliverDeadWebhooksResponses = {
 };
 
 export type RedeliverDeadWebhooksResponse = RedeliverDeadWebhooksResponses[keyof RedeliverDeadWebhooksResponses];
+
+export type SendPartnerTestEventData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Code of the external system (partner).
+         */
+        code: string;
+    };
+    query?: never;
+    url: '/api/admin/partners/{code}/test-event';
+};
+
+export type SendPartnerTestEventErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SendPartnerTestEventError = SendPartnerTestEventErrors[keyof SendPartnerTestEventErrors];
+
+export type SendPartnerTestEventResponses = {
+    /**
+     * The test event and its delivery, queued.
+     */
+    202: TestEventResult;
+};
+
+export type SendPartnerTestEventResponse = SendPartnerTestEventResponses[keyof SendPartnerTestEventResponses];
 
 export type GetWebhookDeliveryData = {
     body?: never;

@@ -5,7 +5,7 @@ export type ClientOptions = {
     baseUrl: `${string}://{base_url}` | `${string}://{base_url}` | 'http://localhost:8080' | (string & {});
 };
 
-export type Webhooks = ServiceOrderEventWebhookRequest;
+export type Webhooks = ServiceOrderEventWebhookRequest | TestPingWebhookRequest;
 
 /**
  * Health
@@ -914,6 +914,35 @@ export type EventsPage = {
 };
 
 /**
+ * TestPingEvent
+ *
+ * A test event (`eventType` `Test.Ping`), sent to the `webhookUrl` only when a city
+ * operator asks for one (to check your receiver: URL, TLS, signature). It is about no
+ * request: no alert, no service order, no `sequence`. It is never returned by
+ * `GET /api/external/events`. Answer 2xx, like any event; nothing else is expected.
+ *
+ */
+export type TestPingEvent = {
+    /**
+     * Identifier of this test event (also `webhook-id` and `X-Lumen-Event-Id`), stable across its retries.
+     */
+    eventId: string;
+    eventType: 'Test.Ping';
+    /**
+     * When the operator sent it (UTC, milliseconds).
+     */
+    occurredAt: string;
+    /**
+     * Your ExternalSystem's code (may be absent).
+     */
+    partnerCode?: string;
+    /**
+     * A human-readable note; its wording may change.
+     */
+    message: string;
+};
+
+/**
  * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
  * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
  * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
@@ -1487,6 +1516,15 @@ export type ServiceOrderEventWebhookPayload = Event;
 export type ServiceOrderEventWebhookRequest = {
     body: ServiceOrderEventWebhookPayload;
     key: 'serviceOrderEvent';
+    path?: never;
+    query?: never;
+};
+
+export type TestPingWebhookPayload = TestPingEvent;
+
+export type TestPingWebhookRequest = {
+    body: TestPingWebhookPayload;
+    key: 'testPing';
     path?: never;
     query?: never;
 };

@@ -1435,3 +1435,56 @@ export const EventsPageSchema = {
         }
     }
 } as const;
+
+export const TestPingEventSchema = {
+    type: 'object',
+    title: 'TestPingEvent',
+    description: 'A test event (`eventType` `Test.Ping`), sent to the `webhookUrl` only when a city\noperator asks for one (to check your receiver: URL, TLS, signature). It is about no\nrequest: no alert, no service order, no `sequence`. It is never returned by\n`GET /api/external/events`. Answer 2xx, like any event; nothing else is expected.\n',
+    required: [
+        'eventId',
+        'eventType',
+        'occurredAt',
+        'message'
+    ],
+    properties: {
+        eventId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'Identifier of this test event (also `webhook-id` and `X-Lumen-Event-Id`), stable across its retries.',
+            examples: [
+                '9d3b5f7a-1c2e-4a4b-8d6f-0a2c4e6b8d13'
+            ]
+        },
+        eventType: {
+            type: 'string',
+            const: 'Test.Ping',
+            maxLength: 9
+        },
+        occurredAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the operator sent it (UTC, milliseconds).',
+            examples: [
+                '2026-03-14T15:20:05.310Z'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            maxLength: 100,
+            description: 'Your ExternalSystem\'s code (may be absent).',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        message: {
+            type: 'string',
+            maxLength: 500,
+            description: 'A human-readable note; its wording may change.',
+            examples: [
+                'Test event sent by the city operator from Lumen: your receiver is reachable when it answers 2xx. No action is needed.'
+            ]
+        }
+    }
+} as const;

@@ -8,6 +8,9 @@ export type AttemptRow = Selectable<WebhookAttemptTable>;
 
 const OPEN: DeliveryStatus[] = ['pending', 'failed'];
 
+/** The event type of a test event (0031): sent when an operator asks, never in events polling. */
+export const TEST_PING = 'Test.Ping';
+
 /**
  * The ordering rule, written once (migration 0012 explains it). A new delivery is written
  * blocked when its ordering key (partner, order) has a delivery that failed and waits for
@@ -26,7 +29,7 @@ function firstOpenOfKey(alias: string): RawBuilder<boolean> {
                           AND p.position < ${d('position')} AND p.status IN ('pending', 'failed'))`;
 }
 
-/** An ordering key: the partner, and the service order (or the alert when there is none). */
+/** An ordering key: the partner, and the service order (or the alert when there is none; a test event's own id for its delivery). */
 export interface OrderingKey {
   external_system_id: string;
   ordering_key: string;
@@ -40,7 +43,7 @@ export interface OrderingKey {
  */
 export async function insertDelivery(
   tx: Tx,
-  values: { event_id: string; external_system_id: string; ordering_key: string; requested_by?: string; redelivery_of?: string | null },
+  values: { external_system_id: string; ordering_key: string; requested_by?: string; redelivery_of?: string | null } & ({ event_id: string } | { test_event_id: string }),
 ): Promise<DeliveryRow> {
   const blocked = behindFailedDelivery(sql`${values.external_system_id}::uuid`, sql`${values.ordering_key}::uuid`);
   return tx
@@ -57,7 +60,9 @@ export interface ClaimedDelivery {
   ordering_key: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** The event's id, or the test event's (webhook-id and X-Lumen-Event-Id either way). */
   event_id: string;
+  /** The event's type; `Test.Ping` for a test event. */
   event_type: string;
   /** The stored envelope bytes. */
   body: string;
@@ -85,14 +90,16 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * than `perPartner` in flight per partner across every process (leases not run out):
  * a receiver that never answers holds that many attempts, not the pump. Rows another
  * worker is claiming at that moment are skipped, not waited for. Returns the event
- * bodies and the partner's current webhook settings with them.
+ * bodies and the partner's current webhook settings with them. A delivery carries an
+ * event or a test event (0031): both are joined by primary key, and the one present
+ * gives the id, type and body (a test event's type is `Test.Ping`).
  *
  * Committed without waiting for the WAL flush: a lease lost in a crash of PostgreSQL
  * only lets another attempt start, which at-least-once delivery allows.
  *
  *   WITH async_commit AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)),
  *   picked AS MATERIALIZED (
- *     SELECT c.id FROM webhook_delivery c
+ *     SELECT c.id, c.event_id, c.test_event_id FROM webhook_delivery c
  *     WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
  *       AND (c.lease_until IS NULL OR c.lease_until < now())
  *       AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
@@ -101,10 +108,15 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  *     ORDER BY c.next_attempt_at LIMIT $limit
  *     FOR UPDATE OF c SKIP LOCKED)
  *   UPDATE webhook_delivery d SET lease_until = now() + $lease * interval '1 millisecond'
- *   FROM picked, event e, external_system x, async_commit
- *   WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id
- *   RETURNING d.id, ..., coalesce(e.body, e.payload::text) AS body, x.code, x.webhook_url, ...
+ *   FROM picked LEFT JOIN event e ON e.id = picked.event_id LEFT JOIN test_event t ON t.id = picked.test_event_id,
+ *     external_system x, async_commit
+ *   WHERE d.id = picked.id AND (e.id IS NOT NULL OR t.id IS NOT NULL) AND x.id = d.external_system_id
+ *   RETURNING d.id, ..., coalesce(e.id, t.id) AS event_id, coalesce(e.event_type, 'Test.Ping') AS event_type,
+ *     coalesce(e.body, e.payload::text, t.body) AS body, x.code, x.webhook_url, ...
  *
+ * (the joins cannot name d, the row being updated, in their ON clauses: picked carries
+ * the two ids; the per-partner cap in flight and the slot per partner, in the statement
+ * below, are left out of this sketch)
  * (picked walks webhook_delivery_ready_idx, which holds open unblocked deliveries only:
  * besides the due ones, just those leased by attempts in flight; the NOT EXISTS probe
  * walks webhook_delivery_open_key_idx)
@@ -117,7 +129,7 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
       WHERE l.lease_until IS NOT NULL AND l.lease_until > now()
       GROUP BY l.external_system_id),
     candidates AS MATERIALIZED (
-      SELECT c.id, c.external_system_id, c.next_attempt_at FROM webhook_delivery c
+      SELECT c.id, c.external_system_id, c.next_attempt_at, c.event_id, c.test_event_id FROM webhook_delivery c
       WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
         AND (c.lease_until IS NULL OR c.lease_until < now())
         AND ${firstOpenOfKey('c')}
@@ -126,16 +138,17 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
       LIMIT ${limit}
       FOR UPDATE OF c SKIP LOCKED),
     picked AS MATERIALIZED (
-      SELECT r.id FROM (
-        SELECT k.id, k.next_attempt_at,
+      SELECT r.id, r.event_id, r.test_event_id FROM (
+        SELECT k.id, k.next_attempt_at, k.event_id, k.test_event_id,
                row_number() OVER (PARTITION BY k.external_system_id ORDER BY k.next_attempt_at) + coalesce(f.n, 0) AS slot
         FROM candidates k LEFT JOIN in_flight f ON f.external_system_id = k.external_system_id) r
       WHERE r.slot <= ${perPartner})
     UPDATE webhook_delivery d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
-    FROM picked, event e, external_system x, async_commit
-    WHERE d.id = picked.id AND e.id = d.event_id AND x.id = d.external_system_id
+    FROM picked LEFT JOIN event e ON e.id = picked.event_id LEFT JOIN test_event t ON t.id = picked.test_event_id,
+      external_system x, async_commit
+    WHERE d.id = picked.id AND (e.id IS NOT NULL OR t.id IS NOT NULL) AND x.id = d.external_system_id
     RETURNING d.id, d.external_system_id, d.ordering_key, d.attempts,
-      e.id AS event_id, e.event_type, coalesce(e.body, e.payload::text) AS body,
+      coalesce(e.id, t.id) AS event_id, coalesce(e.event_type, ${TEST_PING}) AS event_type, coalesce(e.body, e.payload::text, t.body) AS body,
       x.code AS partner_code, x.enabled, x.transport, x.webhook_url, x.webhook_secret_enc, x.webhook_signature,
       CASE WHEN x.webhook_previous_secret_until > now() THEN x.webhook_previous_secret_enc END AS webhook_previous_secret_enc`.execute(db);
   return rows;
@@ -329,18 +342,23 @@ export interface DeliveryFilter {
   limit: number;
 }
 
-/** A partner's deliveries, newest first, with their event. */
+/**
+ * A partner's deliveries, newest first, with their event or test event (a test event:
+ * type `Test.Ping`, occurred when it was sent, no alert or order).
+ */
 export async function listDeliveries(db: Executor, f: DeliveryFilter) {
   let q = db
     .selectFrom('webhook_delivery as d')
-    .innerJoin('event as e', 'e.id', 'd.event_id')
+    .leftJoin('event as e', 'e.id', 'd.event_id')
+    .leftJoin('test_event as t', 't.id', 'd.test_event_id')
     .select([
       'd.id',
-      'd.event_id',
-      'e.event_type',
-      'e.occurred_at',
+      sql<string>`coalesce(d.event_id, d.test_event_id)`.as('event_id'),
+      sql<string>`coalesce(e.event_type, ${TEST_PING})`.as('event_type'),
+      sql<Date>`coalesce(e.occurred_at, t.created_at)`.as('occurred_at'),
       'e.service_order_id',
       'e.alert_id',
+      sql<boolean>`d.test_event_id IS NOT NULL`.as('test'),
       'd.status',
       'd.attempts',
       'd.next_attempt_at',
@@ -368,8 +386,9 @@ export async function findDelivery(db: Executor, id: string): Promise<DeliveryRo
   return db.selectFrom('webhook_delivery').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Whether an event already has a delivery to this partner that is still open. */
-export async function hasOpenDelivery(db: Executor, eventId: string): Promise<boolean> {
-  const row = await db.selectFrom('webhook_delivery').select('id').where('event_id', '=', eventId).where('status', 'in', OPEN).limit(1).executeTakeFirst();
+/** Whether an event (or test event) already has a delivery to this partner that is still open. */
+export async function hasOpenDelivery(db: Executor, of: { event_id: string | null; test_event_id: string | null }): Promise<boolean> {
+  const q = db.selectFrom('webhook_delivery').select('id').where('status', 'in', OPEN);
+  const row = await (of.event_id !== null ? q.where('event_id', '=', of.event_id) : q.where('test_event_id', '=', of.test_event_id)).limit(1).executeTakeFirst();
   return row !== undefined;
 }

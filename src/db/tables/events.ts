@@ -42,7 +42,10 @@ export interface EventCursorTable {
 export interface WebhookDeliveryTable {
   id: Generated<string>;
   position: ColumnType<number, never, never>;
-  event_id: string;
+  /** The event delivered; null for a test event's delivery (exactly one of the two is set, 0031). */
+  event_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The test event delivered (0031); null for an event's delivery. */
+  test_event_id: ColumnType<string | null, string | null | undefined, string | null>;
   external_system_id: string;
   ordering_key: string;
   status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
@@ -72,7 +75,19 @@ export interface WebhookAttemptTable {
   next_attempt_at: Date | null;
 }
 
+/** A `Test.Ping` an operator sent to a partner's webhook (0031); never in events polling. */
+export interface TestEventTable {
+  id: string;
+  tenant_id: string;
+  external_system_id: string;
+  /** The envelope as delivered, byte for byte. */
+  body: string;
+  requested_by: string;
+  created_at: Generated<Date>;
+}
+
 export interface EventsTables {
+  test_event: TestEventTable;
   event_cursor: EventCursorTable;
   event_position: EventPositionTable;
   webhook_delivery: WebhookDeliveryTable;

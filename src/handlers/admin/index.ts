@@ -13,7 +13,7 @@ import { createTenant, getTenant, getTenantAttention, listTenants, setTenantInta
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
-import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince } from './webhook-deliveries.js';
+import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince, sendPartnerTestEvent } from './webhook-deliveries.js';
 
 /**
  * Every operation of openapi/admin.yaml, by operationId. One file per tag exports
@@ -85,6 +85,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   redeliverWebhook,
   redeliverWebhooksSince,
   redeliverDeadWebhooks,
+  sendPartnerTestEvent,
   // Session (console sign-in)
   createSession,
   getSession,

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { getWebhookDelivery as getOne, listWebhookDeliveries as list, redeliver, redeliverDead, redeliverSince } from '../../services/events/index.js';
+import { getWebhookDelivery as getOne, listWebhookDeliveries as list, redeliver, redeliverDead, redeliverSince, sendTestEvent } from '../../services/events/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listWebhookDeliveries: Handler<AdminPrincipal> = async (ctx) => {
@@ -21,3 +21,5 @@ export const redeliverWebhooksSince: Handler<AdminPrincipal> = async (ctx) => ({
 });
 
 export const redeliverDeadWebhooks: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await redeliverDead(ctx.deps, ctx.request.params.code!, actorOf(ctx)) });
+
+export const sendPartnerTestEvent: Handler<AdminPrincipal> = async (ctx) => ({ status: 202, body: await sendTestEvent(ctx.deps, ctx.request.params.code!, actorOf(ctx)) });

@@ -53,7 +53,7 @@ function deliveryView(partnerCode: string, d: ListedDelivery, attempts: AttemptR
 }
 
 /** The partner, when the caller holds `role` on its tenant (not-found as an unknown code otherwise). */
-async function requirePartner(deps: ServiceDeps, access: AdminAccess, code: string, role: TenantRole): Promise<ExternalSystemRow> {
+export async function requirePartner(deps: ServiceDeps, access: AdminAccess, code: string, role: TenantRole): Promise<ExternalSystemRow> {
   return inScope(access, await findExternalSystemByCode(deps.db, code), role, `partner ${code}`);
 }
 
@@ -97,7 +97,7 @@ async function viewOf(db: Executor, d: DeliveryRow): Promise<WebhookDeliveryView
   return deliveryView(partner.code, rows[0]!, await attemptsOf(db, [d.id]));
 }
 
-function requireWebhookPartner(p: ExternalSystemRow): void {
+export function requireWebhookPartner(p: ExternalSystemRow): void {
   const why = !p.enabled ? 'is disabled' : p.transport !== 'webhook' ? 'is in polling mode' : !p.webhook_url ? 'has no webhook URL' : !p.webhook_secret_enc ? 'has no webhook secret' : null;
   if (why) throw new AppError('conflict', { reason: `partner ${p.code} ${why}: nothing can be delivered to it` });
 }
@@ -105,7 +105,8 @@ function requireWebhookPartner(p: ExternalSystemRow): void {
 /**
  * Delivers one delivery's event again, as a new delivery (same eventId, attempts from
  * 1, the whole retry schedule), behind any open delivery of the same order. Refused
- * while the event still has an open delivery. Returns the new delivery as written
+ * while the event still has an open delivery. A test event's delivery is repeated the
+ * same way (same test event, same body). Returns the new delivery as written
  * (pending): its first attempt may start the moment the transaction commits.
  */
 export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Actor): Promise<WebhookDeliveryView> {
@@ -115,11 +116,14 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
     if (!original) throw new AppError('not-found', { resource: `webhook delivery ${deliveryId}` });
     const partner = inScope(actor.access, await tx.selectFrom('external_system').selectAll().where('id', '=', original.external_system_id).executeTakeFirst(), 'triager', `webhook delivery ${deliveryId}`);
     requireWebhookPartner(partner);
-    await lockEventDeliveries(tx, original.event_id);
-    if (await hasOpenDelivery(tx, original.event_id)) throw new AppError('conflict', { reason: `event ${original.event_id} is still being delivered; wait until its delivery succeeds or is dead` });
-    const d = await insertDelivery(tx, { event_id: original.event_id, external_system_id: original.external_system_id, ordering_key: original.ordering_key, requested_by: actorLabel(actor), redelivery_of: original.id });
+    // An event's delivery, or a test event's (0031: exactly one of the two is set).
+    const eventId = (original.event_id ?? original.test_event_id)!;
+    const of = original.event_id !== null ? { event_id: original.event_id } : { test_event_id: eventId };
+    await lockEventDeliveries(tx, eventId);
+    if (await hasOpenDelivery(tx, original)) throw new AppError('conflict', { reason: `event ${eventId} is still being delivered; wait until its delivery succeeds or is dead` });
+    const d = await insertDelivery(tx, { ...of, external_system_id: original.external_system_id, ordering_key: original.ordering_key, requested_by: actorLabel(actor), redelivery_of: original.id });
     await wakeDeliveries(tx, d.blocked ? [d] : []);
-    await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver', entityType: 'partner', entityId: partner.id, before: null, after: { deliveryId: d.id, redeliveryOf: original.id, eventId: original.event_id } });
+    await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.redeliver', entityType: 'partner', entityId: partner.id, before: null, after: { deliveryId: d.id, redeliveryOf: original.id, eventId } });
     return viewOf(tx, d);
   });
 }
@@ -127,7 +131,8 @@ export async function redeliver(deps: ServiceDeps, deliveryId: string, actor: Ac
 /**
  * Delivers again every event of a partner written at or after `since`, oldest first,
  * each as a new delivery (events with an open delivery are skipped: they are on their
- * way). Per-order ordering holds among the new deliveries.
+ * way). Per-order ordering holds among the new deliveries. Test events are not events
+ * (they are read from test_event, not event): never sent again by this.
  */
 export async function redeliverSince(deps: ServiceDeps, partnerCode: string, since: string, actor: Actor): Promise<{ partnerCode: string; since: string; count: number; deliveryIds: string[] }> {
   const from = parseDateTime(since);
@@ -181,8 +186,9 @@ async function queueRedeliveries(tx: Tx, partnerId: string, actor: Actor, filter
 /**
  * Delivers again every event of a partner whose last delivery is dead (every attempt
  * failed), oldest first, each as a new delivery that records the dead one it replaces.
- * Events delivered since, or still on their way, are left alone. Needs triager on the
- * partner's tenant; another tenant's partner is not-found.
+ * Events delivered since, or still on their way, are left alone, and so are dead test
+ * events (an operator sends a new one, or redelivers that one by id). Needs triager on
+ * the partner's tenant; another tenant's partner is not-found.
  */
 export async function redeliverDead(deps: ServiceDeps, partnerCode: string, actor: Actor): Promise<{ partnerCode: string; count: number; deliveryIds: string[] }> {
   const partner = await requirePartner(deps, actor.access, partnerCode, 'triager');

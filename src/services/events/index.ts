@@ -10,3 +10,4 @@ export { DELIVERY_CHANNEL, parseNotificationPayload } from './dispatch.js';
 export { deleteExpiredEvents, sweepStrandedDeliveries } from './maintenance.js';
 export { emitEvent } from './outbox.js';
 export { pollEvents } from './polling.js';
+export { sendTestEvent } from './test-event.js';

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { AppDeps } from '../../app-deps.js';
 import { overdueDeliveries, unblockOrphans } from '../../db/repositories/webhook-delivery.repository.js';
 import { wakeDeliveries } from './dispatch.js';
@@ -26,21 +26,27 @@ export async function sweepStrandedDeliveries(deps: AppDeps): Promise<number> {
 }
 
 /**
- * Removes events older than the retention (LUMEN_EVENT_RETENTION_DAYS, at least 30),
- * with their deliveries and attempts, in batches so no transaction grows large.
+ * Removes events and test events older than the retention (LUMEN_EVENT_RETENTION_DAYS,
+ * at least 30), with their deliveries and attempts, in batches so no transaction grows
+ * large. Returns how many of both were removed.
  */
 export async function deleteExpiredEvents(deps: AppDeps): Promise<number> {
+  const events = await deleteExpired(deps, sql`event`);
+  const tests = await deleteExpired(deps, sql`test_event`);
+  if (events + tests > 0) deps.log.info({ count: events, testEvents: tests, retentionDays: deps.config.eventRetentionDays }, 'expired events removed');
+  return events + tests;
+}
+
+async function deleteExpired(deps: AppDeps, table: RawBuilder<unknown>): Promise<number> {
   let total = 0;
   for (;;) {
     const res = await sql<{ id: string }>`
-      DELETE FROM event WHERE id IN (
-        SELECT id FROM event
+      DELETE FROM ${table} WHERE id IN (
+        SELECT id FROM ${table}
         WHERE created_at < now() - ${deps.config.eventRetentionDays} * interval '1 day'
         LIMIT ${CLEANUP_BATCH}
       ) RETURNING id`.execute(deps.db);
     total += res.rows.length;
-    if (res.rows.length < CLEANUP_BATCH) break;
+    if (res.rows.length < CLEANUP_BATCH) return total;
   }
-  if (total > 0) deps.log.info({ count: total, retentionDays: deps.config.eventRetentionDays }, 'expired events removed');
-  return total;
 }

@@ -138,7 +138,7 @@ describe('kill -9 during webhook retries', () => {
     await until(async () => (await openDeliveries()).every((d) => d.status === 'succeeded'), 10_000, 'every delivery settled');
 
     // The at-least-once window: a 2xx answered just before the kill whose outcome was not yet recorded.
-    const window = new Set(atKill.filter((d) => d.status !== 'succeeded' && okBeforeKill.has(d.event_id)).map((d) => d.event_id));
+    const window = new Set(atKill.filter((d) => d.status !== 'succeeded' && okBeforeKill.has(d.event_id!)).map((d) => d.event_id));
     const twice = written.filter((e) => hits.filter((h) => h.eventId === e.eventId && h.status === 204).length > 1).map((e) => e.eventId);
     expect(twice.filter((id) => !window.has(id))).toEqual([]);
     for (const e of written) {

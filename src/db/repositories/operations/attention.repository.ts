@@ -13,7 +13,8 @@ export interface AttentionRow {
 
 /**
  * What waits for an operator in one tenant, counted in one statement. A dead delivery
- * counts until someone asked for its redelivery; a rejected item until a later valid
+ * counts until someone asked for its redelivery (a dead test event does not: the
+ * operator who sent it sees it in the delivery log); a rejected item until a later valid
  * item replaced it or an operator dismissed it; a failed URL until it was dismissed
  * (a retry that succeeds deletes it).
  */
@@ -25,7 +26,7 @@ export async function countAttention(db: Executor, tenantId: string): Promise<At
       (SELECT count(*) FROM alert WHERE tenant_id = ${tenantId} AND latitude IS NULL AND status IN ('Pending', 'Linked'))::int AS not_geolocated,
       (SELECT count(*) FROM service_order WHERE tenant_id = ${tenantId} AND status IN ('OPEN', 'ASSIGNED', 'IN_PROGRESS') AND sla_due_at < now())::int AS overdue_orders,
       (SELECT count(*) FROM webhook_delivery d JOIN external_system e ON e.id = d.external_system_id
-        WHERE e.tenant_id = ${tenantId} AND d.status = 'dead'
+        WHERE e.tenant_id = ${tenantId} AND d.status = 'dead' AND d.event_id IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM webhook_delivery r WHERE r.redelivery_of = d.id))::int AS dead_deliveries,
       (SELECT count(*) FROM rejected_inbound_item WHERE tenant_id = ${tenantId} AND resolved_at IS NULL AND dismissed_at IS NULL)::int AS rejected_items,
       (SELECT count(*) FROM attachment_failure WHERE tenant_id = ${tenantId} AND dismissed_at IS NULL)::int AS failed_attachment_urls
