@@ -3,6 +3,10 @@ import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { createPartner, DEFAULT_SECRET_OVERLAP_SECONDS, getPartner, listPartners, rotatePartnerKey, rotateWebhookSecret, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
 import { CliError, jsonOption, printResult, cliActorOf, secretOption, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { createSandboxPartner } from '../services/sandbox/index.js';
+import { getWebhookDelivery, sendTestEvent, type WebhookDeliveryView } from '../services/events/index.js';
+
+/** How long `test-event --wait` waits for the first attempt's outcome by default, in seconds. */
+const TEST_EVENT_WAIT_SECONDS = 30;
 
 const describe = (p: PartnerView): string =>
   `${p.code}  tenant=${p.tenantId}  scopes=${p.scopes.join(',') || '-'}  transport=${p.transport}  ${p.enabled ? 'enabled' : 'DISABLED'}  key=${p.keyPrefix ?? '-'}…`;
@@ -149,5 +153,39 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
   jsonOption(partner.command('enable').description('enable a disabled partner').argument('<code>', 'partner code')).action(async (code: string, opts: JsonOption) => {
     const p = await withRuntime(io, (rt) => setPartnerEnabled(rt, code, true, cliActorOf(rt)));
     printResult(io, opts, p, () => `Enabled ${p.code}`);
+  });
+
+  jsonOption(
+    partner
+      .command('test-event')
+      .description("send a Test.Ping to a partner's webhook, signed like real events; it shows in the delivery log (`lumen webhook deliveries`)")
+      .argument('<code>', 'partner code')
+      .option('--wait', "wait for the first attempt's outcome (a serving process delivers it) and print it")
+      .option('--timeout <seconds>', `with --wait, give up after this many seconds (1..600)`, String(TEST_EVENT_WAIT_SECONDS)),
+  ).action(async (code: string, opts: JsonOption & { wait?: boolean; timeout: string }) => {
+    const timeout = Number(opts.timeout);
+    if (!Number.isInteger(timeout) || timeout < 1 || timeout > 600) throw new CliError('--timeout must be a whole number of seconds from 1 to 600', 2);
+    const result = await withRuntime(io, async (rt) => {
+      const sent = await sendTestEvent(rt, code, cliActorOf(rt));
+      if (!opts.wait) return { ...sent };
+      // The delivery goes out from a serving process (woken as the send committed); this only reads the log.
+      const deadline = Date.now() + timeout * 1000;
+      let d: WebhookDeliveryView = await getWebhookDelivery(rt, PLATFORM_ACCESS, sent.deliveryId);
+      while (d.attempts === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        d = await getWebhookDelivery(rt, PLATFORM_ACCESS, sent.deliveryId);
+      }
+      return { ...sent, delivery: d };
+    });
+    printResult(io, opts, result, () => {
+      const lines = [`Test event ${result.eventId} (Test.Ping) queued for ${result.partnerCode}: delivery ${result.deliveryId}`];
+      const d = 'delivery' in result ? result.delivery : undefined;
+      if (d) {
+        const last = d.attemptLog.at(-1);
+        if (!last) lines.push(`No attempt within ${timeout} s: is a serving process (lumen serve) running? Follow it with lumen webhook show ${d.id}`);
+        else lines.push(`Attempt ${last.attempt}: ${last.succeeded ? 'succeeded' : 'FAILED'}${last.statusCode !== null ? ` HTTP ${last.statusCode}` : ''} in ${last.latencyMs} ms${last.error ? `  ${last.error}` : ''}; delivery ${d.status}${d.nextAttemptAt ? `, next attempt at ${d.nextAttemptAt}` : ''}`);
+      }
+      return lines.join('\n');
+    });
   });
 }
