@@ -1070,7 +1070,8 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  * Queues a new delivery for every event of the partner written at or after `since`,
  * delivered or not (for a partner that lost data). Events whose delivery is still
  * open are skipped: they are on their way. The new deliveries keep the per-order
- * ordering and carry the same `eventId`s; attempts count from 1 again. Recorded in
+ * ordering and carry the same `eventId`s; attempts count from 1 again. Test events
+ * (`Test.Ping`) are not events and are never sent again by this. Recorded in
  * the audit log. Same as `lumen webhook redeliver --partner CODE --since TS`.
  *
  */
@@ -1095,7 +1096,9 @@ export const redeliverWebhooksSince = <ThrowOnError extends boolean = false>(opt
  * (every attempt failed), oldest first, each recording the dead delivery it replaces
  * (`redeliveryOf`). Events delivered since, or still on their way, are left alone
  * (unlike `redeliver` with `since`, which also re-sends delivered events). The new
- * deliveries keep the per-order ordering and carry the same `eventId`s. Needs triager.
+ * deliveries keep the per-order ordering and carry the same `eventId`s. Dead test
+ * events (`Test.Ping`) are not included: send a new one, or redeliver that delivery
+ * by id. Needs triager.
  * Audited (`webhook.redeliver-dead`). A partner that cannot receive webhooks (disabled,
  * polling, no URL or secret) is 409. Same as `lumen webhook redeliver --partner CODE --dead`.
  *
@@ -1163,7 +1166,8 @@ export const getWebhookDelivery = <ThrowOnError extends boolean = false>(options
  * Queues a new delivery of the same event (same `eventId`, same body and signature,
  * attempts counted from 1 again, the whole retry schedule again), behind any open
  * delivery of the same service order. Typical use: a `dead` delivery after the partner
- * fixed its receiver. Refused with 409 while the event still has an open delivery.
+ * fixed its receiver. A test event's delivery (`Test.Ping`) is repeated the same way.
+ * Refused with 409 while the event still has an open delivery.
  * Recorded in the audit log. Same as `lumen webhook redeliver DELIVERY_ID`.
  *
  */

@@ -245,7 +245,7 @@ export const TenantAttentionSchema = {
             format: 'int32',
             maximum: 2147483647,
             minimum: 0,
-            description: 'Webhook deliveries of the tenant\'s partners that gave up and were not redelivered since.',
+            description: 'Webhook deliveries of events to the tenant\'s partners that gave up and were not redelivered since (dead test events are not counted).',
             examples: [
                 4
             ]

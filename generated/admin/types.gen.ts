@@ -151,7 +151,7 @@ export type TenantAttention = {
      */
     overdueServiceOrders: number;
     /**
-     * Webhook deliveries of the tenant's partners that gave up and were not redelivered since.
+     * Webhook deliveries of events to the tenant's partners that gave up and were not redelivered since (dead test events are not counted).
      */
     deadDeliveries: number;
     /**

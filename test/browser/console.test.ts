@@ -3,7 +3,9 @@
  * loopback partner receiver. Each page is checked with axe-core and photographed at a
  * desktop and a phone width into docs/console/.
  */
+import { createHmac } from 'node:crypto';
 import type { Browser } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStub, type StubServer } from '../intake/support.js';
 import { launch, openPage, screenshots, seriousViolations, signIn } from './support/browser.js';
@@ -283,6 +285,32 @@ describe('the console', () => {
     const cancelled = await until('Alert.Cancelled at the partner', () => events('Alert.Cancelled').find((e) => e.protocolNumber === alert.protocolNumber));
     expect(cancelled.note).toBe('Endereço não existe na cidade.');
     expect(await page.getByTestId('triage').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a city-admin sends a test event: the receiver gets a signed Test.Ping and the delivery log shows it succeeded; a triager has no such button', async () => {
+    const triager = await makeOperator(lumen, { email: 'triagem@sp.example', name: 'Tiago Triagem', role: 'triager', tenantId: city.tenantId });
+    const asTriager = await openPage(browser, lumen.baseUrl, { as: triager });
+    await asTriager.page.goto(`${lumen.baseUrl}/console/partners/${city.partnerCode}`);
+    await asTriager.page.getByTestId('redeliver-dead').waitFor();
+    expect(await asTriager.page.getByTestId('send-test-event').count()).toBe(0);
+    expect(asTriager.problems).toEqual([]);
+    await asTriager.context.close();
+
+    const before = receiver.requests.length;
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
+    await page.goto(`${lumen.baseUrl}/console/partners/${city.partnerCode}`);
+    await page.getByTestId('partner-settings').waitFor();
+    await page.getByTestId('send-test-event').click();
+    await page.getByTestId('toast-ok').filter({ hasText: 'Evento de teste enviado' }).waitFor();
+    const ping = await until('the Test.Ping at the receiver', () => receiver.requests.slice(before).find((r) => r.url === '/hook' && r.headers['x-lumen-event-type'] === 'Test.Ping'));
+    const raw = ping.body.toString('utf8');
+    const body = JSON.parse(raw) as { eventId: string; eventType: string; partnerCode: string };
+    expect(body).toMatchObject({ eventType: 'Test.Ping', partnerCode: city.partnerCode });
+    expect(ping.headers['x-lumen-signature']).toBe(`sha256=${createHmac('sha256', 'segredo-de-teste-0123456789').update(ping.body).digest('hex')}`);
+    expect(new Webhook(`whsec_${Buffer.from('segredo-de-teste-0123456789').toString('base64')}`).verify(raw, ping.headers as Record<string, string>)).toMatchObject({ eventId: body.eventId });
+    await page.locator('[data-testid="deliveries"] tr[data-event-type="Test.Ping"][data-status="succeeded"]').first().waitFor({ timeout: 20_000 });
     expect(problems).toEqual([]);
     await context.close();
   });

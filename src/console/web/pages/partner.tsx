@@ -1,7 +1,8 @@
 /**
  * One partner (city-admin): settings, the API key (rotated with a confirmation, the
- * new key shown once with a copy button), the webhook delivery log with redelivery,
- * and the polling link with the items intake refused.
+ * new key shown once with a copy button), the webhook delivery log with redelivery
+ * and "send test event" (city-admin, webhook partners), and the polling link with the
+ * items intake refused.
  */
 import { useState } from 'preact/hooks';
 import { call, useApi, type types } from '../api.js';
@@ -36,7 +37,7 @@ export function PartnerPage({ code }: { code: string }) {
         <div class="col-main">
           {admin ? <PartnerSettingsForm partner={p} onSaved={(next) => void partner.mutate(next, { revalidate: false })} /> : null}
           {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
-          <Deliveries code={p.code} admin={can('triage', p.tenantId)} />
+          <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin && p.transport === 'webhook'} />
           {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
           <AttachmentFailures tenantId={p.tenantId} partner={p.code} />
         </div>
@@ -204,11 +205,21 @@ function RotateSecret({ title, confirm, shown, testid, rotate, onRotated }: { ti
 
 const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'] as const;
 
-function Deliveries({ code, admin }: { code: string; admin: boolean }) {
+/** Refresh the log every 10 s, every 2 s while a delivery in it is still open (a test event just sent shows its outcome). */
+const logRefresh = (data?: { deliveries: types.WebhookDelivery[] }): number => (data?.deliveries.some((d) => d.status === 'pending' || d.status === 'failed') ? 2_000 : 10_000);
+
+function Deliveries({ code, admin, canSendTest }: { code: string; admin: boolean; canSendTest: boolean }) {
   const { t } = useI18n();
   const [status, setStatus] = useState<(typeof DELIVERY_STATUSES)[number] | ''>('');
   const [since, setSince] = useState('');
-  const log = useApi('listWebhookDeliveries', { path: { code }, query: { limit: 100, ...(status ? { status } : {}) } }, { refreshInterval: 10_000 });
+  const log = useApi('listWebhookDeliveries', { path: { code }, query: { limit: 100, ...(status ? { status } : {}) } }, { refreshInterval: logRefresh });
+  const test = useAction(
+    () => call('sendPartnerTestEvent', { path: { code } }),
+    (r) => {
+      void log.mutate();
+      return t('partner.testEvent.done', { id: r.deliveryId });
+    },
+  );
   const dead = useAction(
     () => call('redeliverDeadWebhooks', { path: { code } }),
     (r) => {
@@ -238,6 +249,11 @@ function Deliveries({ code, admin }: { code: string; admin: boolean }) {
             ))}
           </select>
         </label>
+        {canSendTest ? (
+          <button type="button" class="secondary" disabled={test.busy} onClick={() => void test.run()} data-testid="send-test-event" title={t('partner.testEvent.hint')}>
+            {t('partner.testEvent')}
+          </button>
+        ) : null}
         {admin ? (
           <>
             <button type="button" disabled={dead.busy} onClick={() => void dead.run()} data-testid="redeliver-dead">
@@ -274,7 +290,7 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
   return (
     <Table testid="deliveries" headers={[t('col.when'), t('col.event'), t('col.status'), t('col.attempts'), t('col.result'), ...(onRedelivered ? [{ hidden: t('partner.redeliver') }] : [])]}>
           {deliveries.map((d) => (
-            <tr key={d.id} data-status={d.status}>
+            <tr key={d.id} data-status={d.status} data-event-type={d.eventType}>
               <td class="nowrap">{dateTime(d.occurredAt)}</td>
               <td>
                 <code>{d.eventType}</code>
