@@ -3543,6 +3543,7 @@ export const TestEventResultSchema = {
         partnerCode: {
             type: 'string',
             maxLength: 100,
+            pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
             examples: [
                 'PORTAL-156-SP'
             ]

@@ -1473,6 +1473,7 @@ export const TestPingEventSchema = {
         partnerCode: {
             type: 'string',
             maxLength: 100,
+            pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
             description: 'Your ExternalSystem\'s code (may be absent).',
             examples: [
                 'PORTAL-156-SP'

@@ -510,14 +510,20 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await until('the redeliveries since T', async () => webhooks.length >= settled + 4);
     await ex.strict('admin', { operationId: 'redeliverDeadWebhooks', method: 'POST', path: `/api/admin/partners/${s.hook.code}/webhook-deliveries/redeliver-dead`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'redeliverDeadWebhooks', method: 'POST', path: '/api/admin/partners/conf-unknown/webhook-deliveries/redeliver-dead', headers: bearer(), expect: 404 });
+    // A test event: the testPing webhook, signed like the others.
+    const ping = await ex.strict('admin', { operationId: 'sendPartnerTestEvent', method: 'POST', path: `/api/admin/partners/${s.hook.code}/test-event`, headers: bearer(), expect: 202 });
+    await ex.strict('admin', { operationId: 'sendPartnerTestEvent', method: 'POST', path: '/api/admin/partners/conf-unknown/test-event', headers: bearer(), expect: 404 });
+    await ex.strict('admin', { operationId: 'sendPartnerTestEvent', method: 'POST', path: `/api/admin/partners/${s.poll.code}/test-event`, headers: bearer(), expect: 409 });
+    await until('the Test.Ping', async () => webhooks.some((w) => w.headers['x-lumen-event-id'] === ping.body.eventId && w.answered === 204));
 
-    // Every request received, checked against the webhooks section of partner.yaml.
+    // Every request received, checked against the webhooks section of partner.yaml (testPing for a Test.Ping).
     const doc = documentOf('partner');
-    const hook = doc.webhooks.serviceOrderEvent.post;
     const problems: string[] = [];
     for (const [i, w] of webhooks.entries()) {
       const event = JSON.parse(w.raw.toString('utf8'));
-      const bodyErrors = schemaErrors('partner', '#/webhooks/serviceOrderEvent/post/requestBody/content/application~1json/schema', event);
+      const name = event.eventType === 'Test.Ping' ? 'testPing' : 'serviceOrderEvent';
+      const hook = doc.webhooks[name].post;
+      const bodyErrors = schemaErrors('partner', `#/webhooks/${name}/post/requestBody/content/application~1json/schema`, event);
       if (bodyErrors) problems.push(`webhook ${i}: body: ${bodyErrors}`);
       if (!/^application\/json/.test(String(w.headers['content-type']))) problems.push(`webhook ${i}: content-type ${w.headers['content-type']}`);
       hook.parameters.forEach((p: { name: string; required: boolean; schema: { type: string } }, k: number) => {
@@ -527,7 +533,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
           return;
         }
         const value = p.schema.type === 'integer' ? Number(raw) : raw;
-        const err = schemaErrors('partner', `#/webhooks/serviceOrderEvent/post/parameters/${k}/schema`, value);
+        const err = schemaErrors('partner', `#/webhooks/${name}/post/parameters/${k}/schema`, value);
         if (err) problems.push(`webhook ${i}: header ${p.name}=${String(raw)}: ${err}`);
       });
       const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(w.raw).digest('hex')}`;
@@ -545,7 +551,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     const refused = webhooks.filter((w) => w.headers['x-lumen-event-id'] === refusedEvent).map((w) => [Number(w.headers['x-lumen-delivery-attempt']), w.answered]);
     expect(refused.slice(0, 4)).toEqual([[1, 500], [2, 500], [3, 500], [1, 204]]);
     ex.records.push(
-      ...webhooks.map((w) => ({ document: 'webhooks' as const, operationId: 'serviceOrderEvent', mode: 'direct' as const, method: 'POST', path: '/hooks/lumen', status: w.answered, responseViolations: [], requestViolations: [] })),
+      ...webhooks.map((w) => ({ document: 'webhooks' as const, operationId: w.headers['x-lumen-event-type'] === 'Test.Ping' ? 'testPing' : 'serviceOrderEvent', mode: 'direct' as const, method: 'POST', path: '/hooks/lumen', status: w.answered, responseViolations: [], requestViolations: [] })),
     );
   });
 
