@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { TestEventResult } from '../../../generated/admin/types.gen.js';
-import { insertDelivery, TEST_PING } from '../../db/repositories/webhook-delivery.repository.js';
+import type { TestPingEvent } from '../../../generated/partner/types.gen.js';
+import { insertDelivery } from '../../db/repositories/webhook-delivery.repository.js';
 import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { requirePartner, requireWebhookPartner } from './deliveries.js';
 import { wakeDeliveries } from './dispatch.js';
-
-/** The envelope of a test event, as the partner receives it (TestPingEvent in partner.yaml). */
-export interface TestPingEnvelope {
-  eventId: string;
-  eventType: typeof TEST_PING;
-  occurredAt: string;
-  partnerCode: string;
-  message: string;
-}
 
 const MESSAGE = 'Test event sent by the city operator from Lumen: your receiver is reachable when it answers 2xx. No action is needed.';
 
@@ -34,7 +26,7 @@ export async function sendTestEvent(deps: ServiceDeps, partnerCode: string, acto
   return deps.db.transaction().execute(async (tx) => {
     const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(tx);
     const occurredAt = rows[0]!.now;
-    const envelope: TestPingEnvelope = { eventId: randomUUID(), eventType: TEST_PING, occurredAt: occurredAt.toISOString(), partnerCode: partner.code, message: MESSAGE };
+    const envelope: TestPingEvent = { eventId: randomUUID(), eventType: 'Test.Ping', occurredAt: occurredAt.toISOString(), partnerCode: partner.code, message: MESSAGE };
     const requestedBy = actorLabel(actor);
     await tx
       .insertInto('test_event')
@@ -43,6 +35,6 @@ export async function sendTestEvent(deps: ServiceDeps, partnerCode: string, acto
     const d = await insertDelivery(tx, { test_event_id: envelope.eventId, external_system_id: partner.id, ordering_key: envelope.eventId, requested_by: requestedBy });
     await wakeDeliveries(tx);
     await recordAudit(tx, actor, { tenantId: partner.tenant_id, action: 'webhook.test-event', entityType: 'partner', entityId: partner.id, before: null, after: { eventId: envelope.eventId, deliveryId: d.id } });
-    return { partnerCode: partner.code, eventId: envelope.eventId, eventType: TEST_PING, occurredAt: envelope.occurredAt, deliveryId: d.id };
+    return { partnerCode: partner.code, eventId: envelope.eventId, eventType: 'Test.Ping', occurredAt: envelope.occurredAt, deliveryId: d.id };
   });
 }
