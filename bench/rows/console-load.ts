@@ -125,7 +125,7 @@ export const consoleLoadRow: RowDefinition = {
             label: `/console/ to inbox page 1 of ${city.alerts.toLocaleString('en-US')} Pending alerts, keyboard ready`,
             lumen: interactive,
             detail: `max ${worst.toFixed(0)} ms; rows shown ${p50((t) => t.rows)} ms, DOMContentLoaded ${p50((t) => t.domContentLoaded)} ms, load ${p50((t) => t.load)} ms (p50s)`,
-            checks: [check('p50 ≤ 1.5 s', interactive.median <= 1500), check('max ≤ 1.5 s (reported)', worst <= 1500)],
+            checks: [check('p50 ≤ 1.5 s', interactive.median <= 1500)],
           },
         ],
         notes: [
