@@ -9,6 +9,8 @@ import type { RowResult } from './results.js';
 export interface Tools {
   readonly psql: string | null;
   readonly pgbench: string | null;
+  /** The browser of the console-load row (null: that row is skipped). */
+  readonly chromium: string | null;
 }
 
 /** Everything a row needs; one per bench run. */
@@ -77,6 +79,9 @@ export class BenchContext {
 
 /** Thrown by a row whose feature has not landed in the executable yet. */
 export class Pending extends Error {}
+
+/** Thrown by a row that cannot run on this machine (a tool it needs is missing); not a failure. */
+export class Skipped extends Error {}
 
 /** What a row returns; the runner adds id, title, status and timing. */
 export type RowOutcome = Pick<RowResult, 'lines' | 'notes' | 'params'>;

@@ -36,6 +36,7 @@ export async function describeMachine(pool: pg.Pool, executable: string, tools: 
       autocannon: autocannon.version,
       pgbench: await versionOf(tools.pgbench, ['--version']),
       psql: await versionOf(tools.psql, ['--version']),
+      chromium: await versionOf(tools.chromium, ['--version']),
     },
     loadAverageStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };

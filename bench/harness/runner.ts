@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchContext, Pending, type RowDefinition } from './context.js';
+import { BenchContext, Pending, Skipped, type RowDefinition } from './context.js';
+import { findChromium } from './browser.js';
 import { lumenCli, type LumenSetup } from './lumen.js';
 import { describeMachine } from './machine.js';
 import { sizesFor, type BenchOptions } from './options.js';
@@ -60,7 +61,7 @@ function requireExecutable(repo: string, chosen: string | null): string {
 /**
  * Runs the selected rows in order on a database of the bench's own, writes
  * bench/results.json and (full run of every row) BENCHMARKS.md. Returns the exit
- * code: 1 when a row failed, 0 otherwise (pending rows are not failures).
+ * code: 1 when a row failed, 0 otherwise (pending and skipped rows are not failures).
  */
 export async function runBench(repo: string, opts: BenchOptions, rows: readonly RowDefinition[], io: RunnerIo): Promise<number> {
   const started = Date.now();
@@ -68,9 +69,10 @@ export async function runBench(repo: string, opts: BenchOptions, rows: readonly 
 
   const executable = requireExecutable(repo, opts.executable);
   const executableSha = fingerprint(executable);
-  const tools = { psql: findExecutable('psql', io.env), pgbench: findExecutable('pgbench', io.env) };
+  const tools = { psql: findExecutable('psql', io.env), pgbench: findExecutable('pgbench', io.env), chromium: findChromium(io.env) };
   if (!tools.pgbench) log('pgbench not found: the intake anchor will be skipped. Install it with `apt-get install postgresql-contrib` (Debian) for the full suite.');
   if (!tools.psql) log('psql not found: the SQL anchors will be skipped. Install it with `apt-get install postgresql-client` (Debian).');
+  if (!tools.chromium) log('Chromium not found: the console-load row will be skipped. Install it with `apt-get install chromium` (Debian), or point LUMEN_CHROMIUM at a Chromium executable.');
 
   const serverUrl = withDatabase(io.env.DATABASE_URL || DEFAULT_SERVER, 'postgres');
   const problem = await serverAnswers(serverUrl);
@@ -119,13 +121,13 @@ export async function runBench(repo: string, opts: BenchOptions, rows: readonly 
         const outcome = await row.run(ctx);
         results.push({ id: row.id, title: row.title, status: 'measured', ...outcome, seconds: (Date.now() - t0) / 1000 });
       } catch (err) {
-        const pending = err instanceof Pending;
+        const status = err instanceof Pending ? 'pending' : err instanceof Skipped ? 'skipped' : 'failed';
         const reason = err instanceof Error ? err.message : String(err);
-        log(`${pending ? 'pending' : 'FAILED'}: ${reason}`);
-        if (!pending && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
-        results.push({ id: row.id, title: row.title, status: pending ? 'pending' : 'failed', reason, lines: [], notes: [], params: {}, seconds: (Date.now() - t0) / 1000 });
+        log(`${status === 'failed' ? 'FAILED' : status}: ${reason}`);
+        if (status === 'failed' && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+        results.push({ id: row.id, title: row.title, status, reason, lines: [], notes: [], params: {}, seconds: (Date.now() - t0) / 1000 });
         // A failed row may leave the shared server in any state: the next row gets a new one.
-        if (!pending) await ctx.stopLumen().catch(() => {});
+        if (status === 'failed') await ctx.stopLumen().catch(() => {});
       }
     }
     const rebuilt = fingerprint(executable) !== executableSha;

@@ -211,3 +211,26 @@ export async function seedPendingAlerts(pool: pg.Pool, opts: { tenantId: string;
   );
   return rows.map((r) => r.id);
 }
+
+export interface InboxCity {
+  readonly tenantId: string;
+  readonly partnerId: string;
+  /** Pending alerts of the city. */
+  readonly alerts: number;
+}
+
+/**
+ * The console rows' city: ctx.sizes.inboxAlerts Pending alerts of one partner, manual
+ * intake (so they stay awaiting triage), seeded once per bench run and vacuumed.
+ */
+export function inboxCity(ctx: BenchContext): Promise<InboxCity> {
+  return ctx.once('inbox-city', async () => {
+    const count = ctx.sizes.inboxAlerts;
+    const tenant = await ctx.createTenant('Bench inbox city', 'manual');
+    const partner = await ctx.createPartner({ tenantId: tenant.id, scopes: ['canCreateAlerts'], transport: 'polling' });
+    ctx.log(`seeding ${count.toLocaleString('en-US')} Pending alerts`);
+    await seedPendingAlerts(ctx.pool, { tenantId: tenant.id, partnerId: partner.id, count });
+    await ctx.pool.query('VACUUM (ANALYZE) alert');
+    return { tenantId: tenant.id, partnerId: partner.id, alerts: count };
+  });
+}

@@ -1,7 +1,7 @@
 import { adminToken } from '../harness/admin.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { check, ratioOf } from '../harness/results.js';
-import { seedPendingAlerts } from '../harness/seed.js';
+import { inboxCity } from '../harness/seed.js';
 import { getOk, timeGet, timeSql } from '../harness/timing.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
 
@@ -32,21 +32,17 @@ export const consoleInboxRow: RowDefinition = {
   title: 'Console inbox: first page of Pending alerts',
   async run(ctx) {
     const server = await ctx.lumen();
-    const count = ctx.sizes.inboxAlerts;
-    const tenant = await ctx.createTenant('Bench inbox city', 'manual');
-    const partner = await ctx.createPartner({ tenantId: tenant.id, scopes: ['canCreateAlerts'], transport: 'polling' });
-    ctx.log(`seeding ${count.toLocaleString('en-US')} Pending alerts`);
-    await seedPendingAlerts(ctx.pool, { tenantId: tenant.id, partnerId: partner.id, count });
-    await ctx.pool.query('VACUUM (ANALYZE) alert');
+    const city = await inboxCity(ctx);
+    const count = city.alerts;
     const client = new HttpClient(server.baseUrl, { authorization: `Bearer ${await adminToken(ctx)}` });
-    const path = `/api/admin/alerts?${new URLSearchParams({ tenantId: tenant.id, status: 'Pending', sort: 'priority', page: '1', pageSize: String(PAGE_SIZE) })}`;
+    const path = `/api/admin/alerts?${new URLSearchParams({ tenantId: city.tenantId, status: 'Pending', sort: 'priority', page: '1', pageSize: String(PAGE_SIZE) })}`;
     try {
       const first = await client.get(path);
       if (isNotBuilt(first)) throw new Pending('admin alert list (GET /api/admin/alerts) not built yet');
       const body = json<{ items: unknown[]; total: number }>(await getOk(client, path), 'inbox page');
       if (body.items.length !== Math.min(PAGE_SIZE, count) || body.total !== count) throw new Error(`inbox page: expected ${PAGE_SIZE} items of ${count}, got ${body.items.length} of ${body.total}`);
       const m = await timeGet(ctx, client, path, ctx.sizes.pageRepeats);
-      const anchor = await timeSql(ctx, inboxPageSql(tenant.id), ctx.sizes.pageRepeats);
+      const anchor = await timeSql(ctx, inboxPageSql(city.tenantId), ctx.sizes.pageRepeats);
       const r = ratioOf(m.series, anchor);
       return {
         lines: [

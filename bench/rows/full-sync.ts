@@ -110,7 +110,7 @@ export const fullSyncRow: RowDefinition = {
         detail: `${mb(walks)} MB of JSON`,
         anchor: anchorInfo,
         ratio: rw,
-        checks: [check('≤ 3× COPY', rw === null ? null : rw <= 3)],
+        checks: [check('≤ 2.5× COPY', rw === null ? null : rw <= 2.5)],
       },
     ];
     return {

@@ -1,6 +1,7 @@
 import type { RowDefinition } from '../harness/context.js';
 import { consoleBundleRow } from './console-bundle.js';
 import { consoleInboxRow } from './console-inbox.js';
+import { consoleLoadRow } from './console-load.js';
 import { consoleMapRow } from './console-map.js';
 import { eventLatencyRow } from './event-latency.js';
 import { eventsPollingRow } from './events-polling.js';
@@ -24,6 +25,7 @@ export const ROWS: readonly RowDefinition[] = [
   polePageRow,
   consoleMapRow,
   consoleInboxRow,
+  consoleLoadRow,
   consoleBundleRow,
   fullSyncRow,
   telemetryRow,

@@ -82,8 +82,8 @@ export const intakeRow: RowDefinition = {
       const p50 = median(lumenRuns.map((r) => r.latencyMs.p50));
       const anchorSeries = anchorRuns.length ? series('tx/s', anchorRuns.map((a) => a.tps), median) : null;
       const ratio = ratioOf(rate, anchorSeries);
-      const checks = [check('≥ 50% of the anchor', ratio === null ? null : ratio >= 0.5)];
-      if (connections === 16) checks.push(check('p99 ≤ 50 ms', p99 <= 50));
+      const checks = [check('≥ 60% of the anchor', ratio === null ? null : ratio >= 0.6)];
+      if (connections === 16) checks.push(check('p99 ≤ 40 ms', p99 <= 40));
       const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
       lines.push({
         label: `${connections} connections`,

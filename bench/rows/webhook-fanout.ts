@@ -87,7 +87,7 @@ export const webhookFanoutRow: RowDefinition = {
           : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} connection(s)`,
         anchor: { label: 'plain Node script, keep-alive, same bodies, as many connections', series: anchor },
         ratio,
-        checks: [check('≥ 50% of the anchor', ratio === null ? null : ratio >= 0.5), ...(incomplete.length ? [check('every event delivered within the wait', false)] : [])],
+        checks: [check('≥ 70% of the anchor', ratio === null ? null : ratio >= 0.7), ...(incomplete.length ? [check('every event delivered within the wait', false)] : [])],
       },
     ];
     return {

@@ -25,6 +25,14 @@ const CLAIMED_PER_SLOT = 2;
 const LEASED_PER_SLOT = 6;
 /** How long a few outcomes wait for more before they are recorded. */
 const RECORD_DELAY_MS = 5;
+/**
+ * Leases a partner may hold across every process, per attempt it may have on the wire in
+ * one process: room for the attempts being recorded and the next ones leased while
+ * those run, so a partner at its limit is never waiting for the database between
+ * attempts (with leases equal to attempts, every few attempts waited for a record and
+ * a claim in turn: a quarter of the rate).
+ */
+export const LEASES_PER_PARTNER_SLOT = 4;
 
 /**
  * The webhook delivery worker of a serving process; webhook_delivery itself is the queue
@@ -59,8 +67,10 @@ export class WebhookPump {
   private recordTimer: NodeJS.Timeout | null = null;
   /** Leased by this process in all: waiting, in flight, or attempted and not yet recorded. */
   private leased = 0;
-  /** The same, per partner: a partner this process holds at its in-flight limit has been left out of claims. */
+  /** The same, per partner: a partner this process holds at its lease limit has been left out of claims. */
   private readonly leasedByPartner = new Map<string, number>();
+  /** Attempts on the wire per partner: at most the partner's in-flight limit; its other leased deliveries wait. */
+  private readonly sendingByPartner = new Map<string, number>();
   private claiming: Promise<void> | null = null;
   /** Ordering keys to check again for a blocked delivery that may go now, or all of them. */
   private readonly toRecheck = new Map<string, OrderingKey>();
@@ -124,16 +134,16 @@ export class WebhookPump {
     const limit = CLAIMED_PER_SLOT * this.concurrency;
     if (this.waiting.length >= limit || this.leased + limit > LEASED_PER_SLOT * this.concurrency) return;
     const seen = this.wakes;
-    const perPartner = this.deps.config.webhookMaxInFlightPerPartner;
+    const perPartner = this.leaseLimit();
     this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS, perPartner)
       .then(
         (claimed) => {
-          // Short: everything due as of `seen` is leased (look again when woken), unless a
-          // partner reached its limit and may have more: the next claim leaves it out.
-          const perPartnerCount = new Map<string, number>();
-          for (const c of claimed) perPartnerCount.set(c.external_system_id, (perPartnerCount.get(c.external_system_id) ?? 0) + 1);
-          const capped = [...perPartnerCount.values()].some((n) => n >= perPartner);
-          if (claimed.length < limit && !capped) this.drainedAt = seen;
+          // Empty: everything due as of `seen` is leased, or belongs to a partner at its
+          // lease limit (looked at again when woken, and when this process records the
+          // attempts of a partner it held at the limit). A short claim is not enough: a
+          // partner may have been held at its limit by leases that were being recorded
+          // meanwhile, and counted here before this process knew they were over.
+          if (claimed.length === 0) this.drainedAt = seen;
           const secrets: SecretCache = new Map();
           for (const delivery of claimed) this.waiting.push({ delivery, secrets });
           this.holdLeases(claimed, +1);
@@ -151,10 +161,23 @@ export class WebhookPump {
       });
   }
 
-  /** Starts waiting attempts while slots are free. */
+  /**
+   * Starts waiting attempts while slots are free, oldest first, passing over a partner
+   * that has its limit of attempts on the wire (a receiver that hangs holds that many
+   * slots, never the pump).
+   */
   private send(): void {
-    while (!this.stopping && this.attempts.size < this.concurrency && this.waiting.length > 0) {
-      const { delivery, secrets } = this.waiting.shift()!;
+    const limit = this.deps.config.webhookMaxInFlightPerPartner;
+    let i = 0;
+    while (!this.stopping && this.attempts.size < this.concurrency && i < this.waiting.length) {
+      const partner = this.waiting[i]!.delivery.external_system_id;
+      const sending = this.sendingByPartner.get(partner) ?? 0;
+      if (sending >= limit) {
+        i++;
+        continue;
+      }
+      const { delivery, secrets } = this.waiting.splice(i, 1)[0]!;
+      this.sendingByPartner.set(partner, sending + 1);
       // No abort signal: an attempt ends within the webhook timeout, which bounds a stop as well.
       const run = attemptDelivery(this.deps, delivery, secrets).then(
         (attempted) => {
@@ -169,6 +192,9 @@ export class WebhookPump {
       );
       this.attempts.add(run);
       void run.finally(() => {
+        const left = (this.sendingByPartner.get(partner) ?? 1) - 1;
+        if (left > 0) this.sendingByPartner.set(partner, left);
+        else this.sendingByPartner.delete(partner);
         this.attempts.delete(run);
         this.send();
         this.claim();
@@ -224,10 +250,10 @@ export class WebhookPump {
 
   /**
    * Counts leases taken (+1) or over (-1), in all and per partner. Returns whether a
-   * partner whose leases are over was held at its in-flight limit before.
+   * partner whose leases are over was held at its lease limit before.
    */
   private holdLeases(deliveries: readonly ClaimedDelivery[], change: 1 | -1): boolean {
-    const limit = this.deps.config.webhookMaxInFlightPerPartner;
+    const limit = this.leaseLimit();
     let wasAtLimit = false;
     for (const d of deliveries) {
       const before = this.leasedByPartner.get(d.external_system_id) ?? 0;
@@ -238,6 +264,11 @@ export class WebhookPump {
     }
     this.leased += change * deliveries.length;
     return wasAtLimit;
+  }
+
+  /** Leases one partner may hold across every process (see LEASES_PER_PARTNER_SLOT). */
+  private leaseLimit(): number {
+    return this.deps.config.webhookMaxInFlightPerPartner * LEASES_PER_PARTNER_SLOT;
   }
 
   /** A notification: its keys (none after a reconnect: all, since some may have been missed). */

@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { findChromium } from '../../bench/harness/browser.js';
+import { Pending, Skipped, type RowDefinition } from '../../bench/harness/context.js';
 import { parseOptions, ROW_IDS, sizesFor, UsageError } from '../../bench/harness/options.js';
 import { parsePgbenchOutput } from '../../bench/harness/postgres.js';
 import { formatNumber, formatRatio, renderMarkdown, resultsTable } from '../../bench/harness/report.js';
@@ -50,6 +52,7 @@ describe('bench options', () => {
     expect(o.only).toEqual(['intake', 'pole-page']);
     expect(o.runs).toBe(5);
     expect(o.executable).toBe('/opt/lumen');
+    expect(parseOptions(['--only', 'console-inbox,console-load']).only).toEqual(['console-inbox', 'console-load']);
     expect(() => parseOptions(['--only', 'nope'])).toThrow(UsageError);
     expect(() => parseOptions(['--runs', '0'])).toThrow(/--runs/);
     expect(() => parseOptions(['--runs'])).toThrow(/needs a value/);
@@ -116,6 +119,7 @@ describe('the report', () => {
     const table = resultsTable([measured, row({ id: 'events-polling', title: 'Events polling', status: 'pending', reason: 'events polling not built yet' })]);
     expect(table).toContain('| Intake | 16 connections | 950 req/s (p99 31 ms) | 1,800 tx/s (pgbench) | 0.53× | ≥ 50% of the anchor: met; p99 ≤ 50 ms: **missed** |');
     expect(table).toContain('| Events polling | — | pending: events polling not built yet | — | — | — |');
+    expect(resultsTable([row({ id: 'console-load', title: 'Console load', status: 'skipped', reason: 'Chromium not found' })])).toContain('| Console load | — | skipped: Chromium not found | — | — | — |');
   });
 
   it('writes BENCHMARKS.md with the machine, the runs of every figure and the findings', () => {
@@ -166,11 +170,47 @@ describe('the runner', () => {
       rmSync(repo, { recursive: true, force: true });
     }
   });
+
+  it('reports a row that cannot run here as skipped and a pending one as pending, neither failing the run; a thrown error fails it', async () => {
+    // A repository with a stand-in executable: the runner migrates with it and reads its version.
+    const repo = mkdtempSync(path.join(os.tmpdir(), 'lumen-bench-test-'));
+    mkdirSync(path.join(repo, 'dist'));
+    mkdirSync(path.join(repo, 'bench'));
+    symlinkSync(path.resolve('node_modules'), path.join(repo, 'node_modules'));
+    writeFileSync(path.join(repo, 'dist/lumen'), '#!/bin/sh\necho "lumen 0.0.0-test"\n');
+    chmodSync(path.join(repo, 'dist/lumen'), 0o755);
+    const quiet = { write: () => true } as unknown as NodeJS.WritableStream;
+    const io = { stdout: quiet, stderr: quiet, env: process.env };
+    const skipped: RowDefinition = { id: 'console-load', title: 'Needs a browser', run: () => Promise.reject(new Skipped('Chromium not found')) };
+    const pending: RowDefinition = { id: 'events-polling', title: 'Not built', run: () => Promise.reject(new Pending('not built yet')) };
+    const failing: RowDefinition = { id: 'intake', title: 'Broken', run: () => Promise.reject(new Error('boom')) };
+    const statuses = () => (JSON.parse(readFileSync(path.join(repo, 'bench/results.json'), 'utf8')) as BenchResults).rows.map((r) => [r.id, r.status, r.reason]);
+    try {
+      expect(await runBench(repo, parseOptions(['--quick']), [skipped, pending], io)).toBe(0);
+      expect(statuses()).toEqual([
+        ['console-load', 'skipped', 'Chromium not found'],
+        ['events-polling', 'pending', 'not built yet'],
+      ]);
+      expect(await runBench(repo, parseOptions(['--quick']), [skipped, failing], io)).toBe(1);
+      expect(statuses()).toEqual([
+        ['console-load', 'skipped', 'Chromium not found'],
+        ['intake', 'failed', 'boom'],
+      ]);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('tools', () => {
   it('finds executables on PATH and reports a missing one as null', () => {
     expect(findExecutable('sh', { PATH: '/usr/bin:/bin' })).toMatch(/\/sh$/);
     expect(findExecutable('pgbench', { PATH: path.join(os.tmpdir(), 'no-such-dir') })).toBeNull();
+  });
+
+  it('finds Chromium through LUMEN_CHROMIUM, and reports a path there that cannot run as none', () => {
+    const sh = findExecutable('sh', { PATH: '/usr/bin:/bin' })!;
+    expect(findChromium({ LUMEN_CHROMIUM: sh, PATH: '' })).toBe(sh);
+    expect(findChromium({ LUMEN_CHROMIUM: path.join(os.tmpdir(), 'no-such-chromium'), PATH: '/usr/bin:/bin' })).toBeNull();
   });
 });

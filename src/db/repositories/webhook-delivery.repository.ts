@@ -87,8 +87,9 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * Leases up to `limit` deliveries for one attempt each, in one statement: open, due, not
  * blocked or leased, and first among the open deliveries of their ordering key (so the
  * events of one order go out one at a time, in order), oldest due first, and no more
- * than `perPartner` in flight per partner across every process (leases not run out):
- * a receiver that never answers holds that many attempts, not the pump. Rows another
+ * than `perPartner` leased per partner across every process (leases not run out:
+ * waiting to go, on the wire or being recorded; the pump puts fewer on the wire at once,
+ * so a receiver that never answers holds that many of its attempt slots, not the pump). Rows another
  * worker is claiming at that moment are skipped, not waited for. Returns the event
  * bodies and the partner's current webhook settings with them. A delivery carries an
  * event or a test event (0031): both are joined by primary key, and the one present
