@@ -359,7 +359,6 @@ export async function listDeliveries(db: Executor, f: DeliveryFilter) {
       sql<Date>`coalesce(e.occurred_at, t.created_at)`.as('occurred_at'),
       'e.service_order_id',
       'e.alert_id',
-      sql<boolean>`d.test_event_id IS NOT NULL`.as('test'),
       'd.status',
       'd.attempts',
       'd.next_attempt_at',
