@@ -145,7 +145,7 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** How often each instance looks for due webhook deliveries nobody woke it for (retries of other instances, leases of a dead one), in ms. Default 2000. */
   readonly webhookPollMs: number;
-  /** Webhook attempts on the wire per partner in each instance (and leases per partner across every instance: four times this); a receiver that never answers holds no more of an instance's attempt slots. Default 8. */
+  /** Webhook attempts on the wire per partner in each instance (and leased per partner in each instance: sixteen times this); a receiver that never answers holds no more of an instance's attempt slots. Default 8. */
   readonly webhookMaxInFlightPerPartner: number;
   /** Days events are kept for polling and the delivery log, at least 30 (LUMEN_EVENT_RETENTION_DAYS). Default 30. */
   readonly eventRetentionDays: number;

@@ -87,10 +87,15 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * Leases up to `limit` deliveries for one attempt each, in one statement: open, due, not
  * blocked or leased, and first among the open deliveries of their ordering key (so the
  * events of one order go out one at a time, in order), oldest due first, and no more
- * than `perPartner` leased per partner across every process (leases not run out:
- * waiting to go, on the wire or being recorded; the pump puts fewer on the wire at once,
- * so a receiver that never answers holds that many of its attempt slots, not the pump). Rows another
- * worker is claiming at that moment are skipped, not waited for. Returns the event
+ * than `perPartner` leased per partner by the calling process, counting the leases it
+ * already `held` (waiting to go, on the wire or being recorded; the pump puts fewer on
+ * the wire at once, so a receiver that never answers holds that many of its attempt
+ * slots, not the pump). A partner the caller holds at that limit is left out, so its
+ * backlog cannot fill the claim. The count is the caller's own, not read from the table:
+ * an index over leases would make every lease update a non-HOT update (a new entry in
+ * each of the table's indexes per claim and per record; a 10,000-event fan-out ran at
+ * a sixth of its rate with one). Rows another worker is claiming at that moment are
+ * skipped, not waited for. Returns the event
  * bodies and the partner's current webhook settings with them. A delivery carries an
  * event or a test event (0031): both are joined by primary key, and the one present
  * gives the id, type and body (a test event's type is `Test.Ping`).
@@ -116,25 +121,31 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  *     coalesce(e.body, e.payload::text, t.body) AS body, x.code, x.webhook_url, ...
  *
  * (the joins cannot name d, the row being updated, in their ON clauses: picked carries
- * the two ids; the per-partner cap in flight and the slot per partner, in the statement
- * below, are left out of this sketch)
+ * the two ids; the partners held at their limit and the slots per partner, in the
+ * statement below, are left out of this sketch)
  * (picked walks webhook_delivery_ready_idx, which holds open unblocked deliveries only:
  * besides the due ones, just those leased by attempts in flight; the NOT EXISTS probe
  * walks webhook_delivery_open_key_idx)
  */
-export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: number, perPartner: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: Executor,
+  limit: number,
+  leaseMs: number,
+  perPartner: number,
+  held: ReadonlyMap<string, number> = new Map(),
+): Promise<ClaimedDelivery[]> {
+  const heldIds = [...held.keys()];
+  const heldCounts = heldIds.map((id) => held.get(id)!);
   const { rows } = await sql<ClaimedDelivery>`
     WITH ${ASYNC_COMMIT},
-    in_flight AS MATERIALIZED (
-      SELECT l.external_system_id, count(*) AS n FROM webhook_delivery l
-      WHERE l.lease_until IS NOT NULL AND l.lease_until > now()
-      GROUP BY l.external_system_id),
+    held AS MATERIALIZED (
+      SELECT h.external_system_id, h.n FROM unnest(${heldIds}::uuid[], ${heldCounts}::int[]) AS h(external_system_id, n)),
     candidates AS MATERIALIZED (
       SELECT c.id, c.external_system_id, c.next_attempt_at, c.event_id, c.test_event_id FROM webhook_delivery c
       WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
         AND (c.lease_until IS NULL OR c.lease_until < now())
         AND ${firstOpenOfKey('c')}
-        AND NOT EXISTS (SELECT 1 FROM in_flight f WHERE f.external_system_id = c.external_system_id AND f.n >= ${perPartner})
+        AND NOT EXISTS (SELECT 1 FROM held f WHERE f.external_system_id = c.external_system_id AND f.n >= ${perPartner})
       ORDER BY c.next_attempt_at
       LIMIT ${limit}
       FOR UPDATE OF c SKIP LOCKED),
@@ -142,7 +153,7 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
       SELECT r.id, r.event_id, r.test_event_id FROM (
         SELECT k.id, k.next_attempt_at, k.event_id, k.test_event_id,
                row_number() OVER (PARTITION BY k.external_system_id ORDER BY k.next_attempt_at) + coalesce(f.n, 0) AS slot
-        FROM candidates k LEFT JOIN in_flight f ON f.external_system_id = k.external_system_id) r
+        FROM candidates k LEFT JOIN held f ON f.external_system_id = k.external_system_id) r
       WHERE r.slot <= ${perPartner})
     UPDATE webhook_delivery d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
     FROM picked LEFT JOIN event e ON e.id = picked.event_id LEFT JOIN test_event t ON t.id = picked.test_event_id,
