@@ -539,8 +539,10 @@ export const listServiceOrders = <ThrowOnError extends boolean = false>(options?
 /**
  * Show one service order
  *
- * The order in the shape partners read (interface 2.3). Its alerts:
- * `GET /api/admin/alerts?tenantId=...&serviceOrderId=...`. Same as `lumen order show ID`.
+ * The order as the order list shows it: the shape partners read (interface 2.3) plus
+ * its tenant, SLA deadline, overdue flag, and the count and partners of its linked
+ * alerts. Its alerts: `GET /api/admin/alerts?tenantId={tenantId}&serviceOrderId={id}`
+ * with the `tenantId` of this answer. Same as `lumen order show ID`.
  *
  */
 export const getServiceOrder = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderResponses, GetServiceOrderErrors, ThrowOnError>({

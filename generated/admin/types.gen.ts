@@ -4120,7 +4120,7 @@ export type GetServiceOrderResponses = {
     /**
      * The service order.
      */
-    200: ServiceOrder;
+    200: AdminServiceOrder;
 };
 
 export type GetServiceOrderResponse = GetServiceOrderResponses[keyof GetServiceOrderResponses];

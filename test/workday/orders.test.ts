@@ -141,4 +141,16 @@ describe('GET /api/admin/service-orders', () => {
     const ownTotal = await t.rt.db.selectFrom('service_order').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', cityB).executeTakeFirstOrThrow();
     expect(own.total).toBe(Number(ownTotal.n));
   });
+
+  it('reads one order as the list shows it: its tenant, deadline and linked alerts, so its alerts can be asked for', async () => {
+    const alert = await makeAlert(t.rt, { tenantId: cityA, externalSystemId: partnerA.id, status: 'Linked' });
+    const res = await api(`/service-orders/${alert.serviceOrderId}`);
+    expect(res.status).toBe(200);
+    const order = (await res.json()) as { id: string; tenantId: string; alertCount: number; partners: string[]; overdue: boolean; slaDueAt: string };
+    expect(order).toMatchObject({ id: alert.serviceOrderId, tenantId: cityA, alertCount: 1, partners: [partnerA.code], overdue: false });
+    const listed = await listServiceOrders(t.rt, cityAccess(cityA, 'viewer'), { tenantId: cityA, text: alert.serviceOrderNumber! });
+    expect(listed.items.find((o) => o.id === alert.serviceOrderId)).toEqual(order);
+    const alerts = await api(`/alerts?tenantId=${order.tenantId}&serviceOrderId=${order.id}`);
+    expect(((await alerts.json()) as { items: { id: string }[] }).items.map((a) => a.id)).toEqual([alert.id]);
+  });
 });

@@ -1,17 +1,19 @@
 import { sql } from 'kysely';
-import type { ServiceOrder } from '../../../generated/admin/types.gen.js';
+import type { AdminServiceOrder, ServiceOrder } from '../../../generated/admin/types.gen.js';
 import type { EventType } from '../../../generated/partner/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Localized } from '../../lib/i18n.js';
 import type { Tx } from '../../db/database.js';
 import type { ServiceOrderStatus } from '../../db/tables/domain.js';
 import { findTeam } from '../../db/repositories/operations/team.repository.js';
+import { findOrderListRow } from '../../db/repositories/operations/order-list.repository.js';
 import { addAlertHistory, addOrderHistory, lockAlertsOfOrder, lockOrder, updateAlert, updateOrder, type AlertRow, type OrderRow } from '../../db/repositories/operations/triage.repository.js';
 import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { operatorTransaction } from './transaction.js';
 import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
+import { adminServiceOrderView } from './order-list.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
 import { inScope, type AdminAccess } from '../operators/index.js';
@@ -53,9 +55,9 @@ function checkNote(note: string | undefined, pointer: string): string | null {
   return text;
 }
 
-export async function getServiceOrder(deps: ServiceDeps, access: AdminAccess, id: string): Promise<ServiceOrder> {
-  const row = isUuid(id) ? await loadServiceOrder(deps.db, id) : undefined;
-  return serviceOrderView(inScope(access, row, 'viewer', `service order ${id}`));
+export async function getServiceOrder(deps: ServiceDeps, access: AdminAccess, id: string): Promise<AdminServiceOrder> {
+  const row = isUuid(id) ? await findOrderListRow(deps.db, id) : undefined;
+  return adminServiceOrderView(inScope(access, row, 'viewer', `service order ${id}`));
 }
 
 interface MoveContext {

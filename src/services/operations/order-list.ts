@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { AdminServiceOrderPage } from '../../../generated/admin/types.gen.js';
+import type { AdminServiceOrder, AdminServiceOrderPage } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import { cursorCodec } from '../../lib/cursor.js';
 import type { ServiceOrderStatus } from '../../db/tables/domain.js';
-import { countOrders, listOrderPage, type OrderKeyset, type OrderListFilter, type OrderSort } from '../../db/repositories/operations/order-list.repository.js';
+import { countOrders, listOrderPage, type OrderKeyset, type OrderListFilter, type OrderListRow, type OrderSort } from '../../db/repositories/operations/order-list.repository.js';
 import { roleOn, visibleTenants, type AdminAccess } from '../operators/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
@@ -84,16 +84,21 @@ export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, 
   const nextCursor = rows.length > limit && last ? cursorCodec(deps.config.secretKey).encode(CURSOR_PURPOSE, { q: query, k: { key: last.sort_key, rank: last.priority_rank, id: last.id } } satisfies CursorState) : null;
   const now = Date.now();
   return {
-    items: page.map((r) => ({
-      ...serviceOrderView(r),
-      tenantId: r.tenant_id,
-      slaDueAt: r.sla_due_at.toISOString(),
-      overdue: r.closed_at === null && r.sla_due_at.getTime() < now,
-      alertCount: r.alert_count,
-      partners: r.partner_codes ?? [],
-    })),
+    items: page.map((r) => adminServiceOrderView(r, now)),
     limit,
     total,
     nextCursor,
+  };
+}
+
+/** An order as operators see it: the partners' shape, plus its tenant, deadline, overdue flag and linked alerts' count and partners. */
+export function adminServiceOrderView(r: OrderListRow, now = Date.now()): AdminServiceOrder {
+  return {
+    ...serviceOrderView(r),
+    tenantId: r.tenant_id,
+    slaDueAt: r.sla_due_at.toISOString(),
+    overdue: r.closed_at === null && r.sla_due_at.getTime() < now,
+    alertCount: r.alert_count,
+    partners: r.partner_codes ?? [],
   };
 }

@@ -12,14 +12,14 @@ import { Timeline } from './timeline.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
-  const { tenantId } = useSession();
   const order = useApi('getServiceOrder', { path: { serviceOrderId: id } });
-  const alerts = useApi('listAlerts', order.data ? { query: { tenantId, serviceOrderId: id, pageSize: 100 } } : null);
+  // The order's own city, which may not be the one the switcher shows (a link from another granted city).
+  const alerts = useApi('listAlerts', order.data ? { query: { tenantId: order.data.tenantId, serviceOrderId: id, pageSize: 100 } } : null);
   if (order.error) return <LoadError error={order.error} retry={() => void order.mutate()} />;
   if (!order.data) return <Loading />;
   const o = order.data;
   const refresh = (next: types.ServiceOrder) => {
-    void order.mutate(next, { revalidate: false });
+    void order.mutate({ ...o, ...next });
     void alerts.mutate();
   };
   return (
@@ -75,9 +75,10 @@ export function OrderPage({ id }: { id: string }) {
   );
 }
 
-function OrderDeliveries({ order, alerts }: { order: types.ServiceOrder; alerts: types.Alert[] }) {
+function OrderDeliveries({ order, alerts }: { order: types.AdminServiceOrder; alerts: types.Alert[] }) {
   const { t } = useI18n();
-  const { can, tenantId } = useSession();
+  const { can } = useSession();
+  const { tenantId } = order;
   const partners = [...new Set(alerts.map((a) => a.partner.code))];
   const first = partners[0];
   // The delivery log is read per partner; most orders have one.
@@ -92,10 +93,11 @@ function OrderDeliveries({ order, alerts }: { order: types.ServiceOrder; alerts:
   );
 }
 
-function OrderActions({ order: o, onChanged }: { order: types.ServiceOrder; onChanged: (o: types.ServiceOrder) => void }) {
+function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder; onChanged: (o: types.ServiceOrder) => void }) {
   const { t } = useI18n();
-  const { can, tenantId } = useSession();
-  const teams = useApi('listTeams', can('triage') ? { query: { tenantId } } : null);
+  const { can } = useSession();
+  const { tenantId } = o;
+  const teams = useApi('listTeams', can('triage', tenantId) ? { query: { tenantId } } : null);
   const [teamId, setTeamId] = useState(o.team?.id ?? '');
   const [note, setNote] = useState('');
   const body = () => (note.trim() ? { note: note.trim() } : {});
@@ -108,7 +110,7 @@ function OrderActions({ order: o, onChanged }: { order: types.ServiceOrder; onCh
   const start = useAction(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.started')));
   const complete = useAction(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.completed')));
   const cancel = useAction(() => call('cancelServiceOrder', { path: { serviceOrderId: o.id }, body: note.trim() ? { reason: note.trim() } : {} }), done(t('order.cancelled')));
-  if (!can('triage')) return null;
+  if (!can('triage', tenantId)) return null;
   const openish = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status);
   if (!openish) return null;
   const busy = assign.busy || start.busy || complete.busy || cancel.busy;

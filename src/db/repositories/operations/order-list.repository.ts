@@ -72,7 +72,23 @@ function after(sort: OrderSort, k: OrderKeyset): Expression<SqlBool> {
  * then earliest deadline. Ties break on id, so the keyset never skips or repeats a row.
  */
 export async function listOrderPage(db: Executor, f: OrderListFilter, sort: OrderSort, from: OrderKeyset | null, limit: number): Promise<OrderListRow[]> {
-  let q = filtered(db, f)
+  let q = withListColumns(filtered(db, f), sort);
+  if (from) q = q.where(after(sort, from));
+  if (sort === 'opened') q = q.orderBy('so.opened_at', 'desc').orderBy('so.id', 'desc');
+  else if (sort === 'sla') q = q.orderBy('so.sla_due_at').orderBy('so.id');
+  else q = q.orderBy(PRIORITY_RANK).orderBy('so.sla_due_at').orderBy('so.id');
+  const rows = await q.limit(limit + 1).execute();
+  return rows.map((r) => ({ ...r, alert_count: Number(r.alert_count ?? 0) })) as OrderListRow[];
+}
+
+/** One order as the list shows it (its team, linked alerts and their partners), by id; undefined when there is none. */
+export async function findOrderListRow(db: Executor, id: string): Promise<OrderListRow | undefined> {
+  const row = await withListColumns(db.selectFrom('service_order as so').where('so.id', '=', id), 'opened').executeTakeFirst();
+  return row ? ({ ...row, alert_count: Number(row.alert_count ?? 0) } as OrderListRow) : undefined;
+}
+
+function withListColumns(q: ReturnType<typeof orders>, sort: OrderSort) {
+  return q
     .leftJoin('team as t', 't.id', 'so.team_id')
     .selectAll('so')
     .select(['t.name as team_name', sortKey(sort).as('sort_key'), PRIORITY_RANK.as('priority_rank')])
@@ -80,12 +96,10 @@ export async function listOrderPage(db: Executor, f: OrderListFilter, sort: Orde
       eb.selectFrom('alert as ca').select(eb.fn.countAll<number>().as('n')).whereRef('ca.service_order_id', '=', 'so.id').as('alert_count'),
       sql<string[] | null>`(SELECT array_agg(DISTINCT ce.code ORDER BY ce.code) FROM alert ca2 JOIN external_system ce ON ce.id = ca2.external_system_id WHERE ca2.service_order_id = so.id)`.as('partner_codes'),
     ]);
-  if (from) q = q.where(after(sort, from));
-  if (sort === 'opened') q = q.orderBy('so.opened_at', 'desc').orderBy('so.id', 'desc');
-  else if (sort === 'sla') q = q.orderBy('so.sla_due_at').orderBy('so.id');
-  else q = q.orderBy(PRIORITY_RANK).orderBy('so.sla_due_at').orderBy('so.id');
-  const rows = await q.limit(limit + 1).execute();
-  return rows.map((r) => ({ ...r, alert_count: Number(r.alert_count ?? 0) })) as OrderListRow[];
+}
+
+function orders(db: Executor) {
+  return db.selectFrom('service_order as so');
 }
 
 export async function countOrders(db: Executor, f: OrderListFilter): Promise<number> {
