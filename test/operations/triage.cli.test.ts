@@ -58,7 +58,7 @@ describe('lumen alert (triage through the CLI)', () => {
     const order = cliJson(await t.cli('alert', 'create-order', alert.id, '--team', team.id, '--reason', reason.code, '--json'));
     expect(Object.keys(order).sort()).toEqual(['address', 'closedAt', 'id', 'latitude', 'longitude', 'neighborhood', 'number', 'openedAt', 'poleId', 'priority', 'status', 'team', 'type', 'updatedAt']);
     expect(order).toMatchObject({ status: 'ASSIGNED', team: { id: team.id }, type: reason.code, priority: 'High', number: expect.stringMatching(/^OS-\d{4}-\d{5}$/) });
-    expect(order).toEqual(await (await api(`/service-orders/${order.id}`)).json());
+    expect(await (await api(`/service-orders/${order.id}`)).json()).toMatchObject({ ...order, tenantId, alertCount: 1 });
     expect(await alertRow(t, alert.id)).toMatchObject({ status: 'Linked', service_order_id: order.id, reason_code: reason.code });
     expect((await alertHistory(t, alert.id)).at(-1)).toMatchObject({ from_status: 'Pending', to_status: 'Linked', actor: cliActor });
     expect((await auditOf(t, alert.id))[0]).toMatchObject({ action: 'alert.create-order', actor: cliActor, request_id: null });
