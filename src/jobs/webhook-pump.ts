@@ -130,11 +130,17 @@ export class WebhookPump {
     while (this.rechecking) await this.rechecking;
   }
 
-  /** Leases the next batch once fewer than a batch are waiting, if the limit allows a full one. */
+  /**
+   * Leases the next batch once fewer than a batch are waiting, if the limit allows a full
+   * one. What partners at their limit of attempts on the wire hold (receivers that hang)
+   * counts for neither: they are left out of the claim, and must not keep it from the
+   * others (their leases are bounded per partner, and dropped unsent after 45 s).
+   */
   private claim(): void {
     if (this.stopping || this.claiming || this.drainedAt === this.wakes) return;
     const limit = CLAIMED_PER_SLOT * this.concurrency;
-    if (this.waiting.length >= limit || this.leased + limit > LEASED_PER_SLOT * this.concurrency) return;
+    const { waiting, leased } = this.withoutHeldPartners();
+    if (waiting >= limit || leased + limit > LEASED_PER_SLOT * this.concurrency) return;
     const seen = this.wakes;
     const leasedAt = Date.now();
     this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS, this.leaseLimit(), this.leasedByPartner)
@@ -272,6 +278,22 @@ export class WebhookPump {
     }
     this.leased += change * deliveries.length;
     return wasAtLimit;
+  }
+
+  /** Deliveries waiting and leases held, leaving out the partners that have their limit of attempts on the wire. */
+  private withoutHeldPartners(): { waiting: number; leased: number } {
+    const onWire = this.deps.config.webhookMaxInFlightPerPartner;
+    let leased = this.leased;
+    const held = new Set<string>();
+    for (const [partner, n] of this.sendingByPartner) {
+      if (n < onWire) continue;
+      held.add(partner);
+      leased -= this.leasedByPartner.get(partner) ?? 0;
+    }
+    if (held.size === 0) return { waiting: this.waiting.length, leased };
+    let waiting = 0;
+    for (const w of this.waiting) if (!held.has(w.delivery.external_system_id)) waiting++;
+    return { waiting, leased };
   }
 
   /** Leases one partner may hold in this process (see LEASES_PER_PARTNER_SLOT). */

@@ -60,6 +60,23 @@ describe('webhook fairness', () => {
     expect(dead.received.length).toBeLessThanOrEqual(LIMIT);
   });
 
+  it('three dead receivers, each holding its limit and a backlog leased behind it, do not keep another city’s event from going out', async () => {
+    const before = healthy.received.length;
+    const deadBefore = dead.received.length;
+    // Each dead partner's backlog fills its lease limit (LIMIT × LEASES_PER_PARTNER_SLOT),
+    // so together they lease more than the pump's batch of 128.
+    for (let p = 0; p < 3; p++) {
+      const stuck = await makeEventPartner(t.rt, { webhookUrl: dead.url });
+      const items = [];
+      for (let j = 0; j < LIMIT * LEASES_PER_PARTNER_SLOT + 10; j++) items.push(['ServiceOrder.Created', await subjectFor(t.rt, stuck)] as const);
+      await emit(t.rt, ...items);
+    }
+    await waitFor(() => dead.received.length - deadBefore >= 3 * LIMIT, 10_000, 'every dead receiver to hold its limit');
+    const other = await makeEventPartner(t.rt, { webhookUrl: healthy.url });
+    await emit(t.rt, ['ServiceOrder.Created', await subjectFor(t.rt, other)]);
+    await waitFor(() => healthy.received.length - before >= 1, 8_000, 'the other city’s event');
+  });
+
   it('a partner held at its limit gets its next deliveries as soon as attempts end, not at the next poll', async () => {
     const busy = await makeEventPartner(t.rt, { webhookUrl: healthy.url });
     const before = healthy.received.length;
