@@ -3,7 +3,7 @@
  * (so back/forward and a shared link give the same list) and keyboard triage:
  * j/k move the selection, Enter opens the alert.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
@@ -66,21 +66,33 @@ export function InboxPage() {
   const [selected, setSelected] = useState(0);
   // A new list (other filters), not a refresh of the same one, starts at the top.
   useEffect(() => setSelected(0), [partner, reason, overdueOnly, text, notGeolocated, sort, page]);
+  // The key handler is installed once and reads the current rows and selection from
+  // here: a handler re-installed by an effect after each render could still hold the
+  // previous selection when Enter follows j at once (it opened the row above).
+  const current = useRef({ items, selected });
+  current.current = { items, selected };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const target = e.target as HTMLElement | null;
       if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) return;
       if (e.ctrlKey || e.metaKey || e.altKey) return;
-      if (e.key === 'j') setSelected((s) => Math.min(s + 1, Math.max(0, items.length - 1)));
-      else if (e.key === 'k') setSelected((s) => Math.max(s - 1, 0));
-      else if (e.key === 'Enter' && items[selected] && (!target || target === document.body || target.closest('.inbox-list'))) {
+      const { items: rows, selected: at } = current.current;
+      if (e.key === 'j') {
+        const next = Math.min(at + 1, Math.max(0, rows.length - 1));
+        current.current = { items: rows, selected: next };
+        setSelected(next);
+      } else if (e.key === 'k') {
+        const next = Math.max(at - 1, 0);
+        current.current = { items: rows, selected: next };
+        setSelected(next);
+      } else if (e.key === 'Enter' && rows[at] && (!target || target === document.body || target.closest('.inbox-list'))) {
         e.preventDefault();
-        navigate(`/alerts/${items[selected]!.id}`);
+        navigate(`/alerts/${rows[at]!.id}`);
       } else return;
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [items, selected]);
+  }, []);
   useEffect(() => {
     document.querySelector('.inbox-row[aria-current="true"]')?.scrollIntoView({ block: 'nearest' });
   }, [selected]);
