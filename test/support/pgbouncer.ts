@@ -57,6 +57,10 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize: number
   // The Debian package installs it in /usr/sbin, which a non-root PATH may lack.
   const bin = existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let failed: Error | null = null;
+  child.once('error', (err: NodeJS.ErrnoException) => {
+    failed = err.code === 'ENOENT' ? new Error('No pgbouncer on this machine: install the package (Debian: apt-get install -y pgbouncer; .ci/run does).') : err;
+  });
   let output = '';
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
@@ -68,6 +72,7 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize: number
   // Ready when the admin console answers.
   const deadline = Date.now() + 15_000;
   for (;;) {
+    if (failed) throw failed;
     if (gone) throw new Error(`pgbouncer exited: ${output}`);
     const c = new pg.Client({ connectionString: url('pgbouncer') });
     c.on('error', () => {});

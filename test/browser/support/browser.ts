@@ -3,7 +3,7 @@
  * record every console error, script dialog and failed same-origin request, axe-core
  * run inside the page, and screenshots at a desktop and a 390 px phone width.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -14,6 +14,9 @@ export const DESKTOP = { width: 1366, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 
 export async function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No Chromium at ${CHROMIUM}: install the machine's package (Debian: apt-get install -y chromium; .ci/run does) or point LUMEN_CHROMIUM at one. Nothing is downloaded.`);
+  }
   // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
