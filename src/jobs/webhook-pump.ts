@@ -120,9 +120,12 @@ export class WebhookPump {
     this.retryTimers.clear();
     await this.listener.stop();
     await this.claiming;
-    const unstartedDeliveries = this.waiting.splice(0).map((w) => w.delivery);
-    this.holdLeases(unstartedDeliveries, -1);
-    const unstarted = unstartedDeliveries.map((d) => d.id);
+    const waited = this.waiting.splice(0);
+    this.holdLeases(waited.map((w) => w.delivery), -1);
+    // Only leases still surely this process's are given back: an older one may have run
+    // out and been taken by another process, whose lease must not be cleared.
+    const startBy = this.startBy();
+    const unstarted = waited.filter((w) => w.leasedAt >= startBy).map((w) => w.delivery.id);
     await releaseLeases(this.deps.db, unstarted).catch((err: unknown) => this.deps.log.warn({ err, count: unstarted.length }, 'giving back webhook leases failed; they run out'));
     while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
     this.recordNow();
@@ -175,8 +178,7 @@ export class WebhookPump {
    */
   private send(): void {
     const limit = this.deps.config.webhookMaxInFlightPerPartner;
-    // Started after this, an attempt (at most the webhook timeout) could outlive its lease.
-    const startBy = Date.now() - (LEASE_MS - this.deps.config.webhookTimeoutMs - LEASE_MARGIN_MS);
+    const startBy = this.startBy();
     let i = 0;
     while (!this.stopping && this.attempts.size < this.concurrency && i < this.waiting.length) {
       if (this.waiting[i]!.leasedAt < startBy) {
@@ -294,6 +296,11 @@ export class WebhookPump {
     let waiting = 0;
     for (const w of this.waiting) if (!held.has(w.delivery.external_system_id)) waiting++;
     return { waiting, leased };
+  }
+
+  /** Leases taken before this are not started any more: an attempt (at most the webhook timeout) could outlive them. */
+  private startBy(): number {
+    return Date.now() - (LEASE_MS - this.deps.config.webhookTimeoutMs - LEASE_MARGIN_MS);
   }
 
   /** Leases one partner may hold in this process (see LEASES_PER_PARTNER_SLOT). */

@@ -87,7 +87,7 @@ export async function findOrderListRow(db: Executor, id: string): Promise<OrderL
   return row ? ({ ...row, alert_count: Number(row.alert_count ?? 0) } as OrderListRow) : undefined;
 }
 
-function withListColumns(q: ReturnType<typeof orders>, sort: OrderSort) {
+function withListColumns(q: ReturnType<typeof filtered>, sort: OrderSort) {
   return q
     .leftJoin('team as t', 't.id', 'so.team_id')
     .selectAll('so')
@@ -96,10 +96,6 @@ function withListColumns(q: ReturnType<typeof orders>, sort: OrderSort) {
       eb.selectFrom('alert as ca').select(eb.fn.countAll<number>().as('n')).whereRef('ca.service_order_id', '=', 'so.id').as('alert_count'),
       sql<string[] | null>`(SELECT array_agg(DISTINCT ce.code ORDER BY ce.code) FROM alert ca2 JOIN external_system ce ON ce.id = ca2.external_system_id WHERE ca2.service_order_id = so.id)`.as('partner_codes'),
     ]);
-}
-
-function orders(db: Executor) {
-  return db.selectFrom('service_order as so');
 }
 
 export async function countOrders(db: Executor, f: OrderListFilter): Promise<number> {
