@@ -511,6 +511,7 @@ export const NewServiceRequestSchema = {
             type: 'number',
             minimum: -90,
             maximum: 90,
+            description: 'Decimal degrees, written as digits with an optional fraction (`-23.5573`); an exponent, a plus sign, spaces or hexadecimal are refused with 400.',
             examples: [
                 -23.5573
             ]
@@ -519,6 +520,7 @@ export const NewServiceRequestSchema = {
             type: 'number',
             minimum: -180,
             maximum: 180,
+            description: 'Decimal degrees, written as `lat` is.',
             examples: [
                 -46.6602
             ]
@@ -537,7 +539,9 @@ export const NewServiceRequestSchema = {
         },
         email: {
             type: 'string',
-            maxLength: 300
+            format: 'email',
+            maxLength: 300,
+            description: 'The citizen\'s e-mail address (RFC 5321 form, as `maria@example.com`); anything else is refused with 400.'
         },
         device_id: {
             type: 'string',

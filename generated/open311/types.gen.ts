@@ -180,13 +180,22 @@ export type NewServiceRequest = {
      * The partner key, when it is not in `X-Api-Key`.
      */
     api_key?: string;
+    /**
+     * Decimal degrees, written as digits with an optional fraction (`-23.5573`); an exponent, a plus sign, spaces or hexadecimal are refused with 400.
+     */
     lat?: number;
+    /**
+     * Decimal degrees, written as `lat` is.
+     */
     long?: number;
     address_string?: string;
     /**
      * The code of one of the city's poles; its address and coordinates are used.
      */
     address_id?: string;
+    /**
+     * The citizen's e-mail address (RFC 5321 form, as `maria@example.com`); anything else is refused with 400.
+     */
     email?: string;
     device_id?: string;
     account_id?: string;

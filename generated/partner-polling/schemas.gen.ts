@@ -141,7 +141,7 @@ export const IntakeRequestSchema = {
             type: 'string',
             format: 'date-time',
             maxLength: 64,
-            description: 'When the request was registered at the origin. Any UTC offset is accepted; Lumen\nnormalises it to UTC (echoed as `alert.externalRequestedAt`). Never changed by a resend.\n',
+            description: 'When the request was registered at the origin. Any UTC offset is accepted; Lumen\nnormalises it to UTC (echoed as `alert.externalRequestedAt`). Never changed by a resend.\nIt must lie between 2000-01-01T00:00:00Z and five minutes after Lumen\'s clock (a\npartner\'s clock a little ahead is tolerated); a value outside is refused with 422\nand the pointer `/requestedAt`, so a year 0000 or 2999 typo never reaches the\ncity\'s ageing and deadlines.\n',
             examples: [
                 '2026-03-14T09:30:00.000-03:00'
             ]

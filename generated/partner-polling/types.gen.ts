@@ -148,6 +148,10 @@ export type IntakeRequest = {
     /**
      * When the request was registered at the origin. Any UTC offset is accepted; Lumen
      * normalises it to UTC (echoed as `alert.externalRequestedAt`). Never changed by a resend.
+     * It must lie between 2000-01-01T00:00:00Z and five minutes after Lumen's clock (a
+     * partner's clock a little ahead is tolerated); a value outside is refused with 422
+     * and the pointer `/requestedAt`, so a year 0000 or 2999 typo never reaches the
+     * city's ageing and deadlines.
      *
      */
     requestedAt: string;

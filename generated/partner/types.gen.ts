@@ -412,6 +412,10 @@ export type IntakeRequest = {
     /**
      * When the request was registered at the origin. Any UTC offset is accepted; Lumen
      * normalises it to UTC (echoed as `alert.externalRequestedAt`). Never changed by a resend.
+     * It must lie between 2000-01-01T00:00:00Z and five minutes after Lumen's clock (a
+     * partner's clock a little ahead is tolerated); a value outside is refused with 422
+     * and the pointer `/requestedAt`, so a year 0000 or 2999 typo never reaches the
+     * city's ageing and deadlines.
      *
      */
     requestedAt: string;
@@ -1042,9 +1046,11 @@ export type GetHealthData = {
 
 export type GetHealthErrors = {
     /**
-     * The request is malformed: `malformed-json` (the body is not JSON),
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
      * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
-     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
      * `invalid-cursor` (list endpoints only). Fix the request before retrying.
      *
      */
@@ -1064,10 +1070,17 @@ export type GetHealthErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
-     * many requests from this address failed to authenticate within a minute (nothing is
-     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
-     * next call. Nothing was stored.
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1151,9 +1164,11 @@ export type ListServiceOrdersData = {
 
 export type ListServiceOrdersErrors = {
     /**
-     * The request is malformed: `malformed-json` (the body is not JSON),
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
      * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
-     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
      * `invalid-cursor` (list endpoints only). Fix the request before retrying.
      *
      */
@@ -1173,10 +1188,17 @@ export type ListServiceOrdersErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
-     * many requests from this address failed to authenticate within a minute (nothing is
-     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
-     * next call. Nothing was stored.
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1228,9 +1250,11 @@ export type CreateServiceOrderData = {
 
 export type CreateServiceOrderErrors = {
     /**
-     * The request is malformed: `malformed-json` (the body is not JSON),
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
      * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
-     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
      * `invalid-cursor` (list endpoints only). Fix the request before retrying.
      *
      */
@@ -1264,14 +1288,20 @@ export type CreateServiceOrderErrors = {
      */
     413: Problem;
     /**
-     * `unsupported-media-type`: the body is not sent as `application/json`.
+     * `unsupported-media-type`: the body is not sent as `application/json`, optionally with
+     * `charset=utf-8` (JSON is UTF-8). Other types are refused, `+json` types such as
+     * `application/merge-patch+json` and other charsets (`charset=utf-16`) included.
+     *
      */
     415: Problem;
     /**
      * The body is JSON but cannot be accepted:
      *
      * - `validation-failed`: it breaks the schema (an `assetType` other than `POLE`, a
-     * missing required field, a value too long, a bad attachment shape, ...). `errors[]`
+     * missing required field, a value too long, a bad attachment shape, a string that
+     * holds the NUL character or a UTF-16 surrogate without its pair (`"�"`, which
+     * is not Unicode text and would not be stored as sent), a `requestedAt` before
+     * 2000-01-01 or more than five minutes ahead, ...). `errors[]`
      * has one entry per problem, with a JSON Pointer into the body. Nothing was stored,
      * and the `Idempotency-Key` was not consumed: fix the body and retry with the same key.
      * - `idempotency-key-reused`: the `Idempotency-Key` was already used with a different
@@ -1280,10 +1310,17 @@ export type CreateServiceOrderErrors = {
      */
     422: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
-     * many requests from this address failed to authenticate within a minute (nothing is
-     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
-     * next call. Nothing was stored.
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1377,9 +1414,11 @@ export type ListPolesData = {
 
 export type ListPolesErrors = {
     /**
-     * The request is malformed: `malformed-json` (the body is not JSON),
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
      * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
-     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
      * `invalid-cursor` (list endpoints only). Fix the request before retrying.
      *
      */
@@ -1399,10 +1438,17 @@ export type ListPolesErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
-     * many requests from this address failed to authenticate within a minute (nothing is
-     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
-     * next call. Nothing was stored.
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
      *
      */
     429: Problem;
@@ -1462,9 +1508,11 @@ export type ListEventsData = {
 
 export type ListEventsErrors = {
     /**
-     * The request is malformed: `malformed-json` (the body is not JSON),
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
      * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
-     * `/query/<name>` or `/header/<name>`), `invalid-idempotency-key` (POST only) or
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
      * `invalid-cursor` (list endpoints only). Fix the request before retrying.
      *
      */
@@ -1484,10 +1532,17 @@ export type ListEventsErrors = {
      */
     403: Problem;
     /**
-     * `rate-limited`: this key exceeded its quota (configured per ExternalSystem), or too
-     * many requests from this address failed to authenticate within a minute (nothing is
-     * looked up for it until the minute is over). Wait `Retry-After` seconds before the
-     * next call. Nothing was stored.
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
      *
      */
     429: Problem;

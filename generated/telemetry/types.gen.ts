@@ -216,7 +216,10 @@ export type IngestTelemetryReportsErrors = {
      */
     413: Problem;
     /**
-     * `unsupported-media-type`: the body is not sent as `application/json`.
+     * `unsupported-media-type`: the body is not sent as `application/json`, optionally with
+     * `charset=utf-8` (JSON is UTF-8). Other types are refused, `+json` types such as
+     * `application/merge-patch+json` and other charsets (`charset=utf-16`) included.
+     *
      */
     415: Problem;
     /**

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../lib/errors.js';
+import { firstDuplicateKey } from '../lib/json-strict.js';
 
 /**
  * Reads the whole body, refusing (413) past the limit, by Content-Length or while
@@ -59,11 +60,19 @@ function cutShort(): AppError {
 /** A refused body is not read to its end, so the connection cannot carry another request. */
 const CLOSE = { connection: 'close' } as const;
 
-/** application/json or any +json type, with optional parameters; 415 otherwise. */
+/**
+ * application/json, with at most a `charset=utf-8` parameter (RFC 8259 JSON is UTF-8;
+ * the charset parameter has no meaning for it, but clients send it); 415 for anything
+ * else, other +json types (merge-patch, problem) and other charsets included.
+ */
 export function requireJson(contentType: string | undefined): void {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return;
-  throw new AppError('unsupported-media-type');
+  const [type, ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
+  if (type !== 'application/json') throw new AppError('unsupported-media-type');
+  for (const param of params) {
+    if (param === '') continue;
+    const [name, value] = param.split('=').map((p) => p.trim());
+    if (name !== 'charset' || (value !== 'utf-8' && value !== '"utf-8"')) throw new AppError('unsupported-media-type');
+  }
 }
 
 /**
@@ -92,12 +101,19 @@ function utf8Text(raw: Buffer): string {
   }
 }
 
-/** Strict JSON parse; 400 malformed-json with the parser's reason. */
+/**
+ * Strict JSON parse; 400 malformed-json with the parser's reason, and 400 when one object
+ * names a property twice (JSON.parse would keep the last silently), with its pointer.
+ */
 function parseJsonText(text: string): unknown {
   if (!/\S/.test(text)) throw new AppError('malformed-json', { reason: 'the body is empty' });
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new AppError('malformed-json', { reason: (err as Error).message });
   }
+  const duplicate = typeof value === 'object' && value !== null ? firstDuplicateKey(text) : null;
+  if (duplicate !== null) throw new AppError('malformed-json', { reason: `the property ${duplicate} appears more than once in its object` }, [{ pointer: duplicate, message: 'appears more than once in its object (each property may be given once)' }]);
+  return value;
 }

@@ -14,7 +14,9 @@ export class InProgressLimit {
   /** Takes a place for `key`, or throws 429; call the result when the request is over. */
   enter(key: string): () => void {
     const n = this.counts.get(key) ?? 0;
-    if (n >= this.limit) throw new AppError('rate-limited', { retryAfter: 1 }, undefined, { 'retry-after': '1' });
+    // Its own policy name: the answer must not name the minute quota ("default"), which
+    // has room left; it is this limit that applied (documented in the contracts' 429).
+    if (n >= this.limit) throw new AppError('rate-limited', { retryAfter: 1 }, undefined, { 'retry-after': '1', 'ratelimit-policy': `"in-progress";q=${this.limit}`, ratelimit: '"in-progress";r=0;t=1' });
     this.counts.set(key, n + 1);
     let left = false;
     return () => {

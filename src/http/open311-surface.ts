@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import open311Document from '../../generated/openapi/open311.json' with { type: 'json' };
 import type { Lease } from '../lib/budget.js';
-import { AppError } from '../lib/errors.js';
+import { AppError, type FieldError } from '../lib/errors.js';
+import { DECIMAL_NUMBER } from '../lib/json-strict.js';
 import type { Language } from '../lib/i18n.js';
 import { discovery, getOpen311Request, listOpen311Requests, listServices, serviceDefinition, submitOpen311Request, tokenAnswer, toXml, type Open311Fields, type RequestQuery } from '../open311/index.js';
 import { authenticatePartner, type PartnerPrincipal } from './auth.js';
@@ -74,13 +75,17 @@ function normalise(entries: Iterable<[string, unknown]>): Record<string, unknown
     else add(out, key, value);
   }
   if (Object.keys(attribute).length > 0) out.attribute = attribute;
+  const notDecimal: FieldError[] = [];
   for (const key of NUMERIC_FIELDS) {
     const v = out[key];
     if (typeof v === 'string') {
       if (v.trim() === '') delete out[key];
-      else if (Number.isFinite(Number(v))) out[key] = Number(v);
+      // Decimal degrees only: JavaScript's Number would also read 0x10, 1e1 and ' 1'.
+      else if (DECIMAL_NUMBER.test(v)) out[key] = Number(v);
+      else notDecimal.push({ pointer: `/${key}`, message: 'must be a decimal number (digits with an optional fraction; no spaces, plus sign, exponent or hexadecimal)' });
     }
   }
+  if (notDecimal.length > 0) throw new AppError('validation-failed', { count: notDecimal.length }, notDecimal);
   return out;
 }
 

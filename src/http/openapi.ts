@@ -3,6 +3,7 @@ import * as addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Document, type Operation, type Request as OasRequest } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import { AppError, type FieldError } from '../lib/errors.js';
+import { DECIMAL_INTEGER, DECIMAL_NUMBER, hasLoneSurrogate } from '../lib/json-strict.js';
 
 // CJS default-export interop (ajv and ajv-formats ship CommonJS).
 const Ajv2020 = Ajv2020Module.default.default ?? Ajv2020Module.default;
@@ -83,6 +84,7 @@ export function unstorableParts(value: unknown): FieldError[] {
     const v = node.value;
     if (typeof v === 'string') {
       if (v.includes('\u0000')) found.push({ pointer: walkPointer(node), message: 'must not contain the NUL character (U+0000)' });
+      else if (hasLoneSurrogate(v)) found.push({ pointer: walkPointer(node), message: 'must be Unicode text: it holds a UTF-16 surrogate without its pair (e.g. \\ud800 alone)' });
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -95,7 +97,43 @@ export function unstorableParts(value: unknown): FieldError[] {
       const [key, item] = entries[i]!;
       const child = { value: item, key, parent: node, depth: node.depth + 1 };
       if (!Array.isArray(v) && key.includes('\u0000')) found.push({ pointer: walkPointer(child), message: 'property names must not contain the NUL character (U+0000)' });
+      else if (!Array.isArray(v) && hasLoneSurrogate(key)) found.push({ pointer: walkPointer(child), message: 'property names must be Unicode text (a UTF-16 surrogate without its pair)' });
       stack.push(child);
+    }
+  }
+  return found;
+}
+
+interface ParameterSchema {
+  readonly type?: string | readonly string[];
+  readonly items?: ParameterSchema;
+}
+
+function typesOf(schema: ParameterSchema | undefined): readonly string[] {
+  const t = schema?.type;
+  return t === undefined ? [] : typeof t === 'string' ? [t] : t;
+}
+
+/**
+ * Query and path values of integer and number parameters written other than in plain
+ * decimal: Ajv's type coercion reads `0x10`, `1e3`, ` 1` and `+5` as numbers (it uses
+ * JavaScript's Number), which the contracts do not allow. Integers are `^-?[0-9]+$`;
+ * numbers also take a decimal fraction, never an exponent. Bounds stay the schemas' own.
+ */
+export function nonDecimalParameters(operation: Operation, query: Readonly<Record<string, string | string[]>>, path: Readonly<Record<string, string>>): FieldError[] {
+  const found: FieldError[] = [];
+  for (const p of (operation.parameters ?? []) as { in?: string; name?: string; schema?: ParameterSchema }[]) {
+    if ((p.in !== 'query' && p.in !== 'path') || !p.name) continue;
+    const schema = p.schema;
+    const types = typesOf(schema);
+    const itemTypes = types.includes('array') ? typesOf(schema?.items) : [];
+    const want = [...types, ...itemTypes];
+    const pattern = want.includes('integer') ? DECIMAL_INTEGER : want.includes('number') ? DECIMAL_NUMBER : null;
+    if (!pattern) continue;
+    const raw = p.in === 'query' ? query[p.name] : path[p.name];
+    if (raw === undefined) continue;
+    if ([raw].flat().some((v) => !pattern.test(v))) {
+      found.push({ pointer: `/${p.in}/${p.name}`, message: pattern === DECIMAL_INTEGER ? 'must be an integer in decimal digits (an optional leading minus; no spaces, plus sign, exponent or hexadecimal)' : 'must be a decimal number (digits with an optional fraction; no spaces, plus sign, exponent or hexadecimal)' });
     }
   }
   return found;

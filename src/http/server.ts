@@ -11,7 +11,7 @@ import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
 import { readJson } from './body.js';
 import { Budget, type Lease } from '../lib/budget.js';
-import { matchOperation, unstorableParts, validationProblem } from './openapi.js';
+import { matchOperation, nonDecimalParameters, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsRoute } from './docs.js';
@@ -250,6 +250,8 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       ...Object.entries(params).filter(([, v]) => typeof v === 'string' && v.includes('\u0000')).map(([k]) => `/path/${k}`),
     ];
     if (nulParameters.length > 0) throw new AppError('invalid-parameter', {}, nulParameters.map((pointer) => ({ pointer, message: 'must not contain the NUL character (U+0000)' })));
+    const nonDecimal = nonDecimalParameters(operation, query, params);
+    if (nonDecimal.length > 0) throw new AppError('invalid-parameter', {}, nonDecimal);
     const unstorable = body === undefined ? [] : unstorableParts(body);
     if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
     const validation = surface.api.validateRequest({ ...oasReq, body }, operation);

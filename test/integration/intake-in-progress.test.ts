@@ -44,6 +44,9 @@ describe('intake requests in progress per key', () => {
     expect(slowEnded, 'the slow request was still waiting for its body').toBeNull();
     expect(refused, 'a second request of the same key was refused').toBeDefined();
     expect(refused!.headers.get('retry-after')).toBe('1');
+    // The limit that applied, not the minute quota (which still has room).
+    expect(refused!.headers.get('ratelimit-policy')).toMatch(/^"in-progress";q=\d+$/);
+    expect(refused!.headers.get('ratelimit')).toBe('"in-progress";r=0;t=1');
     expect(await refused!.json()).toMatchObject({ type: 'urn:lumen:problem:rate-limited', status: 429 });
     expect((await post(b.apiKey, intakeBody('OTHER-KEY'))).status).toBe(201);
 

@@ -204,7 +204,7 @@ describe('POST /api/external/service-orders under hostile input', { timeout: 240
   });
 
   it('refuses bodies that are not JSON with 415, whatever their content type claims', async () => {
-    const types = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'json', '', 'application/json-patch', 'text/json', 'application/*', '*/*'];
+    const types = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'json', '', 'application/json-patch', 'text/json', 'application/*', '*/*', 'application/merge-patch+json', 'application/problem+json', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; profile=x'];
     await fc.assert(
       fc.asyncProperty(validBody, fc.constantFrom(...types), async (body, contentType) => {
         const answer = await exchange(partners[0]!, serialise(body), { 'content-type': contentType }, `content-type ${JSON.stringify(contentType)}`);
@@ -212,6 +212,51 @@ describe('POST /api/external/service-orders under hostile input', { timeout: 240
       }),
       { numRuns: RUNS.contentTypes, endOnFailure: true },
     );
+  });
+
+  it('holds to the strict input the contract promises: one value per property, Unicode text, application/json in UTF-8, requestedAt within bounds', async () => {
+    const base = (): Record<string, unknown> => intakeBody(randomUUID()) as unknown as Record<string, unknown>;
+    const json = serialise(base());
+    // A property named twice: JSON.parse would keep the last one silently.
+    const twice = await exchange(partners[0]!, json.replace('{', '{"assetType":"POLE",'), {}, 'duplicate top-level key');
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.text).errors).toEqual([expect.objectContaining({ pointer: '/assetType' })]);
+    const nested = await exchange(partners[0]!, json.replace('"problem":{', '"problem":{"description":"first",'), {}, 'duplicate nested key');
+    expect(nested.status).toBe(400);
+    expect(JSON.parse(nested.text).errors[0].pointer).toBe('/problem/description');
+    const escaped = await exchange(partners[0]!, json.replace('{', '{"asset\\u0054ype":"POLE",'), {}, 'duplicate key written with an escape');
+    expect(escaped.status).toBe(400);
+    // The same characters in a string value are not a key.
+    const inValue = base();
+    (inValue.problem as Record<string, unknown>).description = '{"a":1,"a":2}';
+    expect((await exchange(partners[0]!, serialise(inValue), {}, 'braces inside a string')).status).toBe(201);
+
+    // A lone surrogate is not Unicode text: refused with its pointer, never stored as U+FFFD.
+    const lone = await exchange(partners[0]!, json.replace('"description":"', '"description":"a\\ud800b'), {}, 'lone surrogate');
+    expect(lone.status, lone.text).toBe(422);
+    expect(JSON.parse(lone.text).errors[0].pointer).toBe('/problem/description');
+    const pair = base();
+    (pair.problem as Record<string, unknown>).description = 'poste apagado \u{1F4A1}';
+    expect((await exchange(partners[0]!, serialise(pair), {}, 'a surrogate pair')).status).toBe(201);
+
+    // JSON in UTF-8 only, with or without the charset parameter.
+    expect((await exchange(partners[0]!, serialise(base()), { 'content-type': 'application/json; charset=utf-8' }, 'charset=utf-8')).status).toBe(201);
+    expect((await exchange(partners[0]!, serialise(base()), { 'content-type': 'Application/JSON; Charset="UTF-8"' }, 'charset="UTF-8"')).status).toBe(201);
+    expect((await exchange(partners[0]!, serialise(base()), { 'content-type': 'application/merge-patch+json' }, 'merge-patch')).status).toBe(415);
+
+    // requestedAt between 2000-01-01 and five minutes ahead.
+    for (const [requestedAt, status] of [
+      ['0000-01-01T00:00:00Z', 422],
+      ['1999-12-31T23:59:59Z', 422],
+      ['2999-01-01T00:00:00Z', 422],
+      [new Date(Date.now() + 10 * 60_000).toISOString(), 422],
+      ['2000-01-01T00:00:00Z', 201],
+      [new Date(Date.now() + 60_000).toISOString(), 201],
+    ] as const) {
+      const answer = await exchange(partners[0]!, serialise({ ...base(), requestedAt }), {}, `requestedAt ${requestedAt}`);
+      expect(answer.status, `requestedAt ${requestedAt}: ${answer.text}`).toBe(status);
+      if (status === 422) expect(JSON.parse(answer.text).errors[0].pointer).toBe('/requestedAt');
+    }
   });
 
   it('refuses bodies over the limit with 413, by Content-Length or while streaming, and closes the connection', async () => {

@@ -161,6 +161,44 @@ describe('Open311 GeoReport v2 under hostile input', { timeout: 180_000 }, () =>
     });
   });
 
+  it('POST requests: lat and long in decimal only, email an e-mail address; the refusals name the field and change nothing', async () => {
+    const send = async (fields: Record<string, string>, asJson = false) => {
+      const before = await snapshot();
+      const answer = await client.send({
+        method: 'POST',
+        path: '/open311/v2/requests.json',
+        headers: { 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded', 'x-api-key': key },
+        body: asJson ? JSON.stringify(fields) : new URLSearchParams(fields).toString(),
+      });
+      if (answer.status >= 400) expect(snapshotDiff(before, await snapshot())).toEqual([]);
+      return answer;
+    };
+    const base = { service_code: 'LAMP_OUT', description: 'Poste apagado', attribute: '' };
+    delete (base as Record<string, string>).attribute;
+    for (const [field, value] of [
+      ['lat', '0x10'],
+      ['lat', '1e1'],
+      ['lat', ' -23.5'],
+      ['lat', '+23.5'],
+      ['long', '0b1'],
+      ['long', 'Infinity'],
+    ] as const) {
+      const fields = { ...base, lat: '-23.5505', long: '-46.6333', [field]: value };
+      for (const asJson of [false, true]) {
+        const answer = await send(fields, asJson);
+        expect(answer.status, `${field}=${value} (${asJson ? 'JSON' : 'form'}): ${answer.text}`).toBe(400);
+        expect(JSON.parse(answer.text)).toEqual([{ code: 400, description: expect.stringMatching(new RegExp(`^${field}: `)) }]);
+      }
+    }
+    for (const email of ['notanemail', 'a@', '@b.example', 'a b@c.example']) {
+      const answer = await send({ ...base, lat: '-23.5505', long: '-46.6333', email });
+      expect(answer.status, `email=${email}: ${answer.text}`).toBe(400);
+      expect(answer.text).toContain('email');
+    }
+    const fine = await send({ ...base, lat: '-23.5505', long: '-46.6333', email: 'maria.da.silva@example.com.br' });
+    expect(fine.status, fine.text).toBeLessThan(300);
+  });
+
   it('every GET operation: hostile path values, query values and formats answer documented statuses in the format asked for', async () => {
     const started = Date.now();
     const tally = new Tally();

@@ -260,10 +260,21 @@ describe('partner reads under hostile query strings and headers', { timeout: 180
       [poles, 'updatedSince=2016-12-31T23%3A59%3A60Z', 200],
       [poles, 'updatedSince=2026-03-14t12%3A00%3A00z', 200],
       [ops.get('listEvents')!, 'since=2016-12-31T23%3A59%3A60Z', 200],
+      // Integers in plain decimal only: JavaScript's Number (Ajv's coercion) read these as 16, 1000, 1 and 5.
+      [poles, 'pageSize=0x10', 400],
+      [poles, 'pageSize=1e3', 400],
+      [poles, 'pageSize=%201', 400],
+      [poles, 'pageSize=%2B5', 400],
+      [poles, 'pageSize=5.0', 400],
+      [poles, 'page=0b1', 400],
+      [ops.get('listEvents')!, 'limit=0x10', 400],
+      [poles, 'pageSize=16', 200],
     ];
     for (const [op, query, status] of reads) {
       const answer = await exchange(op, query, { 'x-api-key': reader }, 'edge case');
       expect(answer.status, `${op.operationId}?${query}: ${answer.text}`).toBe(status);
+      // A refused integer names its parameter.
+      if (status === 400 && /^(pageSize|page|limit)=/.test(query)) expect(JSON.parse(answer.text).errors[0].pointer).toBe(`/query/${query.split('=')[0]}`);
     }
   });
 

@@ -72,11 +72,19 @@ export async function validateIntakeBody(rawBody: unknown, opts: { checkedByHttp
   return toInput(body as IntakeRequest);
 }
 
+/** The earliest requestedAt Lumen stores (documented on IntakeRequest.requestedAt). */
+const EARLIEST_REQUESTED_AT = Date.UTC(2000, 0, 1);
+/** How far ahead of Lumen's clock a partner's requestedAt may be: clocks drift. */
+const REQUESTED_AT_AHEAD_MS = 5 * 60_000;
+
 function toInput(body: IntakeRequest): IntakeInput {
   const reason = body.reasonCode?.trim() ? body.reasonCode : null;
   const requestedAt = parseDateTime(body.requestedAt);
   if (!requestedAt) {
     throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/requestedAt', message: 'must be a valid date-time' }]);
+  }
+  if (requestedAt.getTime() < EARLIEST_REQUESTED_AT || requestedAt.getTime() > Date.now() + REQUESTED_AT_AHEAD_MS) {
+    throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/requestedAt', message: 'must lie between 2000-01-01T00:00:00Z and five minutes from now' }]);
   }
   return {
     protocolNumber: body.protocolNumber,
