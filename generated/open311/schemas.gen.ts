@@ -14,6 +14,14 @@ export const DiscoverySchema = {
         name: 'discovery'
     },
     properties: {
+        jurisdiction_id: {
+            type: 'string',
+            maxLength: 200,
+            description: 'Only when discovery is asked with a key (`X-Api-Key` or `api_key`): the\n`jurisdiction_id` of that key\'s city, its IBGE municipality code when the city has\none, else its tenant id. A request may send it (or leave it out); any other value\nis refused with 400.\n',
+            examples: [
+                '4106902'
+            ]
+        },
         changeset: {
             type: 'string',
             maxLength: 64,
@@ -378,7 +386,7 @@ export const ServiceRequestSchema = {
                 'open',
                 'closed'
             ],
-            description: '`closed` once the service order is completed or cancelled, or the request was discarded.'
+            description: '`closed` once the service order is completed, the alert resolved, or the request discarded. A cancelled order sends its requests back to triage: they stay `open`.'
         },
         status_notes: {
             type: [
@@ -462,7 +470,7 @@ export const ServiceRequestSchema = {
                 'null'
             ],
             maxLength: 10000,
-            description: 'The URL of the first photo sent by URL, when there is one.'
+            description: 'The first photo Lumen stored for the request (downloaded from a `media_url`, sent\nas a `media` file, or inline on the partner API), served by Lumen itself at a\nsigned link under its public URL (`LUMEN_PUBLIC_URL`, https in production):\n`<public URL>/open311/v2/media/<id>/<signature>`, an image answered with\n`X-Content-Type-Options: nosniff`, `Content-Disposition: inline` and\n`Content-Security-Policy: sandbox`. Never the URL a client sent (which may be\nanything, `javascript:` included); null when no photo was stored or no public URL\nis configured.\n'
         }
     }
 } as const;
@@ -500,7 +508,7 @@ export const NewServiceRequestSchema = {
         jurisdiction_id: {
             type: 'string',
             maxLength: 200,
-            description: 'Accepted and ignored; the key decides the city.'
+            description: 'Optional; when sent, the key\'s city (its IBGE municipality code or tenant id). Any other value is 400.'
         },
         api_key: {
             type: 'string',
@@ -599,6 +607,27 @@ export const NewServiceRequestSchema = {
     }
 } as const;
 
+export const NewServiceRequestWithMediaSchema = {
+    title: 'NewServiceRequestWithMedia',
+    description: 'The same fields as a multipart form (`multipart/form-data`), as GeoReport clients send\na photo: the file in the `media` field goes through the partner API\'s attachment path\n(JPEG, PNG or WebP, checked against its bytes; at most 5 MiB; a part declared\n`application/octet-stream` is typed by its first bytes). Any other file field is\nrefused with 400. `media_url` may be sent beside it.\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/NewServiceRequest'
+        },
+        {
+            type: 'object',
+            properties: {
+                media: {
+                    type: 'string',
+                    contentMediaType: 'image/jpeg',
+                    maxLength: 5242880,
+                    description: 'The photo file.'
+                }
+            }
+        }
+    ]
+} as const;
+
 export const RequestCreatedSchema = {
     type: 'array',
     title: 'RequestCreated',
@@ -669,7 +698,7 @@ export const TokenAnswerSchema = {
                 type: 'string',
                 maxLength: 200,
                 pattern: '^[0-9]+$',
-                description: 'Present once an operator has triaged the request.',
+                description: 'The request\'s number, as `GET requests` lists it (always present; optional in GeoReport v2).',
                 examples: [
                     '1188'
                 ]

@@ -10,6 +10,14 @@ export type ClientOptions = {
  */
 export type Discovery = {
     /**
+     * Only when discovery is asked with a key (`X-Api-Key` or `api_key`): the
+     * `jurisdiction_id` of that key's city, its IBGE municipality code when the city has
+     * one, else its tenant id. A request may send it (or leave it out); any other value
+     * is refused with 400.
+     *
+     */
+    jurisdiction_id?: string;
+    /**
      * When this endpoint's description last changed (the document's release).
      */
     changeset: string;
@@ -113,7 +121,7 @@ export type ServiceDefinition = {
 export type ServiceRequest = {
     service_request_id: string;
     /**
-     * `closed` once the service order is completed or cancelled, or the request was discarded.
+     * `closed` once the service order is completed, the alert resolved, or the request discarded. A cancelled order sends its requests back to triage: they stay `open`.
      */
     status: 'open' | 'closed';
     /**
@@ -149,7 +157,15 @@ export type ServiceRequest = {
     lat: number | null;
     long: number | null;
     /**
-     * The URL of the first photo sent by URL, when there is one.
+     * The first photo Lumen stored for the request (downloaded from a `media_url`, sent
+     * as a `media` file, or inline on the partner API), served by Lumen itself at a
+     * signed link under its public URL (`LUMEN_PUBLIC_URL`, https in production):
+     * `<public URL>/open311/v2/media/<id>/<signature>`, an image answered with
+     * `X-Content-Type-Options: nosniff`, `Content-Disposition: inline` and
+     * `Content-Security-Policy: sandbox`. Never the URL a client sent (which may be
+     * anything, `javascript:` included); null when no photo was stored or no public URL
+     * is configured.
+     *
      */
     media_url: string | null;
 };
@@ -173,7 +189,7 @@ export type ServiceRequests = Array<ServiceRequest>;
 export type NewServiceRequest = {
     service_code: string;
     /**
-     * Accepted and ignored; the key decides the city.
+     * Optional; when sent, the key's city (its IBGE municipality code or tenant id). Any other value is 400.
      */
     jurisdiction_id?: string;
     /**
@@ -221,6 +237,23 @@ export type NewServiceRequest = {
 };
 
 /**
+ * NewServiceRequestWithMedia
+ *
+ * The same fields as a multipart form (`multipart/form-data`), as GeoReport clients send
+ * a photo: the file in the `media` field goes through the partner API's attachment path
+ * (JPEG, PNG or WebP, checked against its bytes; at most 5 MiB; a part declared
+ * `application/octet-stream` is typed by its first bytes). Any other file field is
+ * refused with 400. `media_url` may be sent beside it.
+ *
+ */
+export type NewServiceRequestWithMedia = NewServiceRequest & {
+    /**
+     * The photo file.
+     */
+    media?: string;
+};
+
+/**
  * RequestCreated
  *
  * One entry: `service_request_id` when the city triages automatically (the request is
@@ -246,7 +279,7 @@ export type RequestCreated = [
 export type TokenAnswer = [
     {
         /**
-         * Present once an operator has triaged the request.
+         * The request's number, as `GET requests` lists it (always present; optional in GeoReport v2).
          */
         service_request_id?: string;
         token: string;
@@ -259,7 +292,7 @@ export type TokenAnswer = [
 export type Format = 'xml' | 'json';
 
 /**
- * Accepted and ignored (the key decides the city).
+ * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
  */
 export type JurisdictionId = string;
 
@@ -326,7 +359,7 @@ export type ListServicesData = {
     };
     query?: {
         /**
-         * Accepted and ignored (the key decides the city).
+         * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
          */
         jurisdiction_id?: string;
     };
@@ -382,7 +415,7 @@ export type GetServiceDefinitionData = {
     };
     query?: {
         /**
-         * Accepted and ignored (the key decides the city).
+         * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
          */
         jurisdiction_id?: string;
     };
@@ -447,7 +480,7 @@ export type ListServiceRequestsData = {
     };
     query?: {
         /**
-         * Accepted and ignored (the key decides the city).
+         * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
          */
         jurisdiction_id?: string;
         /**
@@ -601,7 +634,7 @@ export type GetServiceRequestData = {
     };
     query?: {
         /**
-         * Accepted and ignored (the key decides the city).
+         * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
          */
         jurisdiction_id?: string;
     };
@@ -657,7 +690,7 @@ export type GetServiceRequestIdFromTokenData = {
     };
     query?: {
         /**
-         * Accepted and ignored (the key decides the city).
+         * Optional. The key's city, by its IBGE municipality code or its tenant id (discovery with the key names it); any other value is 400.
          */
         jurisdiction_id?: string;
     };

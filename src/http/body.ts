@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError } from '../lib/errors.js';
+import { AppError, JSON_ONLY } from '../lib/errors.js';
 import { firstDuplicateKey } from '../lib/json-strict.js';
 
 /**
@@ -67,11 +67,11 @@ const CLOSE = { connection: 'close' } as const;
  */
 export function requireJson(contentType: string | undefined): void {
   const [type, ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
-  if (type !== 'application/json') throw new AppError('unsupported-media-type');
+  if (type !== 'application/json') throw new AppError('unsupported-media-type', JSON_ONLY);
   for (const param of params) {
     if (param === '') continue;
     const [name, value] = param.split('=').map((p) => p.trim());
-    if (name !== 'charset' || (value !== 'utf-8' && value !== '"utf-8"')) throw new AppError('unsupported-media-type');
+    if (name !== 'charset' || (value !== 'utf-8' && value !== '"utf-8"')) throw new AppError('unsupported-media-type', JSON_ONLY);
   }
 }
 

@@ -5,9 +5,11 @@ import type { Lease } from '../lib/budget.js';
 import { AppError, type FieldError } from '../lib/errors.js';
 import { DECIMAL_NUMBER } from '../lib/json-strict.js';
 import type { Language } from '../lib/i18n.js';
-import { discovery, getOpen311Request, listOpen311Requests, listServices, serviceDefinition, submitOpen311Request, tokenAnswer, toXml, type Open311Fields, type RequestQuery } from '../open311/index.js';
+import { discovery, getOpen311Request, listOpen311Requests, listServices, MEDIA_PATH, mediaUrl, open311Media, serviceDefinition, submitOpen311Request, tokenAnswer, toXml, type MediaLink, type Open311Fields, type RequestQuery } from '../open311/index.js';
+import { findTenant } from '../db/repositories/tenant.repository.js';
 import { authenticatePartner, type PartnerPrincipal } from './auth.js';
 import { parseJson, readBody } from './body.js';
+import { parseMultipart } from './multipart.js';
 import { InProgressLimit } from './in-progress.js';
 import { createOpenApi, unstorableParts, validationProblem } from './openapi.js';
 import type { HttpResult } from './problem.js';
@@ -89,15 +91,28 @@ function normalise(entries: Iterable<[string, unknown]>): Record<string, unknown
   return out;
 }
 
-/** A POST body: form fields (also without a Content-Type, as some clients send them) or a JSON object. */
-function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+/** What a POST requests body may be, for the 415 that names them. */
+const OPEN311_BODIES = { accepted: { 'pt-BR': 'application/x-www-form-urlencoded, multipart/form-data (com a foto no campo media) ou application/json', en: 'application/x-www-form-urlencoded, multipart/form-data (with the photo in the media field) or application/json' } };
+
+/**
+ * A POST body: form fields (also without a Content-Type, as some clients send them), a
+ * multipart form with the photo as the `media` file (GeoReport clients' upload), or a
+ * JSON object.
+ */
+async function parseBody(raw: Buffer, contentType: string | undefined): Promise<Record<string, unknown>> {
   const type = (contentType ?? 'application/x-www-form-urlencoded').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') {
     const parsed = parseJson(raw);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '', message: 'the body must be an object' }]);
     return normalise(Object.entries(parsed));
   }
-  if (type !== 'application/x-www-form-urlencoded') throw new AppError('unsupported-media-type');
+  if (type === 'multipart/form-data') {
+    const { fields, media } = await parseMultipart(raw, contentType!);
+    const out = normalise(fields);
+    if (media) out.media = media;
+    return out;
+  }
+  if (type !== 'application/x-www-form-urlencoded') throw new AppError('unsupported-media-type', OPEN311_BODIES);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
@@ -148,6 +163,32 @@ function endpointUrl(req: IncomingMessage, tls: boolean): string {
   return `${proto}://${host && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost'}${BASE}`;
 }
 
+/**
+ * The jurisdiction_id of a city: its IBGE municipality code when it has one (how
+ * Brazilian systems name a city), else its tenant id.
+ */
+async function jurisdictionOf(deps: OwnRequest<PartnerPrincipal>['deps'], tenantId: string): Promise<string> {
+  const tenant = await findTenant(deps.db, tenantId);
+  return tenant?.ibge_code ?? tenantId;
+}
+
+/**
+ * `jurisdiction_id`, when a client sends one (query or body), must name the key's own
+ * city, by its IBGE code or its tenant id: the key decides the city, and a client that
+ * believes it talks to another city is told so (400) rather than answered about this one.
+ */
+async function checkJurisdiction(deps: OwnRequest<PartnerPrincipal>['deps'], caller: PartnerPrincipal, inQuery: string | undefined, inBody: unknown): Promise<void> {
+  for (const [value, pointer] of [
+    [inQuery, '/query/jurisdiction_id'],
+    [inBody, '/jurisdiction_id'],
+  ] as const) {
+    if (value === undefined || value === '') continue;
+    const tenant = await findTenant(deps.db, caller.tenantId);
+    if (typeof value === 'string' && (value === caller.tenantId || (tenant?.ibge_code && value === tenant.ibge_code))) continue;
+    throw new AppError('invalid-parameter', {}, [{ pointer, message: `is not the jurisdiction of this key's city (${tenant?.ibge_code ?? caller.tenantId}; see discovery with the key)` }]);
+  }
+}
+
 /** GeoReport v2 under /open311/v2 (openapi/open311.yaml). */
 export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipal>> {
   const document = open311Document as unknown as Record<string, unknown>;
@@ -162,8 +203,13 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     const { deps, req, url, lang } = o;
     const query = queryOf(url);
     const method = (req.method ?? 'GET').toLowerCase();
-    // Discovery reads nothing of the request (any query is ignored) and needs no key.
-    if (route.operationId === 'getDiscovery') return render(format, route.root, 200, discovery(endpointUrl(req, deps.config.tls !== null)));
+    // Discovery needs no key; with one (header or query), it also names that key's jurisdiction_id.
+    if (route.operationId === 'getDiscovery') {
+      const discoveryKey = one(req.headers['x-api-key']) ?? one(query.api_key);
+      // A key that does not authenticate (or an address throttled for failed ones) only leaves the jurisdiction out: discovery needs none.
+      const caller = discoveryKey ? await o.authenticate({ 'x-api-key': discoveryKey }, route.operationId).catch((err: unknown) => (err instanceof AppError ? null : Promise.reject(err))) : null;
+      return render(format, route.root, 200, discovery(endpointUrl(req, deps.config.tls !== null), caller ? await jurisdictionOf(deps, caller.tenantId) : undefined));
+    }
     if (param !== undefined && param.includes('\u0000')) throw new AppError('invalid-parameter', {}, [{ pointer: `/path/${route.param}`, message: 'must not contain the NUL character (U+0000)' }]);
     if (route.param === 'service_request_id' && !/^[0-9]{1,18}$/.test(param!)) throw new AppError('invalid-parameter', {}, [{ pointer: '/path/service_request_id', message: 'must be the digits of a request number' }]);
     if (route.param === 'token' && !UUID.test(param!)) throw new AppError('invalid-parameter', {}, [{ pointer: '/path/token', message: 'must be a token this endpoint gave (a UUID)' }]);
@@ -184,7 +230,7 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
       if (method === 'post') {
         if (principal) release = admit(deps, principal);
         held = await o.holdBodyMemory();
-        body = parseBody(await readBody(req, deps.config.bodyLimitBytes, deps.config.bodyTimeoutMs), one(req.headers['content-type']));
+        body = await parseBody(await readBody(req, deps.config.bodyLimitBytes, deps.config.bodyTimeoutMs), one(req.headers['content-type']));
         const unstorable = unstorableParts(body);
         if (unstorable.length > 0) throw new AppError('validation-failed', { count: unstorable.length }, unstorable);
         if (!principal) {
@@ -195,6 +241,7 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
       }
       if (!principal) principal = await o.authenticate({}, route.operationId);
       quota = rateLimitHeaders(await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
+      await checkJurisdiction(deps, principal, one(query.jurisdiction_id), body?.jurisdiction_id);
 
       // Path parameters are checked above (the backend cannot cut them, see ROUTES); unknown
       // query parameters are tolerated, as Open311 clients send their own (api_key, jurisdiction_id, ...).
@@ -223,6 +270,12 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     return intake.enter(principal.externalSystemId);
   }
 
+  /** media_url for a stored photo: a signed link on LUMEN_PUBLIC_URL; none without it (Lumen never names a host from the request). */
+  function mediaLink(deps: OwnRequest<PartnerPrincipal>['deps']): MediaLink {
+    const origin = deps.config.publicOrigin;
+    return (id) => (origin ? mediaUrl(origin, deps.config.secretKey, id) : null);
+  }
+
   async function run(o: OwnRequest<PartnerPrincipal>, caller: PartnerPrincipal, route: Route, query: Record<string, string | string[]>, body: Record<string, unknown> | undefined, param: string): Promise<{ status: number; value: unknown }> {
     const { deps, lang, signal } = o;
     switch (route.operationId) {
@@ -244,10 +297,10 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
           updatedBefore: dates(query, 'updated_before'),
           statuses: list(query.status) as RequestQuery['statuses'],
         };
-        return { status: 200, value: await listOpen311Requests(deps, caller, q, lang) };
+        return { status: 200, value: await listOpen311Requests(deps, caller, q, lang, mediaLink(deps)) };
       }
       case 'getServiceRequest':
-        return { status: 200, value: await getOpen311Request(deps, caller, param, lang) };
+        return { status: 200, value: await getOpen311Request(deps, caller, param, lang, mediaLink(deps)) };
       case 'getServiceRequestIdFromToken':
         return { status: 200, value: await tokenAnswer(deps, caller, param) };
       default:
@@ -267,6 +320,17 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
     async serve(o) {
       const rel = o.url.pathname.slice(BASE.length + 1);
       const format: Format = /\.xml$/i.test(o.url.pathname) ? 'xml' : 'json';
+      const media = MEDIA_PATH.exec(rel);
+      if (media && (o.req.method === 'GET' || o.req.method === 'HEAD')) {
+        o.route('getMedia');
+        try {
+          const got = await open311Media(o.deps, media[1]!, media[2]!);
+          return { status: 200, body: got.bytes, contentType: got.contentType, headers: got.headers };
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          return render('json', 'errors', err.status, errorList(err, err.status, o.lang), err.headers);
+        }
+      }
       try {
         const matched = ROUTES.map((r) => ({ r, m: r.pattern.exec(rel) })).find((x) => x.m !== null);
         if (!matched) throw new AppError('not-found', { resource: o.url.pathname });

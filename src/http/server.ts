@@ -13,6 +13,7 @@ import { readJson } from './body.js';
 import { Budget, type Lease } from '../lib/budget.js';
 import { matchOperation, nonDecimalParameters, unstorableParts, validationProblem } from './openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
+import { clientErrorBody, refusedPath } from './client-error.js';
 import type { ApiSurface, ClientInfo } from './surface.js';
 import { docsRoute } from './docs.js';
 import { consolePage, isConsolePath } from './console.js';
@@ -96,10 +97,10 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, requestTi
         : new AppError('malformed-request', { reason: (err.code ?? 'unreadable').replace(/^HPE_/, '').toLowerCase().replaceAll('_', ' ') });
   const requestId = randomUUID();
   const lang: Language = 'pt-BR';
-  const body = JSON.stringify({ type: problemType(problem.code), title: problem.title(lang), status: problem.status, detail: problem.detail(lang), instance: '/', requestId });
+  const { contentType, body } = clientErrorBody(problem, refusedPath((err as { rawPacket?: unknown }).rawPacket), requestId, lang);
   log.info({ requestId, status: problem.status, reason: err.code }, 'unreadable request refused');
   socket.end(
-    `HTTP/1.1 ${problem.status} ${http.STATUS_CODES[problem.status]}\r\nConnection: close\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${problem.status} ${http.STATUS_CODES[problem.status]}\r\nConnection: close\r\nContent-Type: ${contentType}\r\n` +
       `Content-Language: ${lang}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

@@ -24,7 +24,7 @@ export const PROBLEMS = {
   ambiguous: { status: 409, title: { 'pt-BR': 'Referência ambígua', en: 'Ambiguous reference' }, detail: { 'pt-BR': '{ref} identifica mais de um {kind} nos municípios visíveis; informe tenantId.', en: '{ref} names more than one {kind} in the visible tenants; give tenantId.' } },
   conflict: { status: 409, title: { 'pt-BR': 'Conflito', en: 'Conflict' }, detail: { 'pt-BR': '{reason}', en: '{reason}' } },
   'payload-too-large': { status: 413, title: { 'pt-BR': 'Corpo grande demais', en: 'Payload too large' }, detail: { 'pt-BR': 'O corpo da requisição excede o limite de {limit} bytes.', en: 'The request body exceeds the limit of {limit} bytes.' } },
-  'unsupported-media-type': { status: 415, title: { 'pt-BR': 'Tipo de conteúdo não suportado', en: 'Unsupported media type' }, detail: { 'pt-BR': 'Envie o corpo como application/json.', en: 'Send the body as application/json.' } },
+  'unsupported-media-type': { status: 415, title: { 'pt-BR': 'Tipo de conteúdo não suportado', en: 'Unsupported media type' }, detail: { 'pt-BR': 'Envie o corpo como {accepted}.', en: 'Send the body as {accepted}.' } },
   'validation-failed': { status: 422, title: { 'pt-BR': 'Falha de validação', en: 'Validation failed' }, detail: { 'pt-BR': 'O corpo da requisição tem {count} problema(s); veja errors.', en: 'The request body has {count} problem(s); see errors.' } },
   'idempotency-key-reused': { status: 422, title: { 'pt-BR': 'Idempotency-Key reutilizada', en: 'Idempotency-Key reused' }, detail: { 'pt-BR': 'Esta Idempotency-Key já foi usada com outro corpo de requisição.', en: 'This Idempotency-Key was already used with a different request body.' } },
   'rate-limited': { status: 429, title: { 'pt-BR': 'Muitas requisições', en: 'Too many requests' }, detail: { 'pt-BR': 'Limite de requisições atingido; tente novamente em {retryAfter} s.', en: 'Rate limit reached; retry in {retryAfter} s.' } },
@@ -42,6 +42,9 @@ export interface FieldError {
 }
 
 /** A parameter given in both languages ({ 'pt-BR': ..., en: ... }) is read in the answer's language. */
+/** What the partner API and the admin API read as a body. */
+export const JSON_ONLY = { accepted: 'application/json' } as const;
+
 function localizeParams(params: Record<string, unknown>, lang: Language): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(params)) {

@@ -9,9 +9,10 @@ import type { Open311Caller } from './caller.js';
 /** When the GeoReport v2 surface of this release was last described (discovery's changeset). */
 const CHANGESET = '2026-11-24T00:00:00Z';
 
-/** What discovery says; `url` is where the caller reached this endpoint. */
-export function discovery(url: string): Discovery {
+/** What discovery says; `url` is where the caller reached this endpoint; `jurisdictionId` when asked with a key (its city). */
+export function discovery(url: string, jurisdictionId?: string): Discovery {
   return {
+    ...(jurisdictionId ? { jurisdiction_id: jurisdictionId } : {}),
     changeset: CHANGESET,
     contact: 'Lumen integration support of the city operation',
     key_service: 'API keys are issued by the city operation (lumen partner create); the same key as on the Lumen partner API.',

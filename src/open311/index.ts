@@ -7,6 +7,7 @@
  */
 export type { Open311Caller } from './caller.js';
 export { discovery, listServices, serviceDefinition } from './catalogue.js';
-export { getOpen311Request, listOpen311Requests, tokenAnswer, type RequestQuery } from './requests.js';
+export { MEDIA_PATH, mediaUrl, open311Media } from './media.js';
+export { getOpen311Request, listOpen311Requests, tokenAnswer, type MediaLink, type RequestQuery } from './requests.js';
 export { submitOpen311Request, type Open311Fields } from './submit.js';
 export { toXml } from './xml.js';

@@ -20,11 +20,21 @@ export interface RequestQuery {
   statuses?: readonly ('open' | 'closed')[];
 }
 
+/**
+ * Closed once the work is done (the order completed, the alert resolved) or the city
+ * discarded the request. A cancelled order is not an end for the citizen: its alerts go
+ * back to triage (Pending) and the request stays open until an operator decides again,
+ * so a FixMyStreet user sees "open" with the cancellation note, never "closed" for a
+ * lamp nobody will fix. The repository's CLOSED filter is the same rule.
+ */
 function isClosed(row: Open311RequestRow): boolean {
-  return row.alert_status === 'Resolved' || row.alert_status === 'Cancelled' || row.order_status === 'COMPLETED' || row.order_status === 'CANCELLED';
+  return row.alert_status === 'Resolved' || row.alert_status === 'Cancelled' || row.order_status === 'COMPLETED';
 }
 
-function serviceRequest(row: Open311RequestRow, lang: Language): ServiceRequest {
+/** The public link of a stored photo, or null (no photo stored, or no LUMEN_PUBLIC_URL to build it from). */
+export type MediaLink = (attachmentId: string) => string | null;
+
+function serviceRequest(row: Open311RequestRow, lang: Language, media: MediaLink): ServiceRequest {
   return {
     service_request_id: row.alert_number,
     status: isClosed(row) ? 'closed' : 'open',
@@ -42,7 +52,7 @@ function serviceRequest(row: Open311RequestRow, lang: Language): ServiceRequest 
     zipcode: null,
     lat: row.latitude,
     long: row.longitude,
-    media_url: row.media_url,
+    media_url: row.media_id ? media(row.media_id) : null,
   };
 }
 
@@ -51,7 +61,7 @@ function serviceRequest(row: Open311RequestRow, lang: Language): ServiceRequest 
  * ignored, as the specification says). Otherwise the filters, and the last 90 days of
  * requested_datetime when no date bound is given.
  */
-export async function listOpen311Requests(deps: ServiceDeps, caller: Open311Caller, q: RequestQuery, lang: Language): Promise<ServiceRequest[]> {
+export async function listOpen311Requests(deps: ServiceDeps, caller: Open311Caller, q: RequestQuery, lang: Language, media: MediaLink): Promise<ServiceRequest[]> {
   let filter: Open311Filter;
   if (q.serviceRequestIds) filter = { alertNumbers: q.serviceRequestIds, limit: MAX_REQUESTS };
   else {
@@ -68,19 +78,25 @@ export async function listOpen311Requests(deps: ServiceDeps, caller: Open311Call
     };
   }
   const rows = await findOpen311Requests(deps.db, caller.externalSystemId, caller.tenantId, filter);
-  return rows.map((r) => serviceRequest(r, lang));
+  return rows.map((r) => serviceRequest(r, lang, media));
 }
 
 /** GET requests/{id}: a list of one, or 404. */
-export async function getOpen311Request(deps: ServiceDeps, caller: Open311Caller, id: string, lang: Language): Promise<ServiceRequest[]> {
+export async function getOpen311Request(deps: ServiceDeps, caller: Open311Caller, id: string, lang: Language, media: MediaLink): Promise<ServiceRequest[]> {
   const rows = await findOpen311Requests(deps.db, caller.externalSystemId, caller.tenantId, { alertNumbers: [id], limit: 1 });
   if (rows.length === 0) throw new AppError('not-found', { resource: `service_request_id ${id}` });
-  return rows.map((r) => serviceRequest(r, lang));
+  return rows.map((r) => serviceRequest(r, lang, media));
 }
 
-/** GET tokens/{token}: the id once an operator has triaged the request (no longer Pending); the token alone before. */
+/**
+ * GET tokens/{token}: the request's service_request_id, always. A request has its number
+ * from the moment it is received, and GET requests lists it under that number at once
+ * (Pending included), so the token must resolve to it at once too: a client that waited
+ * for triage would meet its own report in the list under an id it did not know and
+ * import it as somebody else's.
+ */
 export async function tokenAnswer(deps: ServiceDeps, caller: Open311Caller, token: string): Promise<TokenAnswer> {
   const [row] = await findOpen311Requests(deps.db, caller.externalSystemId, caller.tenantId, { alertId: token, limit: 1 });
   if (!row) throw new AppError('not-found', { resource: `token ${token}` });
-  return [row.alert_status === 'Pending' ? { token } : { service_request_id: row.alert_number, token }];
+  return [{ service_request_id: row.alert_number, token }];
 }

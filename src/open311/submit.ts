@@ -12,6 +12,20 @@ import { requireService, serviceNotice } from './catalogue.js';
 export interface Open311Fields {
   readonly [field: string]: unknown;
   readonly attribute?: Readonly<Record<string, string | readonly string[]>>;
+  /** The photo sent as the `media` file of a multipart form. */
+  readonly media?: { readonly data: Buffer; readonly contentType: string };
+}
+
+const PHOTO_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp']);
+
+/** The photo's type: as declared when it is one the attachment path takes, else read from its first bytes (clients often send application/octet-stream); the attachment path checks it against the bytes either way. */
+function mediaType(media: { data: Buffer; contentType: string }): string {
+  if (PHOTO_TYPES.has(media.contentType)) return media.contentType;
+  const b = media.data;
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
+  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  return media.contentType;
 }
 
 /** Attributes Lumen reads; any other is kept in the request's notes. */
@@ -118,13 +132,25 @@ export async function submitOpen311Request(deps: AppDeps, caller: Open311Caller,
     reasonCode: reason!.code,
     address,
     problem: { description: text(f.description) ?? (opts.lang === 'en' ? reason!.name_en : reason!.name_pt), ...(notes.length ? { additionalNotes: notes.join('\n').slice(0, NOTES_LIMIT) } : {}) },
-    ...(mediaUrl ? { attachments: [{ type: 'photo', url: mediaUrl, contentType: contentTypeOf(mediaUrl) }] } : {}),
+    ...(f.media || mediaUrl
+      ? {
+          attachments: [
+            ...(f.media ? [{ type: 'photo', contentBase64: f.media.data.toString('base64'), contentType: mediaType(f.media) }] : []),
+            ...(mediaUrl ? [{ type: 'photo', url: mediaUrl, contentType: contentTypeOf(mediaUrl) }] : []),
+          ],
+        }
+      : {}),
+  };
+  const fieldOf = (pointer: string): string => {
+    // The attachments are the media file (first, when sent) and the media_url.
+    if (f.media && /^\/attachments\/0(\/|$)/.test(pointer)) return 'media';
+    return FIELD_OF.find(([re]) => re.test(pointer))?.[1] ?? pointer.slice(1);
   };
   let result;
   try {
     result = await submitIntake(deps, caller, body, { lang: opts.lang, signal: opts.signal, internalReason: true });
   } catch (err) {
-    throw err instanceof AppError && err.errors ? new AppError(err.code, err.params, err.errors.map((e) => ({ ...e, pointer: `/${FIELD_OF.find(([re]) => re.test(e.pointer))?.[1] ?? e.pointer.slice(1)}` })), err.headers) : err;
+    throw err instanceof AppError && err.errors ? new AppError(err.code, err.params, err.errors.map((e) => ({ ...e, pointer: `/${fieldOf(e.pointer)}` })), err.headers) : err;
   }
   const { alert } = result.body;
   const notice = serviceNotice(reason!.sla_hours, opts.lang);

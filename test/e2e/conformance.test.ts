@@ -693,7 +693,11 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
 
     await o('strict', 'getDiscovery', 'GET', 'discovery.xml', 200);
     await o('strict', 'getDiscovery', 'GET', 'discovery.json', 200);
-    await o('strict', 'listServices', 'GET', `services.xml?jurisdiction_id=conformance&api_key=${s.hook.apiKey}`, 200);
+    // With a key, discovery names that key's jurisdiction_id; another city's is refused.
+    const found = await o('strict', 'getDiscovery', 'GET', `discovery.json?api_key=${s.hook.apiKey}`, 200);
+    expect(found.body.jurisdiction_id).toBe('3550308');
+    await o('lax', 'listServices', 'GET', `services.json?jurisdiction_id=4106902&api_key=${s.hook.apiKey}`, 400);
+    await o('strict', 'listServices', 'GET', `services.xml?jurisdiction_id=3550308&api_key=${s.hook.apiKey}`, 200);
     await o('strict', 'listServices', 'GET', 'services.json', 200, { headers: { ...hook, 'accept-language': 'en' } });
     await o('strict', 'listServices', 'GET', 'services.json', 403, { headers: { 'x-api-key': 'lmn_test_unknown' } });
     await o('strict', 'getServiceDefinition', 'GET', 'services/EXTERNAL_OTHER.json', 200, { headers: hook });
@@ -701,7 +705,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await o('strict', 'getServiceDefinition', 'GET', 'services/NO_SUCH_SERVICE.json', 404, { headers: hook });
 
     // FixMyStreet's shape: key and jurisdiction in the form, attribute[...] fields, XML answer.
-    const fms: [string, string][] = [['jurisdiction_id', 'conformance'], ['api_key', s.hook.apiKey], ['lat', '-23.5573'], ['long', '-46.6602'], ['email', 'maria@example.com'], ['description', 'Lâmpada apagada'], ['service_code', 'EXTERNAL_OTHER'], ['first_name', 'Maria'], ['last_name', 'dos Santos'], ['attribute[fixmystreet_id]', 'FMS-1'], ['attribute[title]', 'Apagada']];
+    const fms: [string, string][] = [['jurisdiction_id', '3550308'], ['api_key', s.hook.apiKey], ['lat', '-23.5573'], ['long', '-46.6602'], ['email', 'maria@example.com'], ['description', 'Lâmpada apagada'], ['service_code', 'EXTERNAL_OTHER'], ['first_name', 'Maria'], ['last_name', 'dos Santos'], ['attribute[fixmystreet_id]', 'FMS-1'], ['attribute[title]', 'Apagada']];
     const created = await o('strict', 'createServiceRequest', 'POST', 'requests.xml', 201, { headers: { ...formHeaders, ...hook }, body: form(fms) });
     const id = xmlTag(created.text, 'service_request_id')!;
     expect(id).toMatch(/^\d+$/);
@@ -723,7 +727,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     expect(xmlTag(exchanged.text, 'service_request_id')).toMatch(/^\d+$/);
     await o('strict', 'getServiceRequestIdFromToken', 'GET', `tokens/${token}.json`, 404, { headers: hook });
 
-    await o('strict', 'listServiceRequests', 'GET', `requests.xml?jurisdiction_id=conformance&api_key=${s.hook.apiKey}`, 200);
+    await o('strict', 'listServiceRequests', 'GET', `requests.xml?jurisdiction_id=3550308&api_key=${s.hook.apiKey}`, 200);
     await o('strict', 'listServiceRequests', 'GET', `requests.json?service_request_id=${id}`, 200, { headers: hook });
     await o('strict', 'listServiceRequests', 'GET', `requests.json?service_code=EXTERNAL_OTHER&status=open&start_date=2020-01-01T00:00:00Z&end_date=2099-01-01T00:00:00Z&updated_after=2020-01-01T00:00:00Z&updated_before=2099-01-01T00:00:00Z`, 200, { headers: hook });
     await o('lax', 'listServiceRequests', 'GET', 'requests.json?start_date=yesterday', 400, { headers: hook });

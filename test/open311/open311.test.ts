@@ -8,9 +8,14 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/audit/index.js';
 import { updatePartner } from '../../src/services/partners/index.js';
-import { assignServiceOrder, completeServiceOrder, createOrderFromAlert, createReason, discardAlert, startServiceOrder } from '../../src/services/operations/index.js';
+import { connect } from 'node:net';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, createOrderFromAlert, createReason, discardAlert, startServiceOrder } from '../../src/services/operations/index.js';
 import { makeCityTeam, makePartner, makeTenant } from '../support/factories.js';
 import { JPEG, startIntakeApp, startStub, type IntakeTestApp, type StubServer } from '../intake/support.js';
+
+const PUBLIC_URL = 'https://lumen.curitiba.example';
+/** The tenants' IBGE code (the factory's default): their jurisdiction_id. */
+const JURISDICTION = '3550308';
 
 let t: IntakeTestApp;
 let photos: StubServer;
@@ -22,7 +27,7 @@ let stranger: string;
 const xml = new XMLParser({ parseTagValue: false, isArray: (name) => ['request', 'service', 'error', 'endpoint', 'format'].includes(name) });
 
 beforeAll(async () => {
-  t = await startIntakeApp({ LUMEN_RATE_LIMIT_PER_MINUTE: '100000' });
+  t = await startIntakeApp({ LUMEN_RATE_LIMIT_PER_MINUTE: '100000', LUMEN_PUBLIC_URL: PUBLIC_URL });
   photos = await startStub((_req, res) => {
     res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
   });
@@ -40,6 +45,22 @@ afterAll(async () => {
   await t?.stop();
 });
 
+/** One request written as raw bytes (a URL no client library would send): status, content type and body of the answer. */
+function rawRequest(head: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(t.app.address.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [headers, ...rest] = text.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers!)?.[1]), type: /\r\ncontent-type: ([^\r]+)/i.exec(headers!)?.[1] ?? '', body: rest.join('\r\n\r\n') });
+    });
+    socket.end(head);
+  });
+}
+
 const form = (fields: [string, string][]) => new URLSearchParams(fields).toString();
 const postForm = (path: string, fields: [string, string][]) =>
   fetch(`${t.baseUrl}/open311/v2/${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) });
@@ -48,7 +69,7 @@ const get = (path: string, headers: Record<string, string> = {}) => fetch(`${t.b
 /** A request as FixMyStreet's Open311 client posts it. */
 function fixMyStreet(id: string, over: [string, string][] = []): [string, string][] {
   return [
-    ['jurisdiction_id', 'lumen.example.city'],
+    ['jurisdiction_id', JURISDICTION],
     ['api_key', city.key],
     ['lat', '-23.5573'],
     ['long', '-46.6602'],
@@ -87,7 +108,7 @@ describe('Open311 GeoReport v2', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('/open311/v2/openapi.json');
 
-    const s = xml.parse(await (await get(`services.xml?jurisdiction_id=x&api_key=${city.key}`)).text());
+    const s = xml.parse(await (await get(`services.xml?jurisdiction_id=${JURISDICTION}&api_key=${city.key}`)).text());
     const lamp = s.services.service.find((x: { service_code: string }) => x.service_code === 'LAMP_OUT');
     expect(lamp).toMatchObject({ service_name: 'Lâmpada apagada', metadata: 'false', type: 'realtime' });
     expect(s.services.service.map((x: { service_code: string }) => x.service_code).sort()).toEqual(['EXTERNAL_OTHER', 'LAMP_OUT']);
@@ -125,8 +146,19 @@ describe('Open311 GeoReport v2', () => {
     expect(again.status).toBe(200);
     expect(xml.parse(await again.text()).service_requests.request[0].service_request_id).toBe(id);
 
-    const open = xml.parse(await (await get(`requests/${id}.xml?jurisdiction_id=lumen.example.city&api_key=${city.key}`)).text()).service_requests.request[0];
-    expect(open).toMatchObject({ service_request_id: id, status: 'open', service_code: 'LAMP_OUT', lat: '-23.5573', long: '-46.6602', media_url: `${photos.url}/photo/42.jpeg`, status_notes: '' });
+    const open = xml.parse(await (await get(`requests/${id}.xml?jurisdiction_id=${JURISDICTION}&api_key=${city.key}`)).text()).service_requests.request[0];
+    expect(open).toMatchObject({ service_request_id: id, status: 'open', service_code: 'LAMP_OUT', lat: '-23.5573', long: '-46.6602', status_notes: '' });
+    // media_url is Lumen's own copy on its public URL, never the URL the partner sent.
+    expect(open.media_url).toMatch(new RegExp(`^${PUBLIC_URL}/open311/v2/media/[0-9a-f-]{36}/[A-Za-z0-9_-]{32}$`));
+    const served = await fetch(`${t.baseUrl}${new URL(open.media_url).pathname}`);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer())).toEqual(JPEG);
+    expect(served.headers.get('content-type')).toBe('image/jpeg');
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(served.headers.get('content-security-policy')).toMatch(/^sandbox/);
+    expect(served.headers.get('content-disposition')).toMatch(/^inline; filename="photo-[0-9a-f]{8}\.jpg"$/);
+    const forged = `${new URL(open.media_url).pathname.slice(0, -1)}${open.media_url.endsWith('A') ? 'B' : 'A'}`;
+    expect((await fetch(`${t.baseUrl}${forged}`)).status).toBe(404);
     const due = await t.rt.db.selectFrom('service_order').select('sla_due_at').where('id', '=', row.service_order_id!).executeTakeFirstOrThrow();
     expect(open.expected_datetime).toBe(due.sla_due_at.toISOString());
     expect(Math.abs(Date.parse(open.expected_datetime) - Date.parse(open.requested_datetime) - 24 * 3_600_000)).toBeLessThan(60_000);
@@ -174,16 +206,21 @@ describe('Open311 GeoReport v2', () => {
     expect(formRow.additional_notes).toBe('nearby: a, b');
   });
 
-  it('manual triage answers a token; tokens/{token} gives the id once an operator has triaged it', async () => {
+  it('manual triage answers a token; tokens/{token} resolves at once to the id under which requests lists it', async () => {
     const res = await postForm('requests.json', [['api_key', manual.key], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66'], ['description', 'Apagada']]);
     expect(res.status).toBe(201);
     const [{ token }] = (await res.json()) as [{ token: string }];
     expect(token).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await (await get(`tokens/${token}.json?api_key=${manual.key}`)).json()).toEqual([{ token }]);
+    // Pending, and already listed under its number: the token gives that number, so the
+    // client never meets its own report under an id it does not know.
+    const [pending] = (await (await get(`tokens/${token}.json?api_key=${manual.key}`)).json()) as [{ service_request_id: string; token: string }];
+    expect(pending).toEqual({ service_request_id: expect.stringMatching(/^\d+$/), token });
+    const listed = (await (await get(`requests.json?api_key=${manual.key}`)).json()) as { service_request_id: string; description: string }[];
+    expect(listed.find((r) => r.service_request_id === pending.service_request_id)).toMatchObject({ description: 'Apagada' });
     await createOrderFromAlert(t.rt, cliActor(), token, {});
     const [answer] = xml.parse(await (await get(`tokens/${token}.xml?api_key=${manual.key}`)).text()).service_requests.request;
     expect(answer.token).toBe(token);
-    expect(answer.service_request_id).toMatch(/^\d+$/);
+    expect(answer.service_request_id).toBe(pending.service_request_id);
 
     const other = await postForm('requests.json', [['api_key', manual.key], ['service_code', 'LAMP_OUT'], ['address_string', 'Rua Augusta, 10']]);
     const [{ token: discarded }] = (await other.json()) as [{ token: string }];
@@ -216,8 +253,121 @@ describe('Open311 GeoReport v2', () => {
     expect((await get(`requests.html?api_key=${city.key}`)).status).toBe(404);
     expect((await get(`requests/abc.json?api_key=${city.key}`)).status).toBe(400);
     expect((await get(`requests.json?start_date=yesterday&api_key=${city.key}`)).status).toBe(400);
-    const media = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': city.key }, body: 'service_code=LAMP_OUT' });
+    const media = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': city.key, 'accept-language': 'en' }, body: 'service_code=LAMP_OUT' });
     expect(media.status).toBe(415);
+    // It names the forms a GeoReport client can send, not JSON alone.
+    expect(((await media.json()) as { description: string }[])[0]!.description).toMatch(/application\/x-www-form-urlencoded.*multipart\/form-data.*application\/json/);
+  });
+
+  it('errors the HTTP parser or the body limits raise are GeoReport lists too, with the path as it was asked', async () => {
+    // 431: a 16 KiB URL. The answer is the specification's list in the format of the path.
+    for (const format of ['json', 'xml'] as const) {
+      const long = await rawRequest(`GET /open311/v2/requests.${format}?api_key=${city.key}&x=${'a'.repeat(16 * 1024)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(long.status).toBe(431);
+      if (format === 'json') {
+        expect(long.type).toBe('application/json; charset=utf-8');
+        expect(JSON.parse(long.body)).toEqual([{ code: 431, description: expect.any(String) }]);
+      } else {
+        expect(long.type).toBe('text/xml; charset=utf-8');
+        expect(xml.parse(long.body).errors.error[0]).toMatchObject({ code: '431' });
+      }
+    }
+    // On the partner API the same refusal is problem+json whose instance is the path asked for.
+    const partner = await rawRequest(`GET /api/external/poles?x=${'a'.repeat(16 * 1024)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(partner.status).toBe(431);
+    expect(JSON.parse(partner.body)).toMatchObject({ status: 431, instance: '/api/external/poles' });
+  });
+
+  it('jurisdiction_id must be the key’s city; discovery with a key names it', async () => {
+    for (const [where, send] of [
+      ['query', () => get(`services.json?jurisdiction_id=lumen.example.city&api_key=${city.key}`)],
+      ['form', () => postForm('requests.json', fixMyStreet('j1', [['jurisdiction_id', '4106902']]).filter(([k, v]) => k !== 'jurisdiction_id' || v === '4106902'))],
+    ] as const) {
+      const before = await t.rt.db.selectFrom('alert').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const refused = await send();
+      expect(refused.status, where).toBe(400);
+      expect(((await refused.json()) as { description: string }[])[0]!.description).toMatch(/^jurisdiction_id: /);
+      expect(await t.rt.db.selectFrom('alert').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).toEqual(before);
+    }
+    expect((await get(`services.json?jurisdiction_id=${city.tenantId}&api_key=${city.key}`)).status).toBe(200);
+    expect(((await (await get(`discovery.json?api_key=${city.key}`)).json()) as { jurisdiction_id?: string }).jurisdiction_id).toBe(JURISDICTION);
+    expect(((await (await get('discovery.json')).json()) as { jurisdiction_id?: string }).jurisdiction_id).toBeUndefined();
+  });
+
+  it('a cancelled order sends the request back to triage: open, with the cancellation note, until it is done', async () => {
+    const res = await postForm('requests.json', fixMyStreet('c1'));
+    const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+    const row = await orderOf(city.tenantId, id);
+    await cancelServiceOrder(t.rt, cliActor(), row.service_order_id!, 'Poste duplicado no cadastro; vamos reavaliar.');
+    const [cancelled] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    expect(cancelled).toMatchObject({ status: 'open', status_notes: 'Poste duplicado no cadastro; vamos reavaliar.' });
+    expect(((await (await get(`requests.json?status=open&api_key=${city.key}`)).json()) as { service_request_id: string }[]).map((r) => r.service_request_id)).toContain(id);
+    expect(((await (await get(`requests.json?status=closed&api_key=${city.key}`)).json()) as { service_request_id: string }[]).map((r) => r.service_request_id)).not.toContain(id);
+    // Re-triage: a new order, still open until it is completed.
+    const order = await createOrderFromAlert(t.rt, cliActor(), row.id, {});
+    const [again] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    expect(again).toMatchObject({ status: 'open' });
+    const team = await makeCityTeam(t.rt, { tenantId: city.tenantId });
+    await assignServiceOrder(t.rt, cliActor(), order.id, team.id);
+    await completeServiceOrder(t.rt, cliActor(), order.id, 'Lâmpada trocada.');
+    const [done] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as Record<string, unknown>[];
+    expect(done).toMatchObject({ status: 'closed', status_notes: 'Lâmpada trocada.' });
+  });
+
+  it('media_url is only a photo Lumen stored: a javascript: or file: URL is never echoed; a multipart media file is stored like an inline photo', async () => {
+    for (const bad of ['javascript:alert(document.domain)//x.jpg', 'file:///etc/passwd.jpg']) {
+      const res = await postForm('requests.json', [['api_key', city.key], ['service_code', 'LAMP_OUT'], ['lat', '-23.55'], ['long', '-46.66'], ['media_url', bad]]);
+      expect([201, 400]).toContain(res.status);
+      if (res.status !== 201) continue;
+      const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+      const [shown] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as { media_url: string | null }[];
+      expect(shown!.media_url).toBeNull();
+    }
+
+    const multipart = new FormData();
+    multipart.append('api_key', city.key);
+    multipart.append('jurisdiction_id', JURISDICTION);
+    multipart.append('service_code', 'LAMP_OUT');
+    multipart.append('lat', '-25.4284');
+    multipart.append('long', '-49.2733');
+    multipart.append('attribute[fixmystreet_id]', 'mp-1');
+    multipart.append('media', new Blob([JPEG], { type: 'application/octet-stream' }), 'foto.jpeg');
+    const res = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', body: multipart });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const [{ service_request_id: id }] = (await res.json()) as [{ service_request_id: string }];
+    const row = await orderOf(city.tenantId, id);
+    expect(row.protocol_number).toBe('mp-1');
+    const stored = await t.rt.db.selectFrom('alert_attachment').select(['success', 'source_kind', 'content_type']).where('alert_id', '=', row.id).execute();
+    expect(stored).toEqual([{ success: true, source_kind: 'inline', content_type: 'image/jpeg' }]);
+    const [shown] = (await (await get(`requests/${id}.json?api_key=${city.key}`)).json()) as { media_url: string }[];
+    expect(Buffer.from(await (await fetch(`${t.baseUrl}${new URL(shown!.media_url).pathname}`)).arrayBuffer())).toEqual(JPEG);
+
+    // Not an image: refused through the attachment path's check, naming media.
+    const notImage = new FormData();
+    notImage.append('api_key', city.key);
+    notImage.append('service_code', 'LAMP_OUT');
+    notImage.append('lat', '-25.4284');
+    notImage.append('long', '-49.2733');
+    notImage.append('media', new Blob(['<html><script>alert(1)</script>'], { type: 'image/jpeg' }), 'x.jpg');
+    const refused = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', body: notImage });
+    const refusedText = await refused.text();
+    if (refused.status === 201) {
+      // The attachment path keeps the request and records the failed photo: nothing is served.
+      const [{ service_request_id: other }] = JSON.parse(refusedText) as [{ service_request_id: string }];
+      const [otherShown] = (await (await get(`requests/${other}.json?api_key=${city.key}`)).json()) as { media_url: string | null }[];
+      expect(otherShown!.media_url).toBeNull();
+    } else {
+      expect(refused.status).toBe(400);
+      expect(refusedText).toContain('media');
+    }
+    // Another file field is refused with its name.
+    const wrongField = new FormData();
+    wrongField.append('api_key', city.key);
+    wrongField.append('service_code', 'LAMP_OUT');
+    wrongField.append('photo', new Blob([JPEG], { type: 'image/jpeg' }), 'x.jpg');
+    const wrong = await fetch(`${t.baseUrl}/open311/v2/requests.json`, { method: 'POST', body: wrongField });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { description: string }[])[0]!.description).toMatch(/^photo: /);
   });
 
   it('status_notes does not depend on the partner’s event subscriptions', async () => {
@@ -239,7 +389,7 @@ describe('Open311 GeoReport v2', () => {
     const res = await fetch(`${t.baseUrl}/open311/v2/requests.xml`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `api_key=${city.key}&jurisdiction_id=city.gov&service_code=LAMP_OUT&lat=37.76524078&long=-122.4212043&address_string=1234+5th+street&email=smit222%40sfgov.edu&device_id=tt222111&account_id=123456&first_name=john&last_name=smith&phone=111111111&description=A+large+sinkhole+is+destroying+the+street&media_url=${encodeURIComponent(`${photos.url}/media/12345.jpg`)}`,
+      body: `api_key=${city.key}&jurisdiction_id=${JURISDICTION}&service_code=LAMP_OUT&lat=37.76524078&long=-122.4212043&address_string=1234+5th+street&email=smit222%40sfgov.edu&device_id=tt222111&account_id=123456&first_name=john&last_name=smith&phone=111111111&description=A+large+sinkhole+is+destroying+the+street&media_url=${encodeURIComponent(`${photos.url}/media/12345.jpg`)}`,
     });
     const text = await res.text();
     expect(res.status, text).toBe(201);

@@ -25,7 +25,8 @@ export interface Open311RequestRow {
   pole_code: string | null;
   note: string | null;
   cancel_reason: string | null;
-  media_url: string | null;
+  /** The first attachment Lumen stored (by URL or inline), for media_url; null when none was. */
+  media_id: string | null;
 }
 
 export interface Open311Filter {
@@ -41,8 +42,13 @@ export interface Open311Filter {
   limit: number;
 }
 
-/** A request is closed once its order is completed or cancelled, or the alert was resolved or discarded. */
-const CLOSED = sql`(a.status IN ('Resolved', 'Cancelled') OR o.status IN ('COMPLETED', 'CANCELLED'))`;
+/**
+ * A request is closed once its order is completed, or the alert was resolved or discarded
+ * (src/open311/requests.ts isClosed: a cancelled order's alerts are back in triage, open).
+ */
+// `o` is null for a request with no order (Pending): IS NOT DISTINCT FROM keeps the
+// test true or false, never null, so NOT CLOSED lists Pending requests as open.
+const CLOSED = sql`(a.status IN ('Resolved', 'Cancelled') OR o.status IS NOT DISTINCT FROM 'COMPLETED')`;
 const UPDATED = sql`greatest(a.updated_at, o.updated_at)`;
 
 /**
@@ -80,7 +86,7 @@ export async function findOpen311Requests(db: Executor, externalSystemId: string
           SELECT h.note, h.at FROM service_order_status_history h
           WHERE h.service_order_id = a.service_order_id AND h.note IS NOT NULL AND h.to_status IN ('IN_PROGRESS', 'COMPLETED', 'CANCELLED')
         ) n ORDER BY n.at DESC LIMIT 1) AS note,
-      (SELECT x.source_url FROM alert_attachment x WHERE x.alert_id = a.id AND x.source_kind = 'url' ORDER BY x.seq LIMIT 1) AS media_url
+      (SELECT x.id FROM alert_attachment x WHERE x.alert_id = a.id AND x.success AND x.blob_path IS NOT NULL ORDER BY x.seq LIMIT 1) AS media_id
     FROM alert a
     JOIN tenant t ON t.id = a.tenant_id
     LEFT JOIN service_order o ON o.id = a.service_order_id
@@ -91,6 +97,17 @@ export async function findOpen311Requests(db: Executor, externalSystemId: string
     ORDER BY a.requested_at DESC, a.alert_number DESC
     LIMIT ${f.limit}`.execute(db);
   return rows;
+}
+
+/** A stored photo of one of this partner's requests in its city, for the media link (which carries only its id). */
+export async function findOpen311Media(db: Executor, attachmentId: string): Promise<{ blob_path: string; content_type: string; filename: string | null } | undefined> {
+  return db
+    .selectFrom('alert_attachment')
+    .select(['blob_path', 'content_type', 'filename'])
+    .where('id', '=', attachmentId)
+    .where('success', '=', true)
+    .where('blob_path', 'is not', null)
+    .executeTakeFirst() as Promise<{ blob_path: string; content_type: string; filename: string | null } | undefined>;
 }
 
 /** A pole of the tenant by its code (Open311's address_id). */
