@@ -323,6 +323,14 @@ export type GetDiscoveryErrors = {
      */
     404: Errors;
     /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
+    /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
     500: Errors;
@@ -388,6 +396,14 @@ export type ListServicesErrors = {
      */
     429: Errors;
     /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
+    /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
     500: Errors;
@@ -443,6 +459,14 @@ export type GetServiceDefinitionErrors = {
      * The key's rate limit (the same as on the partner API) is spent; retry after `Retry-After` seconds.
      */
     429: Errors;
+    /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
     /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
@@ -525,6 +549,14 @@ export type ListServiceRequestsErrors = {
      */
     429: Errors;
     /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
+    /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
     500: Errors;
@@ -585,13 +617,21 @@ export type CreateServiceRequestErrors = {
      */
     413: Errors;
     /**
-     * The body is neither `application/x-www-form-urlencoded` nor `application/json`.
+     * The body is none of `application/x-www-form-urlencoded`, `multipart/form-data` (with the photo as the `media` file) or `application/json`.
      */
     415: Errors;
     /**
      * The key's rate limit (the same as on the partner API) is spent; retry after `Retry-After` seconds.
      */
     429: Errors;
+    /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
     /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
@@ -663,6 +703,14 @@ export type GetServiceRequestErrors = {
      */
     429: Errors;
     /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
+    /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */
     500: Errors;
@@ -718,6 +766,14 @@ export type GetServiceRequestIdFromTokenErrors = {
      * The key's rate limit (the same as on the partner API) is spent; retry after `Retry-After` seconds.
      */
     429: Errors;
+    /**
+     * The request line or its headers are larger than the service reads (a URL of many
+     * kilobytes, say). Answered before the request is routed and its key read, so the
+     * rate-limit headers are absent; in the format of the path's extension, as every
+     * error here.
+     *
+     */
+    431: Errors;
     /**
      * An unexpected error; quote the `X-Request-Id` to support.
      */

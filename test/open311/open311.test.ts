@@ -57,7 +57,8 @@ function rawRequest(head: string): Promise<{ status: number; type: string; body:
       const [headers, ...rest] = text.split('\r\n\r\n');
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers!)?.[1]), type: /\r\ncontent-type: ([^\r]+)/i.exec(headers!)?.[1] ?? '', body: rest.join('\r\n\r\n') });
     });
-    socket.end(head);
+    // Written without closing our side: the answers here all close the connection themselves.
+    socket.write(head);
   });
 }
 
@@ -272,6 +273,19 @@ describe('Open311 GeoReport v2', () => {
         expect(xml.parse(long.body).errors.error[0]).toMatchObject({ code: '431' });
       }
     }
+    // 413 (a body declared larger than the limit) and 429 (the key's quota spent): GeoReport lists too.
+    const big = await rawRequest(`POST /open311/v2/requests.xml HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${city.key}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${1024 * 1024 * 1024}\r\n\r\nservice_code=LAMP_OUT`);
+    expect(big.status, big.body).toBe(413);
+    expect(big.type).toBe('text/xml; charset=utf-8');
+    expect(xml.parse(big.body).errors.error[0]).toMatchObject({ code: '413' });
+    const limited = await makePartner(t.rt, { tenantId: city.tenantId, scopes: ['canCreateServiceOrders'], transport: 'polling' });
+    await updatePartner(t.rt, limited.code, { rateLimitPerMinute: 1 }, cliActor());
+    expect((await get(`services.json?api_key=${limited.apiKey}`)).status).toBe(200);
+    const spent = await get(`services.json?api_key=${limited.apiKey}`);
+    expect(spent.status).toBe(429);
+    expect(spent.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await spent.json()).toEqual([{ code: 429, description: expect.any(String) }]);
+
     // On the partner API the same refusal is problem+json whose instance is the path asked for.
     const partner = await rawRequest(`GET /api/external/poles?x=${'a'.repeat(16 * 1024)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     expect(partner.status).toBe(431);
