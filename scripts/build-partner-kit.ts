@@ -1,11 +1,11 @@
 /**
- * Builds the partner kit (src/partner-kit/) into dist/partner-kit/: one ES module with
+ * Builds the partner kit (src/partner-kit/) into dist/partner-kit/ and dist/partner-kit.tgz: one ES module with
  * its dependencies bundled (index.js), its type declarations (types/), and a
  * package.json, so a partner can `npm install ./dist/partner-kit` (or copy the folder)
  * and import { createLumenClient } from '@lumen/partner-kit'. Part of `npm run build`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -57,4 +57,10 @@ writeFileSync(
     2,
   ) + '\n',
 );
-process.stdout.write(`partner kit: ${path.relative(repo, out)}/ (import from ${path.relative(repo, path.join(out, 'index.js'))})\n`);
+// The same folder as an npm tarball: what /docs/partner-kit.tgz serves (the executable
+// carries it), installable with `npm install <lumen>/docs/partner-kit.tgz`.
+const tarball = path.join(repo, 'dist/partner-kit.tgz');
+rmSync(tarball, { force: true });
+const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', path.dirname(tarball)], { cwd: out, encoding: 'utf8' }).trim().split('\n').pop()!;
+renameSync(path.join(path.dirname(tarball), packed), tarball);
+process.stdout.write(`partner kit: ${path.relative(repo, out)}/ (import from ${path.relative(repo, path.join(out, 'index.js'))}) and ${path.relative(repo, tarball)}\n`);

@@ -45,6 +45,8 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 function assets(packed: { manifestFile: string; payloadFile: string }, consoleFile: string): Record<string, string> {
   return {
     'redoc.standalone.js': path.join(repo, 'node_modules/redoc/bundles/redoc.standalone.js'),
+    // Made by scripts/build-partner-kit.ts, which `npm run build` runs first; served at /docs/partner-kit.tgz.
+    'partner-kit.tgz': path.join(dist, 'partner-kit.tgz'),
     [CONSOLE_ASSET]: consoleFile,
     [RUNTIME_MANIFEST_ASSET]: packed.manifestFile,
     [RUNTIME_PAYLOAD_ASSET]: packed.payloadFile,
@@ -62,6 +64,7 @@ function mb(bytes: number): string {
 async function main(): Promise<void> {
   const nodeVersion = execFileSync(nodeBinary, ['--version'], { encoding: 'utf8' }).trim();
   if (!/^v2[4-9]\./.test(nodeVersion)) throw new Error(`${nodeBinary} is ${nodeVersion}; the executable needs Node 24 or newer`);
+  if (!fs.existsSync(path.join(dist, 'partner-kit.tgz'))) throw new Error('dist/partner-kit.tgz is missing: run `npm run build:kit` first (`npm run build` does)');
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(executable, { force: true });
   fs.mkdirSync(work, { recursive: true });

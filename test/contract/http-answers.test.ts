@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { sql } from 'kysely';
@@ -143,7 +144,8 @@ describe('docs pages', () => {
     expect(doc.status).toBe(200);
     expect(((await doc.json()) as { info: { title: string } }).info.title).toBe('Lumen partner polling endpoint');
     for (const [page, spec] of [
-      ['/docs', '/api/external/openapi.json'],
+      ['/docs/partner', '/api/external/openapi.json'],
+      ['/docs/open311', '/open311/v2/openapi.json'],
       ['/docs/polling', '/docs/partner-polling.json'],
       ['/docs/sandbox', '/api/external/sandbox/openapi.json'],
       ['/docs/telemetry', '/api/telemetry/openapi.json'],
@@ -151,9 +153,37 @@ describe('docs pages', () => {
     ]) {
       const res = await t.fetch(page!);
       expect(res.status, page).toBe(200);
-      expect(await res.text()).toContain(`spec-url="${spec}"`);
+      const text = await res.text();
+      expect(text).toContain(`spec-url="${spec}"`);
+      // Each contract page links back to the index.
+      expect(text).toContain('href="/docs"');
       expect((await t.fetch(spec!)).status, spec).toBe(200);
     }
+  });
+
+  it('/docs is an index that reaches every published contract and guide, each served from here with no outside request', async () => {
+    const index = await t.fetch('/docs');
+    expect(index.status).toBe(200);
+    const html = await index.text();
+    const links = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+    // Every contract and every guide of docs/ is listed.
+    for (const page of ['/docs/partner', '/docs/sandbox', '/docs/polling', '/docs/open311', '/docs/telemetry', '/docs/admin', '/docs/changelog', '/docs/guides/webhooks', '/docs/guides/operations']) expect(links, page).toContain(page);
+    for (const file of readdirSync('docs').filter((f) => f.endsWith('.md'))) expect(links).toContain(`/docs/guides/${file.replace(/\.md$/, '')}`);
+    // Every link of the index, and every link of every guide that stays on this site, answers.
+    const guides = links.filter((l) => l.startsWith('/docs/guides/') || l === '/docs/changelog');
+    const inner = new Set<string>();
+    for (const guide of guides) {
+      const res = await t.fetch(guide);
+      expect(res.status, guide).toBe(200);
+      const page = await res.text();
+      expect(page, guide).toContain('href="/docs"');
+      // Nothing on a guide page loads from another host (links out are fine; sources are not).
+      expect([...page.matchAll(/src="([^"]*)"/g)].map((m) => m[1]).filter((u) => /^(https?:)?\/\//.test(u!)), guide).toEqual([]);
+      for (const m of page.matchAll(/href="(\/[^"#]*)/g)) inner.add(m[1]!);
+    }
+    for (const link of [...links.filter((l) => l.startsWith('/') && l !== '/docs/partner-kit.tgz'), ...inner]) expect((await t.fetch(link)).status, link).toBe(200);
+    // The Markdown links of the guides became served pages: no link to a .md file is left.
+    expect([...inner].filter((l) => l.endsWith('.md'))).toEqual([]);
   });
 
   it('make no request to another host: no external resource in the page or in the Redoc bundle', async () => {

@@ -4,7 +4,8 @@
  * and its partner); everything the partner does goes through the kit alone.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +39,23 @@ afterAll(async () => {
 });
 
 describe('dist/partner-kit against dist/lumen', () => {
+  it('is served by dist/lumen at /docs/partner-kit.tgz and installs with npm from that URL', async () => {
+    const index = await (await fetch(`${lumen.base}/docs`)).text();
+    expect(index).toContain('href="/docs/partner-kit.tgz"');
+    const project = mkdtempSync(path.join(tmpdir(), 'lumen-kit-install-'));
+    try {
+      writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'partner-app', version: '1.0.0', private: true, type: 'module' }));
+      // npm fetches the tarball from Lumen itself; the kit has no dependencies, so nothing else is asked of a registry.
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', `${lumen.base}/docs/partner-kit.tgz`], { cwd: project, stdio: 'pipe' });
+      const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@lumen/partner-kit/package.json'), 'utf8')) as { version: string };
+      expect(installed.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
+      const fromUrl = (await import(pathToFileURL(path.join(project, 'node_modules/@lumen/partner-kit/index.js')).href)) as typeof Kit;
+      expect(typeof fromUrl.createLumenClient).toBe('function');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
   it('runs a full sync, registers a request with a photo, and drains the events of its order', async () => {
     const demo = await lumenJson(['demo', 'seed', '--code', 'kit'], cwd, env);
     const client = kit.createLumenClient({ baseUrl: lumen.base, apiKey: String(demo.partner.apiKey) });

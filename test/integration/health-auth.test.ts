@@ -124,7 +124,7 @@ describe('routing and probes', () => {
     const doc = (await (await t.fetch('/api/external/openapi.json')).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/external/health', '/api/external/service-orders', '/api/external/poles', '/api/external/events']));
-    const page = await t.fetch('/docs');
+    const page = await t.fetch('/docs/partner');
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     const html = await page.text();
     expect(html).toContain('spec-url="/api/external/openapi.json"');

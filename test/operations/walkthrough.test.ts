@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { cliJson } from './support.js';
 
 /**
- * The operators' walkthrough of the README ("Triage and the service-order
+ * The operators' walkthrough of docs/triage.md ("Operations: triage and the service-order
  * lifecycle"), step by step with the same commands: a partner's request arrives in a
  * manual-triage city, an operator triages it with the CLI, and the partner sees the
  * outcome through its events.
@@ -27,7 +27,7 @@ function request(protocolNumber: string, street: string) {
   };
 }
 
-describe('README walkthrough: triage an alert end to end with the CLI', () => {
+describe('docs/triage.md walkthrough: triage an alert end to end with the CLI', () => {
   it('from a Pending alert to a completed order, and a discarded duplicate', async () => {
     // 1. A city with manual triage, one reason, one team, one partner (polling mode).
     const tenant = cliJson(await t.cli('tenant', 'create', '--name', 'São Paulo', '--ibge', '3550308', '--intake', 'manual', '--json'));

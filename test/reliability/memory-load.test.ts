@@ -29,7 +29,7 @@ import { countConnections } from '../support/connections.js';
 import { freePort } from '../support/free-port.js';
 import { recordReliability } from '../support/reliability.js';
 
-/** The documented bound (README, RELIABILITY.md): peak RSS of one process under either attack. */
+/** The documented bound (docs/security.md, RELIABILITY.md): peak RSS of one process under either attack. */
 const MEMORY_BOUND_MB = 600;
 /** LUMEN_OUTBOUND_CONNECTIONS as the server under test runs it (its default). */
 const OUTBOUND_CONNECTIONS = 64;
