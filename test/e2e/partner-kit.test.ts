@@ -46,7 +46,7 @@ describe('dist/partner-kit against dist/lumen', () => {
     try {
       writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'partner-app', version: '1.0.0', private: true, type: 'module' }));
       // npm fetches the tarball from Lumen itself; the kit has no dependencies, so nothing else is asked of a registry.
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', `${lumen.base}/docs/partner-kit.tgz`], { cwd: project, stdio: 'pipe' });
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', `${lumen.base}/docs/partner-kit.tgz`], { cwd: project, stdio: 'pipe' });
       const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@lumen/partner-kit/package.json'), 'utf8')) as { version: string };
       expect(installed.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
       const fromUrl = (await import(pathToFileURL(path.join(project, 'node_modules/@lumen/partner-kit/index.js')).href)) as typeof Kit;
