@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [options]`. */
 
-export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'console-inbox', 'console-load', 'console-bundle', 'full-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'webhook-fanout'] as const;
+export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'console-inbox', 'console-load', 'console-bundle', 'full-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'report-export', 'report-dashboard', 'webhook-fanout'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface BenchOptions {
@@ -120,6 +120,8 @@ export interface Sizes {
   readonly starts: number;
   /** Seconds the executable idles before its RSS is read. */
   readonly idleSeconds: number;
+  /** Service orders of the reports rows' city (dashboard and CSV export). */
+  readonly reportOrders: number;
 }
 
 export function sizesFor(quick: boolean): Sizes {
@@ -143,6 +145,7 @@ export function sizesFor(quick: boolean): Sizes {
         telemetryBatch: 1000,
         starts: 1,
         idleSeconds: 1,
+        reportOrders: 20_000,
       }
     : {
         poles: 1_000_000,
@@ -163,5 +166,6 @@ export function sizesFor(quick: boolean): Sizes {
         telemetryBatch: 1000,
         starts: 5,
         idleSeconds: 5,
+        reportOrders: 1_000_000,
       };
 }

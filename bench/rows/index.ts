@@ -10,6 +10,7 @@ import { fullSyncRow } from './full-sync.js';
 import { intakeRow } from './intake.js';
 import { poleImportRow } from './pole-import.js';
 import { polePageRow } from './pole-page.js';
+import { reportDashboardRow, reportExportRow } from './reports.js';
 import { telemetryRow } from './telemetry.js';
 import { webhookFanoutRow } from './webhook-fanout.js';
 
@@ -32,5 +33,7 @@ export const ROWS: readonly RowDefinition[] = [
   poleImportRow,
   eventsPollingRow,
   eventLatencyRow,
+  reportExportRow,
+  reportDashboardRow,
   webhookFanoutRow,
 ];

@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -171,6 +171,98 @@ export const listMapPoles = <ThrowOnError extends boolean = false>(options: Opti
             type: 'apiKey'
         }],
     url: '/api/admin/tenants/{tenantId}/poles',
+    ...options
+});
+
+/**
+ * The city's dashboard over a period (backlog, time to triage and repair, SLA)
+ *
+ * What the council asks for, for one city: the backlog now, and over `[from, to)` the
+ * time to triage and to repair (median and 90th percentile) and SLA compliance, each
+ * overall and per team, reason and partner (see `TenantReport`). Any role on the
+ * tenant may read it; another city's id is 404. The console's Reports page draws it,
+ * and each figure links to the order list filtered the same way (`team`, `reason`,
+ * `partner`, `status`, `overdue`, `openedAfter`/`openedBefore`).
+ *
+ */
+export const getTenantReport = <ThrowOnError extends boolean = false>(options: Options<GetTenantReportData, ThrowOnError>) => (options.client ?? client).get<GetTenantReportResponses, GetTenantReportErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/report',
+    ...options
+});
+
+/**
+ * The city's service orders as CSV, with the order list's filters
+ *
+ * Every service order of the city matching the order list's filters (newest first):
+ * number, status, priority, reason, team, pole, address, neighborhood, opened, deadline,
+ * closed, overdue, linked alerts and their partners.
+ *
+ * CSV as spreadsheet tools read it: UTF-8 with a byte-order mark, a header row in the
+ * request's language, RFC 4180 quoting, times in the city's time zone, statuses and
+ * priorities in words. Streamed as PostgreSQL writes it (`COPY`), so a million rows
+ * never sit in memory; the download has no `Content-Length`. Any role on the tenant
+ * may export; another city's id is 404. No citizen's name or phone is exported.
+ *
+ */
+export const exportServiceOrders = <ThrowOnError extends boolean = false>(options: Options<ExportServiceOrdersData, ThrowOnError>) => (options.client ?? client).get<ExportServiceOrdersResponses, ExportServiceOrdersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/exports/service-orders',
+    ...options
+});
+
+/**
+ * The city's alerts as CSV
+ *
+ * Every alert (request) of the city, newest first, optionally only of some statuses,
+ * of one partner, or received within a period: number, protocol, partner, status,
+ * reason, priority, address, neighborhood, received, deadline, service order.
+ *
+ * CSV as spreadsheet tools read it: UTF-8 with a byte-order mark, a header row in the
+ * request's language, RFC 4180 quoting, times in the city's time zone, statuses and
+ * priorities in words. Streamed as PostgreSQL writes it (`COPY`), so a million rows
+ * never sit in memory; the download has no `Content-Length`. Any role on the tenant
+ * may export; another city's id is 404. No citizen's name or phone is exported.
+ *
+ */
+export const exportAlerts = <ThrowOnError extends boolean = false>(options: Options<ExportAlertsData, ThrowOnError>) => (options.client ?? client).get<ExportAlertsResponses, ExportAlertsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/exports/alerts',
+    ...options
+});
+
+/**
+ * The city's audit log as CSV
+ *
+ * Every audit entry of the city, newest first, optionally within a period: when, who,
+ * what (the action in words), the object (its number when it has one), and the change.
+ *
+ * CSV as spreadsheet tools read it: UTF-8 with a byte-order mark, a header row in the
+ * request's language, RFC 4180 quoting, times in the city's time zone, statuses and
+ * priorities in words. Streamed as PostgreSQL writes it (`COPY`), so a million rows
+ * never sit in memory; the download has no `Content-Length`. Any role on the tenant
+ * may export; another city's id is 404. No citizen's name or phone is exported.
+ *
+ */
+export const exportAuditEntries = <ThrowOnError extends boolean = false>(options: Options<ExportAuditEntriesData, ThrowOnError>) => (options.client ?? client).get<ExportAuditEntriesResponses, ExportAuditEntriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/exports/audit',
     ...options
 });
 

@@ -519,6 +519,249 @@ export const MapPolesSchema = {
     }
 } as const;
 
+export const ReportAgeSchema = {
+    type: 'string',
+    title: 'ReportAge',
+    description: 'Age bucket: under a day, 1–3 days, 3–7 days, 7–30 days, 30 days or more.',
+    enum: [
+        'd0_1',
+        'd1_3',
+        'd3_7',
+        'd7_30',
+        'd30_plus'
+    ]
+} as const;
+
+export const ReportGroupSchema = {
+    type: 'object',
+    title: 'ReportGroup',
+    description: 'One figure of the dashboard for one team, reason or partner (or the whole city, with\n`key` null): how many items it covers and their durations\' median and 90th percentile,\nin seconds (null when `count` is 0), or, for SLA, how many were done on time.\n',
+    required: [
+        'key',
+        'label',
+        'count',
+        'p50Seconds',
+        'p90Seconds',
+        'onTime'
+    ],
+    additionalProperties: false,
+    properties: {
+        key: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 200,
+            description: 'What the list behind the figure is filtered by (a team id, a reason code, a partner code); null for the whole city or for orders with no team.',
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        label: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 200,
+            description: 'The name to show (the team\'s or reason\'s name in the request\'s language, the partner\'s code); null for the whole city or "no team".',
+            examples: [
+                'Lâmpada apagada'
+            ]
+        },
+        count: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647
+        },
+        p50Seconds: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 1000000000000
+        },
+        p90Seconds: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 1000000000000
+        },
+        onTime: {
+            type: [
+                'integer',
+                'null'
+            ],
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'SLA figures only (null elsewhere) — of `count` completed orders, how many were completed by their deadline.'
+        }
+    }
+} as const;
+
+export const ReportBreakdownSchema = {
+    type: 'object',
+    title: 'ReportBreakdown',
+    required: [
+        'overall',
+        'byTeam',
+        'byReason',
+        'byPartner'
+    ],
+    additionalProperties: false,
+    properties: {
+        overall: {
+            $ref: '#/components/schemas/ReportGroup'
+        },
+        byTeam: {
+            type: 'array',
+            maxItems: 10000,
+            items: {
+                $ref: '#/components/schemas/ReportGroup'
+            }
+        },
+        byReason: {
+            type: 'array',
+            maxItems: 10000,
+            items: {
+                $ref: '#/components/schemas/ReportGroup'
+            }
+        },
+        byPartner: {
+            type: 'array',
+            maxItems: 10000,
+            items: {
+                $ref: '#/components/schemas/ReportGroup'
+            }
+        }
+    }
+} as const;
+
+export const TenantReportSchema = {
+    type: 'object',
+    title: 'TenantReport',
+    description: 'What the dashboard shows for one city over a period: the backlog now (open orders by\nstatus and age, Pending alerts by age, overdue orders), and over the period the time\nto triage (an alert\'s arrival to the operator\'s decision: linked to an order or\ndiscarded), the time to repair (an order\'s opening to its completion) and SLA\ncompliance (completed orders done by their deadline), each overall and per team,\nreason and partner. Periods are half-open, `[from, to)`.\n',
+    required: [
+        'tenantId',
+        'from',
+        'to',
+        'generatedAt',
+        'backlog',
+        'timeToTriage',
+        'timeToRepair',
+        'sla'
+    ],
+    additionalProperties: false,
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36
+        },
+        from: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        },
+        to: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        },
+        generatedAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        },
+        backlog: {
+            type: 'object',
+            required: [
+                'orders',
+                'pendingAlerts',
+                'overdueOrders'
+            ],
+            additionalProperties: false,
+            properties: {
+                orders: {
+                    type: 'array',
+                    maxItems: 100,
+                    description: 'Open orders by status and age (time since opened); only non-empty cells.',
+                    items: {
+                        type: 'object',
+                        required: [
+                            'status',
+                            'age',
+                            'count'
+                        ],
+                        additionalProperties: false,
+                        properties: {
+                            status: {
+                                type: 'string',
+                                maxLength: 40,
+                                examples: [
+                                    'ASSIGNED'
+                                ]
+                            },
+                            age: {
+                                $ref: '#/components/schemas/ReportAge'
+                            },
+                            count: {
+                                type: 'integer',
+                                format: 'int32',
+                                minimum: 0,
+                                maximum: 2147483647
+                            }
+                        }
+                    }
+                },
+                pendingAlerts: {
+                    type: 'array',
+                    maxItems: 10,
+                    description: 'Pending alerts by age (time since received); only non-empty buckets.',
+                    items: {
+                        type: 'object',
+                        required: [
+                            'age',
+                            'count'
+                        ],
+                        additionalProperties: false,
+                        properties: {
+                            age: {
+                                $ref: '#/components/schemas/ReportAge'
+                            },
+                            count: {
+                                type: 'integer',
+                                format: 'int32',
+                                minimum: 0,
+                                maximum: 2147483647
+                            }
+                        }
+                    }
+                },
+                overdueOrders: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 0,
+                    maximum: 2147483647
+                }
+            }
+        },
+        timeToTriage: {
+            $ref: '#/components/schemas/ReportBreakdown'
+        },
+        timeToRepair: {
+            $ref: '#/components/schemas/ReportBreakdown'
+        },
+        sla: {
+            $ref: '#/components/schemas/ReportBreakdown'
+        }
+    }
+} as const;
+
 export const AdminTeamSchema = {
     type: 'object',
     title: 'AdminTeam',

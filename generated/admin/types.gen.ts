@@ -229,6 +229,88 @@ export type MapPoles = {
 };
 
 /**
+ * ReportAge
+ *
+ * Age bucket: under a day, 1–3 days, 3–7 days, 7–30 days, 30 days or more.
+ */
+export type ReportAge = 'd0_1' | 'd1_3' | 'd3_7' | 'd7_30' | 'd30_plus';
+
+/**
+ * ReportGroup
+ *
+ * One figure of the dashboard for one team, reason or partner (or the whole city, with
+ * `key` null): how many items it covers and their durations' median and 90th percentile,
+ * in seconds (null when `count` is 0), or, for SLA, how many were done on time.
+ *
+ */
+export type ReportGroup = {
+    /**
+     * What the list behind the figure is filtered by (a team id, a reason code, a partner code); null for the whole city or for orders with no team.
+     */
+    key: string | null;
+    /**
+     * The name to show (the team's or reason's name in the request's language, the partner's code); null for the whole city or "no team".
+     */
+    label: string | null;
+    count: number;
+    p50Seconds: number | null;
+    p90Seconds: number | null;
+    /**
+     * SLA figures only (null elsewhere) — of `count` completed orders, how many were completed by their deadline.
+     */
+    onTime: number | null;
+};
+
+/**
+ * ReportBreakdown
+ */
+export type ReportBreakdown = {
+    overall: ReportGroup;
+    byTeam: Array<ReportGroup>;
+    byReason: Array<ReportGroup>;
+    byPartner: Array<ReportGroup>;
+};
+
+/**
+ * TenantReport
+ *
+ * What the dashboard shows for one city over a period: the backlog now (open orders by
+ * status and age, Pending alerts by age, overdue orders), and over the period the time
+ * to triage (an alert's arrival to the operator's decision: linked to an order or
+ * discarded), the time to repair (an order's opening to its completion) and SLA
+ * compliance (completed orders done by their deadline), each overall and per team,
+ * reason and partner. Periods are half-open, `[from, to)`.
+ *
+ */
+export type TenantReport = {
+    tenantId: string;
+    from: string;
+    to: string;
+    generatedAt: string;
+    backlog: {
+        /**
+         * Open orders by status and age (time since opened); only non-empty cells.
+         */
+        orders: Array<{
+            status: string;
+            age: ReportAge;
+            count: number;
+        }>;
+        /**
+         * Pending alerts by age (time since received); only non-empty buckets.
+         */
+        pendingAlerts: Array<{
+            age: ReportAge;
+            count: number;
+        }>;
+        overdueOrders: number;
+    };
+    timeToTriage: ReportBreakdown;
+    timeToRepair: ReportBreakdown;
+    sla: ReportBreakdown;
+};
+
+/**
  * AdminTeam
  *
  * A field team of a tenant.
@@ -1441,6 +1523,26 @@ export type AcceptLanguage = string;
 export type TenantIdPath = string;
 
 /**
+ * Start of the period (inclusive). Default 30 days before `to`.
+ */
+export type ReportFrom = string;
+
+/**
+ * End of the period (exclusive). Default now. At most 366 days after `from`.
+ */
+export type ReportTo = string;
+
+/**
+ * Only orders opened at or after this instant (the dashboard's age and period figures link here).
+ */
+export type OpenedAfter = string;
+
+/**
+ * Only orders opened before this instant.
+ */
+export type OpenedBefore = string;
+
+/**
  * Only this tenant's items. A tenant the caller holds no role on answers as one that does not exist.
  */
 export type TenantIdQuery = string;
@@ -2260,6 +2362,362 @@ export type ListMapPolesResponses = {
 };
 
 export type ListMapPolesResponse = ListMapPolesResponses[keyof ListMapPolesResponses];
+
+export type GetTenantReportData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * Start of the period (inclusive). Default 30 days before `to`.
+         */
+        from?: string;
+        /**
+         * End of the period (exclusive). Default now. At most 366 days after `from`.
+         */
+        to?: string;
+    };
+    url: '/api/admin/tenants/{tenantId}/report';
+};
+
+export type GetTenantReportErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetTenantReportError = GetTenantReportErrors[keyof GetTenantReportErrors];
+
+export type GetTenantReportResponses = {
+    /**
+     * The figures.
+     */
+    200: TenantReport;
+};
+
+export type GetTenantReportResponse = GetTenantReportResponses[keyof GetTenantReportResponses];
+
+export type ExportServiceOrdersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * One status or several, comma-separated, as on the order list.
+         */
+        status?: string;
+        /**
+         * Only orders of this team (its id or name).
+         */
+        team?: string;
+        /**
+         * true exports only open orders past their deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Only orders of this internal reason.
+         */
+        reason?: string;
+        /**
+         * Only orders with an alert of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Case-insensitive substring of the number, address or neighborhood.
+         */
+        text?: string;
+        /**
+         * Only orders opened at or after this instant (the dashboard's age and period figures link here).
+         */
+        openedAfter?: string;
+        /**
+         * Only orders opened before this instant.
+         */
+        openedBefore?: string;
+    };
+    url: '/api/admin/tenants/{tenantId}/exports/service-orders';
+};
+
+export type ExportServiceOrdersErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ExportServiceOrdersError = ExportServiceOrdersErrors[keyof ExportServiceOrdersErrors];
+
+export type ExportServiceOrdersResponses = {
+    /**
+     * The CSV.
+     */
+    200: string;
+};
+
+export type ExportServiceOrdersResponse = ExportServiceOrdersResponses[keyof ExportServiceOrdersResponses];
+
+export type ExportAlertsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * One alert status or several, comma-separated (Pending, Linked, Resolved, Cancelled).
+         */
+        status?: string;
+        /**
+         * Only alerts of this partner (its code).
+         */
+        partner?: string;
+        /**
+         * Start of the period (inclusive). Default 30 days before `to`.
+         */
+        from?: string;
+        /**
+         * End of the period (exclusive). Default now. At most 366 days after `from`.
+         */
+        to?: string;
+    };
+    url: '/api/admin/tenants/{tenantId}/exports/alerts';
+};
+
+export type ExportAlertsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ExportAlertsError = ExportAlertsErrors[keyof ExportAlertsErrors];
+
+export type ExportAlertsResponses = {
+    /**
+     * The CSV.
+     */
+    200: string;
+};
+
+export type ExportAlertsResponse = ExportAlertsResponses[keyof ExportAlertsResponses];
+
+export type ExportAuditEntriesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * Start of the period (inclusive). Default 30 days before `to`.
+         */
+        from?: string;
+        /**
+         * End of the period (exclusive). Default now. At most 366 days after `from`.
+         */
+        to?: string;
+    };
+    url: '/api/admin/tenants/{tenantId}/exports/audit';
+};
+
+export type ExportAuditEntriesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ExportAuditEntriesError = ExportAuditEntriesErrors[keyof ExportAuditEntriesErrors];
+
+export type ExportAuditEntriesResponses = {
+    /**
+     * The CSV.
+     */
+    200: string;
+};
+
+export type ExportAuditEntriesResponse = ExportAuditEntriesResponses[keyof ExportAuditEntriesResponses];
 
 export type ListTeamsData = {
     body?: never;
@@ -3940,6 +4398,14 @@ export type ListServiceOrdersData = {
          * Case-insensitive substring of the number, address or neighborhood.
          */
         text?: string;
+        /**
+         * Only orders opened at or after this instant (the dashboard's age and period figures link here).
+         */
+        openedAfter?: string;
+        /**
+         * Only orders opened before this instant.
+         */
+        openedBefore?: string;
         sort?: 'opened' | 'sla' | 'priority';
         /**
          * Opaque keyset cursor from `nextCursor` of the previous page. The next page continues

@@ -7,6 +7,8 @@ import type { Duplex } from 'node:stream';
 import { AppError, problemType } from '../lib/errors.js';
 import { negotiateLanguage, type Language } from '../lib/i18n.js';
 import { JsonText } from '../lib/json-text.js';
+import { StreamBody } from '../lib/stream-body.js';
+import { pipeline } from 'node:stream/promises';
 import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
 import { readJson } from './body.js';
@@ -48,6 +50,15 @@ async function send(res: ServerResponse, result: HttpResult, lang: Language, req
   const headers: Record<string, string> = { 'x-request-id': requestId, 'content-language': lang, ...result.headers };
   if (result.body === undefined) {
     res.writeHead(result.status, headers).end();
+    return;
+  }
+  if (result.body instanceof StreamBody) {
+    // Written as produced, with back-pressure; no Content-Length and no compression (a
+    // CSV of a million rows is streamed, not held). A client that goes away ends the
+    // pipeline, which destroys the source (and so releases what produces it).
+    headers['content-type'] = result.contentType ?? 'application/octet-stream';
+    res.writeHead(result.status, headers);
+    await pipeline(result.body.open(), res).catch(() => res.destroy());
     return;
   }
   const text =
@@ -263,7 +274,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const result = await handler({ deps, principal, request: { method, path: url.pathname, query, headers: req.headers, params, body, client }, lang: ctx.lang, requestId: ctx.requestId, log: ctx.log, signal: ctx.signal });
 
     // A binary body (an attachment's image) has no JSON to check: its content type is set by the handler from the stored row.
-    if (config.validateResponses && !Buffer.isBuffer(result.body)) {
+    if (config.validateResponses && !Buffer.isBuffer(result.body) && !(result.body instanceof StreamBody)) {
       // No body (a 204) is checked as null, which is how the validator reads "no content".
       const check = surface.api.validateResponse(result.body instanceof JsonText ? result.body.parse() : (result.body ?? null), operation, result.status);
       if (check.errors && check.errors.length > 0) {

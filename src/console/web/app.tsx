@@ -21,6 +21,7 @@ import { PartnerPage } from './pages/partner.js';
 import { TeamsPage } from './pages/teams.js';
 import { OperatorsPage } from './pages/operators.js';
 import { AuditPage } from './pages/audit.js';
+import { ReportsPage } from './pages/reports.js';
 
 export function App() {
   const [lang, setLangState] = useState<Language>(initialLanguage);
@@ -131,6 +132,7 @@ const NAV: { to: string; key: MessageKey; needs?: Ability }[] = [
   { to: '/teams', key: 'nav.teams' },
   { to: '/operators', key: 'nav.operators', needs: 'administer' },
   { to: '/audit', key: 'nav.audit' },
+  { to: '/reports', key: 'nav.reports' },
 ];
 
 function Layout({ children }: { children: ComponentChildren }) {
@@ -202,6 +204,7 @@ function Routes() {
   if (match('/teams', path)) return <TeamsPage />;
   if (match('/operators', path)) return <OperatorsPage />;
   if (match('/audit', path)) return <AuditPage />;
+  if (match('/reports', path)) return <ReportsPage />;
   return <NotFoundPage />;
 }
 

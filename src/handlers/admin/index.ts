@@ -8,6 +8,7 @@ import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartne
 import { listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
+import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
 import { createTeam, listTeams } from './teams.js';
 import { createTenant, getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
@@ -28,6 +29,11 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getTenant,
   setTenantIntakePolicy,
   getTenantAttention,
+  // Reports
+  getTenantReport,
+  exportServiceOrders,
+  exportAlerts,
+  exportAuditEntries,
   // Teams
   listTeams,
   createTeam,

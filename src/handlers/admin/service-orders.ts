@@ -31,6 +31,8 @@ export const listServiceOrders: Handler<AdminPrincipal> = async (ctx) => {
       reason: q('reason'),
       partner: q('partner'),
       text: q('text'),
+      openedAfter: q('openedAfter'),
+      openedBefore: q('openedBefore'),
       sort: q('sort'),
       cursor: q('cursor'),
       limit: q('limit'),

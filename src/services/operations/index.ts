@@ -11,7 +11,7 @@ export { applyReasonMapping, partnerReasonCodes } from './reason-mappings.js';
 export { createTeam, listTeams } from './teams.js';
 export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './triage.js';
 export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from './resolve.js';
-export { listServiceOrders, type OrderListInput } from './order-list.js';
+export { listServiceOrders, orderListFilter, type OrderListInput } from './order-list.js';
 export { tenantAttention } from './attention.js';
 export { alertTimeline, orderTimeline } from './timeline.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';

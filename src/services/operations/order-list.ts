@@ -25,6 +25,9 @@ export interface OrderListInput {
   reason?: string;
   partner?: string;
   text?: string;
+  /** ISO date-times: opened at or after / before. */
+  openedAfter?: string;
+  openedBefore?: string;
   sort?: string;
   cursor?: string;
   limit?: number | string;
@@ -37,27 +40,24 @@ interface CursorState {
 }
 
 /**
- * Service orders of the tenants the caller sees (or of `tenantId`), filtered, sorted,
- * one keyset page at a time: `nextCursor` continues exactly after the last row, however
- * many orders are written meanwhile. `total` counts every match. A tenantId the caller
- * cannot see gives an empty page, as one that does not exist.
+ * The filter of an order query (the list's pages, the CSV export): validated, with the
+ * team resolved among the caller's tenants; null when `tenantId` names a tenant the
+ * caller cannot see (which reads as one with no orders). Problems found before (`errors`)
+ * are reported together with the filters' own.
  */
-export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, input: OrderListInput): Promise<AdminServiceOrderPage> {
-  const errors: FieldError[] = [];
+export async function orderListFilter(deps: ServiceDeps, access: AdminAccess, input: OrderListInput, errors: FieldError[] = []): Promise<OrderListFilter | null> {
   if (input.tenantId !== undefined && !isUuid(input.tenantId)) errors.push({ pointer: '/query/tenantId', message: 'must be a tenant id (UUID)' });
   const statuses = input.status === undefined ? [] : input.status.split(',').map((s) => s.trim());
   const badStatus = statuses.find((s) => !(ORDER_STATUSES as readonly string[]).includes(s));
   if (badStatus !== undefined) errors.push({ pointer: '/query/status', message: `each status must be one of: ${ORDER_STATUSES.join(', ')}` });
-  const sort = (input.sort ?? 'opened') as OrderSort;
-  if (!SORTS.includes(sort)) errors.push({ pointer: '/query/sort', message: `must be one of: ${SORTS.join(', ')}` });
-  const requested = input.limit === undefined ? ORDER_PAGE_DEFAULT : Number(input.limit);
-  if (!Number.isInteger(requested) || requested < 1) errors.push({ pointer: '/query/limit', message: 'must be a whole number of at least 1' });
   const text = input.text?.trim();
   if (text !== undefined && text.length > 200) errors.push({ pointer: '/query/text', message: 'must be at most 200 characters' });
+  for (const name of ['openedAfter', 'openedBefore'] as const) {
+    const v = input[name];
+    if (v !== undefined && Number.isNaN(Date.parse(v))) errors.push({ pointer: `/query/${name}`, message: 'must be a date-time' });
+  }
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
-
-  // A tenant the caller cannot see reads as an unknown one: nothing in it (as the alert list).
-  if (input.tenantId !== undefined && roleOn(access, input.tenantId) === null) return { items: [], limit: Math.min(requested, ORDER_PAGE_MAX), total: 0, nextCursor: null };
+  if (input.tenantId !== undefined && roleOn(access, input.tenantId) === null) return null;
   const visible = visibleTenants(access);
   const filter: OrderListFilter = {
     tenants: input.tenantId !== undefined ? [input.tenantId] : visible === 'all' ? null : visible,
@@ -66,8 +66,28 @@ export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, 
     reasonCode: input.reason,
     partnerCode: input.partner,
     text: text || undefined,
+    ...(input.openedAfter !== undefined ? { openedAfter: new Date(input.openedAfter) } : {}),
+    ...(input.openedBefore !== undefined ? { openedBefore: new Date(input.openedBefore) } : {}),
   };
   if (input.team !== undefined) filter.teamId = (await resolveTeam(deps.db, access, input.team, input.tenantId)).id;
+  return filter;
+}
+
+/**
+ * Service orders of the tenants the caller sees (or of `tenantId`), filtered, sorted,
+ * one keyset page at a time: `nextCursor` continues exactly after the last row, however
+ * many orders are written meanwhile. `total` counts every match. A tenantId the caller
+ * cannot see gives an empty page, as one that does not exist.
+ */
+export async function listServiceOrders(deps: ServiceDeps, access: AdminAccess, input: OrderListInput): Promise<AdminServiceOrderPage> {
+  const sort = (input.sort ?? 'opened') as OrderSort;
+  const requested = input.limit === undefined ? ORDER_PAGE_DEFAULT : Number(input.limit);
+  const errors: FieldError[] = [];
+  if (!SORTS.includes(sort)) errors.push({ pointer: '/query/sort', message: `must be one of: ${SORTS.join(', ')}` });
+  if (!Number.isInteger(requested) || requested < 1) errors.push({ pointer: '/query/limit', message: 'must be a whole number of at least 1' });
+  const filter = await orderListFilter(deps, access, input, errors);
+  // A tenant the caller cannot see reads as an unknown one: nothing in it (as the alert list).
+  if (filter === null) return { items: [], limit: Math.min(requested, ORDER_PAGE_MAX), total: 0, nextCursor: null };
 
   // A digest, not the filters themselves: the cursor stays short however many tenants the caller sees.
   const query = createHash('sha256').update(JSON.stringify([filter, sort])).digest('base64url').slice(0, 22);

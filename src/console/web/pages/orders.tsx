@@ -25,7 +25,9 @@ export function OrdersPage() {
     navigate(`/orders${s ? `?${s}` : ''}`);
   };
   const teams = useApi('listTeams', { query: { tenantId } });
-  const orders = useApi('listServiceOrders', { query: { tenantId, limit: 200, sort: 'sla', ...(team ? { team } : {}), ...(overdue ? { overdue: true } : {}) } }, { refreshInterval: 30_000 });
+  // Filters other pages link with (the reports' figures): passed on as the list takes them.
+  const linked = Object.fromEntries(['status', 'reason', 'partner', 'openedAfter', 'openedBefore'].flatMap((name) => (query.get(name) ? [[name, query.get(name)!]] : [])));
+  const orders = useApi('listServiceOrders', { query: { tenantId, limit: 200, sort: 'sla', ...linked, ...(team ? { team } : {}), ...(overdue ? { overdue: true } : {}) } }, { refreshInterval: 30_000 });
   const d = useDurations();
   const rows = orders.data?.items ?? [];
   return (

@@ -16,6 +16,9 @@ export interface OrderListFilter {
   partnerCode?: string;
   /** Matched (case-insensitive, as a substring) against number, address and neighborhood. */
   text?: string;
+  /** Opened at or after / before (the dashboard's age and period figures link here). */
+  openedAfter?: Date;
+  openedBefore?: Date;
 }
 
 /** Where the last page ended: the sort key of its last row, as text (timestamps keep their microseconds). */
@@ -36,7 +39,8 @@ function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-function filtered(db: Executor, f: OrderListFilter) {
+/** The orders matching a filter (no columns chosen yet): the list's pages and the CSV export share it. */
+export function filtered(db: Executor, f: OrderListFilter) {
   let q = db.selectFrom('service_order as so');
   if (f.tenants !== null) q = q.where('so.tenant_id', 'in', f.tenants.length ? f.tenants : ['00000000-0000-0000-0000-000000000000']);
   if (f.statuses?.length) q = q.where('so.status', 'in', f.statuses);
@@ -49,6 +53,8 @@ function filtered(db: Executor, f: OrderListFilter) {
       exists(selectFrom('alert as pa').innerJoin('external_system as pe', 'pe.id', 'pa.external_system_id').select(sql`1`.as('one')).whereRef('pa.service_order_id', '=', 'so.id').where('pe.code', '=', code)),
     );
   }
+  if (f.openedAfter) q = q.where('so.opened_at', '>=', f.openedAfter);
+  if (f.openedBefore) q = q.where('so.opened_at', '<', f.openedBefore);
   if (f.text) {
     const like = likePattern(f.text);
     q = q.where((eb) => eb.or([eb('so.number', 'ilike', like), eb('so.address', 'ilike', like), eb('so.neighborhood', 'ilike', like)]));

@@ -1,0 +1,116 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../database.js';
+
+/** Age buckets of the backlog, in the contract's names (ReportAge). */
+const AGE = (column: string) =>
+  sql.raw(`CASE WHEN now() - ${column} < interval '1 day' THEN 'd0_1' WHEN now() - ${column} < interval '3 days' THEN 'd1_3'
+    WHEN now() - ${column} < interval '7 days' THEN 'd3_7' WHEN now() - ${column} < interval '30 days' THEN 'd7_30' ELSE 'd30_plus' END`);
+
+export interface BacklogRows {
+  orders: { status: string; age: string; count: number }[];
+  pendingAlerts: { age: string; count: number }[];
+  overdueOrders: number;
+}
+
+/** The open orders by status and age, the Pending alerts by age, the overdue open orders: now. */
+export async function backlog(db: Executor, tenantId: string): Promise<BacklogRows> {
+  const [orders, alerts, overdue] = await Promise.all([
+    sql<{ status: string; age: string; count: number }>`
+      SELECT so.status, ${AGE('so.opened_at')} AS age, count(*)::int AS count
+      FROM service_order so
+      WHERE so.tenant_id = ${tenantId} AND so.status IN ('OPEN', 'ASSIGNED', 'IN_PROGRESS')
+      GROUP BY 1, 2 ORDER BY 1, 2`.execute(db),
+    sql<{ age: string; count: number }>`
+      SELECT ${AGE('a.created_at')} AS age, count(*)::int AS count
+      FROM alert a WHERE a.tenant_id = ${tenantId} AND a.status = 'Pending'
+      GROUP BY 1 ORDER BY 1`.execute(db),
+    sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM service_order so
+      WHERE so.tenant_id = ${tenantId} AND so.status IN ('OPEN', 'ASSIGNED', 'IN_PROGRESS') AND so.sla_due_at < now()`.execute(db),
+  ]);
+  return { orders: orders.rows, pendingAlerts: alerts.rows, overdueOrders: overdue.rows[0]?.n ?? 0 };
+}
+
+/** One figure of a breakdown, as PostgreSQL groups it: `dim` says which grouping set (overall, team, reason, partner). */
+export interface FigureRow {
+  dim: 'overall' | 'team' | 'reason' | 'partner';
+  key: string | null;
+  label_pt: string | null;
+  label_en: string | null;
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  on_time: number | null;
+}
+
+/**
+ * Time to triage over [from, to): every operator decision on a Pending alert taken in the
+ * period (linked to an order, or discarded), measured from when the alert last became
+ * Pending (its arrival, or its return to triage when its order was cancelled). Alerts
+ * that became orders at intake (automatic triage) were never Pending and do not count.
+ */
+export async function triageFigures(db: Executor, tenantId: string, from: Date, to: Date): Promise<FigureRow[]> {
+  const { rows } = await sql<FigureRow>`
+    WITH d AS (
+      SELECT a.id, a.reason_code, so.team_id, es.code AS partner_code,
+        greatest(0, extract(epoch FROM h.at - coalesce(
+          (SELECT max(p.at) FROM alert_status_history p WHERE p.alert_id = h.alert_id AND p.to_status = 'Pending' AND p.id < h.id),
+          a.created_at))) AS secs
+      FROM alert_status_history h
+      JOIN alert a ON a.id = h.alert_id
+      JOIN external_system es ON es.id = a.external_system_id
+      LEFT JOIN service_order so ON so.id = a.service_order_id
+      WHERE a.tenant_id = ${tenantId} AND h.from_status = 'Pending' AND h.to_status <> 'Pending' AND h.at >= ${from} AND h.at < ${to}
+    )
+    SELECT CASE WHEN GROUPING(d.team_id) = 0 THEN 'team' WHEN GROUPING(d.reason_code) = 0 THEN 'reason' WHEN GROUPING(d.partner_code) = 0 THEN 'partner' ELSE 'overall' END AS dim,
+      coalesce(d.team_id::text, d.reason_code, d.partner_code) AS key,
+      CASE WHEN GROUPING(d.team_id) = 0 THEN min(t.name) WHEN GROUPING(d.reason_code) = 0 THEN min(r.name_pt) ELSE d.partner_code END AS label_pt,
+      CASE WHEN GROUPING(d.team_id) = 0 THEN min(t.name) WHEN GROUPING(d.reason_code) = 0 THEN min(r.name_en) ELSE d.partner_code END AS label_en,
+      count(*)::int AS count,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY d.secs) AS p50,
+      percentile_cont(0.9) WITHIN GROUP (ORDER BY d.secs) AS p90,
+      NULL::int AS on_time
+    FROM d
+    LEFT JOIN team t ON t.id = d.team_id
+    LEFT JOIN reason r ON r.tenant_id = ${tenantId} AND r.code = d.reason_code
+    GROUP BY GROUPING SETS ((), (d.team_id), (d.reason_code), (d.partner_code))
+    ORDER BY 1, count(*) DESC, 2`.execute(db);
+  return rows;
+}
+
+/**
+ * Time to repair and SLA compliance over [from, to): the orders completed in the period,
+ * each from its opening to its completion, on time when completed by its deadline. By
+ * partner, an order counts once for each partner with an alert on it.
+ */
+export async function repairFigures(db: Executor, tenantId: string, from: Date, to: Date): Promise<FigureRow[]> {
+  const done = sql`
+    SELECT so.id, so.team_id, so.reason_code, greatest(0, extract(epoch FROM so.closed_at - so.opened_at)) AS secs, (so.closed_at <= so.sla_due_at) AS on_time
+    FROM service_order so
+    WHERE so.tenant_id = ${tenantId} AND so.status = 'COMPLETED' AND so.closed_at >= ${from} AND so.closed_at < ${to}`;
+  const { rows } = await sql<FigureRow>`
+    WITH d AS (${done}),
+    by_partner AS (
+      SELECT DISTINCT d.id, d.secs, d.on_time, es.code AS partner_code
+      FROM d JOIN alert a ON a.service_order_id = d.id JOIN external_system es ON es.id = a.external_system_id
+    )
+    SELECT CASE WHEN GROUPING(d.team_id) = 0 THEN 'team' WHEN GROUPING(d.reason_code) = 0 THEN 'reason' ELSE 'overall' END AS dim,
+      coalesce(d.team_id::text, d.reason_code) AS key,
+      CASE WHEN GROUPING(d.team_id) = 0 THEN min(t.name) WHEN GROUPING(d.reason_code) = 0 THEN min(r.name_pt) END AS label_pt,
+      CASE WHEN GROUPING(d.team_id) = 0 THEN min(t.name) WHEN GROUPING(d.reason_code) = 0 THEN min(r.name_en) END AS label_en,
+      count(*)::int AS count,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY d.secs) AS p50,
+      percentile_cont(0.9) WITHIN GROUP (ORDER BY d.secs) AS p90,
+      (count(*) FILTER (WHERE d.on_time))::int AS on_time
+    FROM d
+    LEFT JOIN team t ON t.id = d.team_id
+    LEFT JOIN reason r ON r.tenant_id = ${tenantId} AND r.code = d.reason_code
+    GROUP BY GROUPING SETS ((), (d.team_id), (d.reason_code))
+    UNION ALL
+    SELECT 'partner', b.partner_code, b.partner_code, b.partner_code, count(*)::int,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY b.secs), percentile_cont(0.9) WITHIN GROUP (ORDER BY b.secs),
+      (count(*) FILTER (WHERE b.on_time))::int
+    FROM by_partner b GROUP BY b.partner_code
+    ORDER BY 1, 5 DESC, 2`.execute(db);
+  return rows;
+}
