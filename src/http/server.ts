@@ -32,6 +32,8 @@ export interface HttpServer {
   readonly draining: boolean;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /** `/livez` or `/readyz` as this server answers them (also served on LUMEN_METRICS_PORT, outside the connection caps); null for another path. */
+  health(path: string): Promise<HttpResult> | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -334,10 +336,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       ctx.route.name = name;
       return result;
     };
-    if (p === '/livez') {
-      const failure = deps.failure?.() ?? null;
-      return found('livez', failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } });
-    }
+    if (p === '/livez') return found('livez', liveness());
     if (p === '/readyz') return found('readyz', readiness());
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (p === '/metrics' && config.metricsPort === null) return found('metrics', scrapeMetrics());
@@ -372,6 +371,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   async function scrapeMetrics(): Promise<HttpResult> {
     const scraped = await deps.metrics.scrape();
     return { status: 200, body: scraped.body, contentType: scraped.contentType, headers: { 'cache-control': 'no-store' } };
+  }
+
+  function liveness(): HttpResult {
+    const failure = deps.failure?.() ?? null;
+    return failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } };
   }
 
   async function readiness(): Promise<HttpResult> {
@@ -424,6 +428,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
   return {
     server,
+    health: (path) => (path === '/livez' ? Promise.resolve(liveness()) : path === '/readyz' ? readiness() : null),
     get draining() {
       return draining;
     },

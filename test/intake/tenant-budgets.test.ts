@@ -66,7 +66,7 @@ describe('per-city shares of the process budgets', () => {
     const finish = setInterval(() => {
       for (const res of held.splice(0)) res.end(JPEG.subarray(1));
     }, 5);
-    const [a1, a2] = await Promise.all(pendingA);
+    const [a1, a2] = (await Promise.all(pendingA)) as [Awaited<(typeof pendingA)[0]>, Awaited<(typeof pendingA)[0]>];
     clearInterval(finish);
     expect([a1.status, a2.status]).toEqual([201, 201]);
     for (const r of [a1, a2]) expect(r.body.alert.attachments.map((x: { success: boolean }) => x.success)).toEqual(Array(4).fill(true));
