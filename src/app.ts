@@ -44,7 +44,7 @@ export async function startApp(rt: Runtime): Promise<RunningApp> {
   let metricsServer: MetricsServer | null = null;
   if (rt.config.metricsPort !== null) {
     try {
-      metricsServer = await startMetricsServer(rt.metrics, rt.config.host, rt.config.metricsPort, rt.log);
+      metricsServer = await startMetricsServer(rt.metrics, rt.config.host, rt.config.metricsPort, rt.log, http.health);
     } catch (err) {
       await http.close();
       throw err;

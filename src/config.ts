@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { parseTrustedProxies } from './lib/trusted-proxies.js';
 
 /**
  * The only reader of process.env. Every variable is validated at once, and every
@@ -65,10 +66,24 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** Failed authentications per client address and minute before 429 without a lookup (per instance); 0 = no limit. Default 60. */
   readonly authFailuresPerMinute: number;
-  /** Failed console sign-ins per e-mail (known or not) in 15 minutes before 429, on every instance (LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT). Default 5. */
+  /**
+   * Failed console sign-ins for one e-mail from one client address in 15 minutes before
+   * that pair must wait, the wait doubling with each further failure (progressive delay,
+   * never a lockout of the account; LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT). Default 5.
+   */
   readonly signInFailuresPerAccount: number;
-  /** Failed console sign-ins per client address in 15 minutes before 429 (LUMEN_SIGN_IN_FAILURES_PER_ADDRESS); 0 = no limit. Default 30. */
+  /** Failed console sign-ins per client address in 15 minutes before that address must wait, doubling likewise (LUMEN_SIGN_IN_FAILURES_PER_ADDRESS); 0 = no limit. Default 30. */
   readonly signInFailuresPerAddress: number;
+  /** Password hashes (scrypt) computed at once, on threads of their own (LUMEN_PASSWORD_HASHES). Default 2. */
+  readonly passwordHashes: number;
+  /** Reverse proxies whose X-Forwarded-For / Forwarded is believed (LUMEN_TRUSTED_PROXIES, CIDRs). Default none. */
+  readonly trustedProxies: readonly string[];
+  /** Connections held at once (LUMEN_MAX_CONNECTIONS); default derived from the open-files limit at start. */
+  readonly maxConnections: number | null;
+  /** Connections held at once from one client address (LUMEN_MAX_CONNECTIONS_PER_ADDRESS); default derived from maxConnections. */
+  readonly maxConnectionsPerAddress: number | null;
+  /** Percent of each process-wide outbound budget (downloads, outbound connections) one city may hold (LUMEN_TENANT_BUDGET_SHARE). Default 50. */
+  readonly tenantBudgetShare: number;
   /** Intake requests (POST /api/external/service-orders) in progress per key and instance before 429. Default 8. */
   readonly intakeConcurrencyPerKey: number;
   /**
@@ -392,6 +407,13 @@ export function loadConfig(env: Env = process.env): Config {
   const authFailuresPerMinute = parseInteger('LUMEN_AUTH_FAILURES_PER_MINUTE', env.LUMEN_AUTH_FAILURES_PER_MINUTE, 60, 0, 10_000_000, problems);
   const signInFailuresPerAccount = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT', env.LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT, 5, 1, 1000, problems);
   const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
+  const passwordHashes = parseInteger('LUMEN_PASSWORD_HASHES', env.LUMEN_PASSWORD_HASHES, 2, 1, 64, problems);
+  const proxies = parseTrustedProxies(env.LUMEN_TRUSTED_PROXIES);
+  if ('problem' in proxies) problems.push(proxies.problem);
+  const trustedProxies = 'cidrs' in proxies ? proxies.cidrs : [];
+  const maxConnections = env.LUMEN_MAX_CONNECTIONS ? parseInteger('LUMEN_MAX_CONNECTIONS', env.LUMEN_MAX_CONNECTIONS, 0, 16, 10_000_000, problems) : null;
+  const maxConnectionsPerAddress = env.LUMEN_MAX_CONNECTIONS_PER_ADDRESS ? parseInteger('LUMEN_MAX_CONNECTIONS_PER_ADDRESS', env.LUMEN_MAX_CONNECTIONS_PER_ADDRESS, 0, 1, 10_000_000, problems) : null;
+  const tenantBudgetShare = parseInteger('LUMEN_TENANT_BUDGET_SHARE', env.LUMEN_TENANT_BUDGET_SHARE, 50, 1, 100, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
   let publicOrigin: string | null = null;
@@ -491,6 +513,11 @@ export function loadConfig(env: Env = process.env): Config {
     outboundConnections,
     signInFailuresPerAccount,
     signInFailuresPerAddress,
+    passwordHashes,
+    trustedProxies: Object.freeze(trustedProxies),
+    maxConnections,
+    maxConnectionsPerAddress,
+    tenantBudgetShare,
     shutdownGraceSeconds,
     embeddedRestartAttempts,
     embeddedRestartDelayMs,

@@ -43,7 +43,7 @@ export interface Runtime extends AppDeps {
  */
 export async function openRuntime(config: Config, log: Logger, opts: RuntimeOptions = {}): Promise<Runtime> {
   // Process-wide: every outbound call of this process shares LUMEN_OUTBOUND_CONNECTIONS.
-  setOutboundConnectionLimit(config.outboundConnections);
+  setOutboundConnectionLimit(config.outboundConnections, config.tenantBudgetShare);
   let embedded: EmbeddedDatabase | null = null;
   let supervisor: EmbeddedSupervisor | null = null;
   let url: string;

@@ -22,6 +22,9 @@ import { consolePage, isConsolePath } from './console.js';
 import { AuthFailureThrottle } from './auth-failures.js';
 import { compress, compressible, COMPRESS_MIN_BYTES, negotiateEncoding } from './compress.js';
 import { formatTraceparent, parseTraceparent, withTrace } from '../lib/trace-context.js';
+import { TrustedProxies } from '../lib/trusted-proxies.js';
+import { setPasswordHashConcurrency } from '../services/operators/index.js';
+import { ConnectionGuard, connectionLimits, healthOnly, raiseOpenFilesLimit } from './connection-guard.js';
 
 export interface HttpServer {
   readonly server: http.Server;
@@ -32,6 +35,8 @@ export interface HttpServer {
   readonly draining: boolean;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /** `/livez` or `/readyz` as this server answers them (also served on LUMEN_METRICS_PORT, outside the connection caps); null for another path. */
+  health(path: string): Promise<HttpResult> | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -110,6 +115,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, requestTi
   const lang: Language = 'pt-BR';
   const { contentType, body } = clientErrorBody(problem, refusedPath((err as { rawPacket?: unknown }).rawPacket), requestId, lang);
   log.info({ requestId, status: problem.status, reason: err.code }, 'unreadable request refused');
+  // Destroyed once written, not merely ended: an ended socket keeps its descriptor until
+  // the client closes too (FIN-WAIT-2), and a client that never does would hold it.
+  socket.once('finish', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${problem.status} ${http.STATUS_CODES[problem.status]}\r\nConnection: close\r\nContent-Type: ${contentType}\r\n` +
       `Content-Language: ${lang}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -162,6 +170,14 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   let draining = false;
   let inFlight = 0;
   const authFailures = new AuthFailureThrottle(config.authFailuresPerMinute);
+  const proxies = new TrustedProxies(config.trustedProxies);
+  setPasswordHashConcurrency(config.passwordHashes);
+  const guard = new ConnectionGuard(connectionLimits(raiseOpenFilesLimit((msg, fields) => log.info(fields, msg)), { total: config.maxConnections, perAddress: config.maxConnectionsPerAddress }), proxies);
+  /** Who sent the request: the TCP peer, or the client a trusted proxy names (LUMEN_TRUSTED_PROXIES). */
+  const clientOf = (req: IncomingMessage): ClientInfo => ({
+    address: proxies.clientOf(req.socket.remoteAddress ?? 'unknown', req.headers),
+    secure: (req.socket as { encrypted?: boolean }).encrypted === true,
+  });
   // Request bodies held in memory at once by this server (LUMEN_BODY_MEMORY).
   const bodies = new Budget(config.bodyMemoryBytes);
 
@@ -185,8 +201,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const operationId = operation.operationId!;
     ctx.route.name = operationId;
 
-    const address = req.socket.remoteAddress ?? 'unknown';
-    const client = { address, secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+    const client = clientOf(req);
     if (surface.isPublic?.(operationId)) return admitted(surface, req, url, ctx, { method, query, oasReq, operation, operationId, principal: null, client });
     const principal = await authenticate(surface, req.headers, { method, operationId, client });
     surface.authorize(principal, operationId);
@@ -335,10 +350,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
       ctx.route.name = name;
       return result;
     };
-    if (p === '/livez') {
-      const failure = deps.failure?.() ?? null;
-      return found('livez', failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } });
-    }
+    if (p === '/livez') return found('livez', liveness());
     if (p === '/readyz') return found('readyz', readiness());
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (p === '/metrics' && config.metricsPort === null) return found('metrics', scrapeMetrics());
@@ -351,7 +363,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     const surface = surfaces.find((s) => p === s.basePath || p.startsWith(`${s.basePath}/`));
     if (!surface) throw new AppError('not-found', { resource: p });
     if (surface.serve) {
-      const client = { address: req.socket.remoteAddress ?? 'unknown', secure: (req.socket as { encrypted?: boolean }).encrypted === true };
+      const client = clientOf(req);
       const method = (req.method ?? 'GET').toLowerCase();
       return surface.serve({
         deps,
@@ -375,6 +387,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     return { status: 200, body: scraped.body, contentType: scraped.contentType, headers: { 'cache-control': 'no-store' } };
   }
 
+  function liveness(): HttpResult {
+    const failure = deps.failure?.() ?? null;
+    return failure ? { status: 503, body: { status: 'failing', reason: failure } } : { status: 200, body: { status: 'ok' } };
+  }
+
   async function readiness(): Promise<HttpResult> {
     if (draining) return { status: 503, body: { status: 'draining' } };
     try {
@@ -394,6 +411,12 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    // A connection admitted past the cap carries health checks only (src/http/connection-guard.ts).
+    if (healthOnly(req.socket) && !/^\/(livez|readyz)(\?|$)/.test(req.url ?? '')) {
+      res.writeHead(503, { 'content-type': 'application/problem+json; charset=utf-8', 'retry-after': '1', connection: 'close' });
+      res.end(JSON.stringify({ type: problemType('unavailable'), title: 'Service unavailable', status: 503, detail: 'Too many connections are open; retry in a moment.', instance: '/' }));
+      return;
+    }
     inFlight++;
     res.on('close', () => {
       inFlight--;
@@ -402,9 +425,13 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     void route(req, res);
   };
 
+  // Timeouts are checked every second (Node's default is 30 s), so a stalled connection is
+  // closed within a second of its deadline rather than up to half a minute later.
+  const checking = { connectionsCheckingInterval: 1000 };
   const server: http.Server = config.tls
-    ? (https.createServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), minVersion: 'TLSv1.2' }, listener) as unknown as http.Server)
-    : http.createServer(listener);
+    ? (https.createServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), minVersion: 'TLSv1.2', ...checking }, listener) as unknown as http.Server)
+    : http.createServer(checking, listener);
+  server.on('connection', (socket) => guard.admit(socket));
   // Slow or stalled clients cannot hold a connection open forever: headers within 20 s,
   // the body within LUMEN_BODY_TIMEOUT_MS (readBody answers 408 itself); Node's own
   // whole-request limit stays behind both as a backstop.
@@ -415,6 +442,7 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
 
   return {
     server,
+    health: (path) => (path === '/livez' ? Promise.resolve(liveness()) : path === '/readyz' ? readiness() : null),
     get draining() {
       return draining;
     },

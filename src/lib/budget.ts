@@ -97,3 +97,75 @@ export interface Lease {
 function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
 }
+
+/** What holds units of a budget: a Budget, or one city's view of a SharedBudget. */
+export interface Acquirer {
+  acquire(units: number, signal?: AbortSignal): Promise<Lease>;
+}
+
+/**
+ * A process-wide budget of which one key (a city) may hold at most a share: a city
+ * whose hosts drip slowly fills its own share and waits there, never the whole budget,
+ * so another city's request finds room at once. A unit is taken from the key's share
+ * first, then from the total (always in that order, so holders never wait on each
+ * other in a circle). Shares of keys that hold nothing are dropped.
+ */
+export class SharedBudget {
+  private readonly shares = new Map<string, Budget>();
+
+  constructor(
+    readonly total: Budget,
+    /** Percent of the total one key may hold (1–100). */
+    readonly sharePercent: number,
+  ) {}
+
+  get shareCapacity(): number {
+    return Math.max(1, Math.floor((this.total.capacity * this.sharePercent) / 100));
+  }
+
+  /** The budget as one key sees it. */
+  for(key: string | null): Acquirer {
+    return { acquire: (units, signal) => this.acquire(key, units, signal) };
+  }
+
+  async acquire(key: string | null, units: number, signal?: AbortSignal): Promise<Lease> {
+    if (key === null || this.sharePercent >= 100) return this.total.acquire(units, signal);
+    let share = this.shares.get(key);
+    if (!share) {
+      share = new Budget(this.shareCapacity);
+      this.shares.set(key, share);
+    }
+    const own = await share.acquire(units, signal);
+    let all: Lease;
+    try {
+      all = await this.total.acquire(own.units, signal);
+    } catch (err) {
+      this.give(key, own);
+      throw err;
+    }
+    return {
+      get units() {
+        return all.units;
+      },
+      shrink: (to) => {
+        all.shrink(to);
+        own.shrink(to);
+      },
+      release: () => {
+        all.release();
+        this.give(key, own);
+      },
+    };
+  }
+
+  /** Units one key holds now (diagnostics, tests). */
+  heldBy(key: string): number {
+    return this.shares.get(key)?.inUse ?? 0;
+  }
+
+  private give(key: string, lease: Lease): void {
+    lease.release();
+    const share = this.shares.get(key);
+    if (share && share.inUse === 0 && share.waiting === 0) this.shares.delete(key);
+  }
+}

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Budget } from './budget.js';
+import { Budget, SharedBudget } from './budget.js';
 
 /**
  * The one HTTP client for every URL Lumen is given: attachment downloads, the
@@ -26,6 +26,8 @@ export interface OutboundRequest {
   /** Default 0: a 3xx is returned as a response; > 0 follows, re-checking every hop. */
   maxRedirects?: number;
   signal?: AbortSignal;
+  /** Whose share of the process's places the request takes (a city's id); none: the whole budget. */
+  shareKey?: string;
 }
 
 export interface OutboundResponse {
@@ -137,7 +139,7 @@ function agentFor(protocol: 'http:' | 'https:', allowLoopback: boolean): http.Ag
   let agent = agents.get(key);
   if (!agent) {
     // Never more connections to one host than requests may be in progress (each holds one, idle ones are reused).
-    const opts = { keepAlive: true, maxSockets: connections.capacity, lookup: guardedLookup(allowLoopback) };
+    const opts = { keepAlive: true, maxSockets: connections.total.capacity, lookup: guardedLookup(allowLoopback) };
     agent = protocol === 'https:' ? new https.Agent({ ...opts, minVersion: 'TLSv1.2' }) : new http.Agent(opts);
     agents.set(key, agent);
   }
@@ -223,23 +225,23 @@ function parseTarget(raw: string, allowLoopback: boolean): URL {
 
 /** LUMEN_OUTBOUND_CONNECTIONS's default: outbound requests in progress at once, in this process. */
 export const DEFAULT_OUTBOUND_CONNECTIONS = 64;
-let connections = new Budget(DEFAULT_OUTBOUND_CONNECTIONS);
+let connections = new SharedBudget(new Budget(DEFAULT_OUTBOUND_CONNECTIONS), 50);
 
 /**
  * Sets how many outbound requests (attachment downloads, geocoding, webhooks, partner
  * polls together) may be in progress at once in this process; past it a request waits
  * for one to finish. Set once at start, from LUMEN_OUTBOUND_CONNECTIONS.
  */
-export function setOutboundConnectionLimit(limit: number): void {
-  if (limit === connections.capacity) return;
-  connections = new Budget(limit);
+export function setOutboundConnectionLimit(limit: number, sharePercent = 50): void {
+  if (limit === connections.total.capacity && sharePercent === connections.sharePercent) return;
+  connections = new SharedBudget(new Budget(limit), sharePercent);
   for (const agent of agents.values()) agent.destroy();
   agents.clear();
 }
 
 /** Outbound requests in progress and waiting for a place now (for tests and diagnostics). */
 export function outboundConnectionsInUse(): { inUse: number; waiting: number; limit: number } {
-  return { inUse: connections.inUse, waiting: connections.waiting, limit: connections.capacity };
+  return { inUse: connections.total.inUse, waiting: connections.total.waiting, limit: connections.total.capacity };
 }
 
 /**
@@ -252,7 +254,8 @@ export function outboundConnectionsInUse(): { inUse: number; waiting: number; li
  */
 export async function outboundRequest(req: OutboundRequest): Promise<OutboundResponse> {
   let url = parseTarget(req.url, req.allowLoopback);
-  const place = await connections.acquire(1, req.signal).catch(() => {
+  // A city's requests take at most its share of the places (LUMEN_TENANT_BUDGET_SHARE).
+  const place = await connections.acquire(req.shareKey ?? null, 1, req.signal).catch(() => {
     throw new OutboundError('aborted', 'aborted');
   });
   try {

@@ -8,10 +8,23 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** GET /metrics on a port of its own (LUMEN_METRICS_PORT), so it can stay off the public one. Nothing else is served there. */
-export async function startMetricsServer(metrics: Metrics, host: string, port: number, log: Logger): Promise<MetricsServer> {
+/**
+ * GET /metrics on a port of its own (LUMEN_METRICS_PORT), so it can stay off the public
+ * one; `/livez` and `/readyz` are answered there too, outside the public port's
+ * connection caps, so an orchestrator's probes get through even a connection flood.
+ * Nothing else is served there.
+ */
+export async function startMetricsServer(metrics: Metrics, host: string, port: number, log: Logger, health?: (path: string) => Promise<{ status: number; body?: unknown }> | null): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0]!;
+    const probe = req.method === 'GET' || req.method === 'HEAD' ? health?.(path) : null;
+    if (probe) {
+      probe.then(
+        (r) => res.writeHead(r.status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(r.body ?? {})),
+        () => res.writeHead(503).end(),
+      );
+      return;
+    }
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
       return;

@@ -15,7 +15,8 @@ let active = 0;
 let peakActive = 0;
 
 beforeAll(async () => {
-  t = await startIntakeApp({ LUMEN_ATTACHMENT_MEMORY: '10MiB' });
+  // One city here: it may hold the whole budget (test/intake/tenant-budgets.test.ts has the shares).
+  t = await startIntakeApp({ LUMEN_ATTACHMENT_MEMORY: '10MiB', LUMEN_TENANT_BUDGET_SHARE: '100' });
   host = await startStub((_req, res) => {
     active++;
     peakActive = Math.max(peakActive, active);

@@ -14,6 +14,8 @@ export interface DownloadLimits {
   totalTimeoutMs: number;
   retryDelayMs: number;
   allowLoopback: boolean;
+  /** Whose share of the process's outbound requests the download takes (the city's id). */
+  shareKey?: string;
 }
 
 export type DownloadResult =
@@ -45,6 +47,7 @@ export async function downloadAttachment(url: string, limits: DownloadLimits, si
         timeoutMs: Math.min(limits.attemptTimeoutMs, remaining),
         maxResponseBytes: MAX_ATTACHMENT_BYTES,
         allowLoopback: limits.allowLoopback,
+        shareKey: limits.shareKey,
         maxRedirects: 3,
         signal,
       });

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { BlobStore } from '../../lib/blob-store/index.js';
-import type { Budget } from '../../lib/budget.js';
+import type { Acquirer } from '../../lib/budget.js';
 import type { Logger } from '../../lib/logger.js';
 import type { AlertAttachmentTable, AttachmentContentType } from '../../db/tables/intake.js';
 import type { AttachmentInput } from '../intake/index.js';
@@ -48,8 +48,8 @@ export interface PrepareDeps {
   readonly blobs: BlobStore;
   readonly log: Logger;
   readonly limits: DownloadLimits;
-  /** Attachment bytes this process may hold at once (attachmentMemory of the configuration). */
-  readonly memory: Budget;
+  /** Attachment bytes this request's city may hold at once (its share of attachmentMemory). */
+  readonly memory: Acquirer;
 }
 
 type Fetched =

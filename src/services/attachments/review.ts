@@ -75,8 +75,8 @@ export async function retryAttachmentFailure(deps: ServiceDeps, by: Actor, failu
   const seen = await deps.db.transaction().execute((tx) => lockFailure(deps, tx, by.access, failureId));
   const blobs = blobStoreFor(deps.config.blobStore);
   const contentType = seen.content_type as AttachmentContentType;
-  const limits = { ...deps.config.attachmentDownload, allowLoopback: deps.config.allowLoopback };
-  const memory = attachmentMemory(deps.config);
+  const limits = { ...deps.config.attachmentDownload, allowLoopback: deps.config.allowLoopback, shareKey: seen.tenant_id };
+  const memory = attachmentMemory(deps.config).for(seen.tenant_id);
   const path = blobPathOf(seen.tenant_id, seen.alert_id, seen.attachment_id, contentType);
   // Held in the process's attachment memory like an intake's download: 5 MiB until it is in.
   const lease = await memory.acquire(MAX_ATTACHMENT_BYTES, signal);

@@ -148,11 +148,12 @@ async function preparePlan(deps: AppDeps, blobs: BlobStore, ctx: IntakeContext, 
   const alertId = alert?.id ?? randomUUID();
   const frozen = alert !== null && isClosed(alert.status);
   const needsLocation = alert === null || (alert.status === 'Pending' && locationChanged(alert, input.address));
-  const limits = { ...deps.config.attachmentDownload, allowLoopback: deps.config.allowLoopback };
+  // The city's share of the process's downloads and attachment memory (LUMEN_TENANT_BUDGET_SHARE).
+  const limits = { ...deps.config.attachmentDownload, allowLoopback: deps.config.allowLoopback, shareKey: ctx.tenant.id };
   const [location, attachments] = await Promise.all([
     needsLocation ? locate(deps, ctx, input, signal) : Promise.resolve(undefined),
     prepareAttachments(
-      { blobs, log: deps.log, limits, memory: attachmentMemory(deps.config) },
+      { blobs, log: deps.log, limits, memory: attachmentMemory(deps.config).for(ctx.tenant.id) },
       { tenantId: ctx.tenant.id, alertId, inputs: frozen ? [] : input.attachments, existing: snapshot?.attachments ?? [] },
       signal,
     ),

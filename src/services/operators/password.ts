@@ -1,5 +1,6 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { AppError } from '../../lib/errors.js';
+import { HashPool } from '../../lib/hash-pool.js';
 
 /**
  * Operators' passwords: scrypt (node:crypto), memory-hard. N = 2^15, r = 8, p = 1 uses
@@ -16,9 +17,20 @@ const KEY_LENGTH = 32;
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 1024;
 
+/**
+ * Every hash of this process runs here: on threads of its own, LUMEN_PASSWORD_HASHES at
+ * once (set by the server at start; 2 until then), so a flood of sign-ins waits for them
+ * (and past a short wait gets 503) instead of for the thread pool partners' photos use.
+ */
+const hashes = new HashPool(2);
+
+export function setPasswordHashConcurrency(n: number): void {
+  hashes.resize(n);
+}
+
 function derive(password: string, salt: Buffer, logN: number, r: number, p: number): Promise<Buffer> {
   const options: ScryptOptions = { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r + 1024 * 1024 };
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return hashes.scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options);
 }
 
 /** Refuses a password too short or too long (a pointer to the field that carried it). */

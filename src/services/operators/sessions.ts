@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../../lib/errors.js';
 import type { Executor } from '../../db/database.js';
 import { findOperator, findOperatorByEmail, grantsOfOperators, type OperatorRow } from '../../db/repositories/operators/operator.repository.js';
-import { clearSignInFailure, countSignInFailure, endSession, endSessionsOf, findLiveSession, insertSession, signInFailures, sweepSessionsOf, touchSession, type SessionRow } from '../../db/repositories/operators/session.repository.js';
+import { clearSignInFailure, countSignInFailure, endSession, endSessionsOf, findLiveSession, insertSession, signInFailures, sweepSessionsOf, touchSession, usualAddresses, type SessionRow } from '../../db/repositories/operators/session.repository.js';
 import { updateOperator } from '../../db/repositories/operators/operator.repository.js';
 import { checkPassword, hashPassword } from './password.js';
 import { recordAudit, type Actor } from '../audit/index.js';
@@ -18,11 +18,26 @@ export const SESSION_ABSOLUTE_SECONDS = 7 * 24 * 3600;
 export const SESSION_COOKIE = 'lumen_session';
 
 /**
- * Failed sign-ins are counted per account (the e-mail as typed, known or not) and per
- * client address, in 15-minute windows, in the database (every instance counts
- * together); the limits are LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT and _PER_ADDRESS.
+ * Failed sign-ins are counted in 15-minute windows, in the database (every instance
+ * counts together), under three keys, and answered with a delay, never a lockout:
+ *
+ * - the e-mail (as typed, known or not) from one client address: past
+ *   LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT (5) failures, the next attempt from that address
+ *   must wait 1 s after the last failure, then 2, 4, 8 … up to 15 minutes (429 with
+ *   Retry-After). Somebody guessing from one address slows to a crawl; the operator, from
+ *   anywhere else, is not affected.
+ * - the client address, whatever the e-mail: past LUMEN_SIGN_IN_FAILURES_PER_ADDRESS
+ *   (30), the same doubling delay for that address.
+ * - the e-mail from any address (guessing spread over many addresses): past ten times
+ *   the per-account limit, the same delay, except from the addresses the operator
+ *   signed in from recently (its sessions of the last 30 days still on record): the right
+ *   password from the operator's usual place always gets in.
  */
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
+/** The longest wait one key can impose. */
+const MAX_DELAY_SECONDS = 15 * 60;
+/** How far back an address counts as one the operator uses. */
+const USUAL_ADDRESS_DAYS = 30;
 
 export function hashSessionId(id: string): Buffer {
   return createHash('sha256').update(id, 'utf8').digest();
@@ -48,7 +63,15 @@ export async function sessionOperatorView(db: Executor, operator: OperatorRow): 
 }
 
 const accountKey = (email: string): string => `account:${createHash('sha256').update(email).digest('hex')}`;
+const pairKey = (email: string, address: string): string => `pair:${createHash('sha256').update(`${email}\n${address}`).digest('hex')}`;
 const addressKey = (address: string): string => `address:${address}`;
+
+/** Seconds still to wait under a key: none up to the limit, then 1, 2, 4 … (capped) after its last failure. */
+function delayOf(failures: number, limit: number, secondsSinceLast: number): number {
+  if (failures < limit) return 0;
+  const delay = Math.min(MAX_DELAY_SECONDS, 2 ** (failures - limit));
+  return Math.max(0, Math.ceil(delay - secondsSinceLast));
+}
 
 function signInRefused(): AppError {
   return new AppError('invalid-credentials');
@@ -62,16 +85,30 @@ export interface SignInInput {
   requestId?: string;
 }
 
-/** The throttle's keys for an e-mail and an address; 429 with Retry-After when either is spent. */
+/**
+ * The throttle's keys for an e-mail and an address (the pair first); 429 with Retry-After
+ * while any of them asks for a delay (see SIGN_IN_WINDOW_SECONDS), before any password
+ * is checked.
+ */
 async function throttleKeys(deps: ServiceDeps, email: string, address: string): Promise<string[]> {
+  const perAccount = deps.config.signInFailuresPerAccount;
   const perAddress = deps.config.signInFailuresPerAddress;
-  const keys = [accountKey(email), ...(perAddress > 0 ? [addressKey(address)] : [])];
+  const keys = [pairKey(email, address), accountKey(email), ...(perAddress > 0 ? [addressKey(address)] : [])];
   const counts = await signInFailures(deps.db, keys, SIGN_IN_WINDOW_SECONDS);
-  const blocked = counts.filter((c) => c.failures >= (c.key.startsWith('account:') ? deps.config.signInFailuresPerAccount : perAddress));
-  if (blocked.length > 0) {
-    const wait = Math.max(1, ...blocked.map((b) => b.secondsLeft));
-    throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
+  let wait = 0;
+  for (const c of counts) {
+    if (c.key.startsWith('pair:')) wait = Math.max(wait, delayOf(c.failures, perAccount, c.secondsSinceLast));
+    else if (c.key.startsWith('address:')) wait = Math.max(wait, delayOf(c.failures, perAddress, c.secondsSinceLast));
+    else {
+      const accountWait = delayOf(c.failures, perAccount * 10, c.secondsSinceLast);
+      if (accountWait > 0) {
+        const operator = await findOperatorByEmail(deps.db, normalizeEmail(email) ?? '');
+        const usual = operator ? await usualAddresses(deps.db, operator.id, USUAL_ADDRESS_DAYS) : [];
+        if (!usual.includes(address)) wait = Math.max(wait, accountWait);
+      }
+    }
   }
+  if (wait > 0) throw new AppError('rate-limited', { retryAfter: wait }, undefined, { 'retry-after': String(wait) });
   return keys;
 }
 

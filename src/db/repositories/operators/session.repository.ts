@@ -70,24 +70,33 @@ export async function sweepSessionsOf(tx: Tx, operatorId: string): Promise<void>
  */
 export async function countSignInFailure(db: Executor, key: string, windowSeconds: number): Promise<{ failures: number; windowEnds: Date }> {
   const row = await sql<{ failures: number; window_end: Date }>`
-    INSERT INTO sign_in_failure AS f (key, window_start, failures) VALUES (${key}, now(), 1)
+    INSERT INTO sign_in_failure AS f (key, window_start, failures, last_failure_at) VALUES (${key}, now(), 1, now())
     ON CONFLICT (key) DO UPDATE SET
       window_start = CASE WHEN f.window_start <= now() - make_interval(secs => ${windowSeconds}) THEN now() ELSE f.window_start END,
-      failures = CASE WHEN f.window_start <= now() - make_interval(secs => ${windowSeconds}) THEN 1 ELSE f.failures + 1 END
+      failures = CASE WHEN f.window_start <= now() - make_interval(secs => ${windowSeconds}) THEN 1 ELSE f.failures + 1 END,
+      last_failure_at = now()
     RETURNING failures, window_start + make_interval(secs => ${windowSeconds}) AS window_end`.execute(db);
   await sql`DELETE FROM sign_in_failure WHERE window_start < now() - make_interval(secs => ${windowSeconds * 2})`.execute(db);
   const r = row.rows[0]!;
   return { failures: r.failures, windowEnds: r.window_end };
 }
 
-/** Failures under each key in its current window, with the seconds left in it. */
-export async function signInFailures(db: Executor, keys: readonly string[], windowSeconds: number): Promise<{ key: string; failures: number; secondsLeft: number }[]> {
+/** Failures under each key in its current window, with the seconds since the last one. */
+export async function signInFailures(db: Executor, keys: readonly string[], windowSeconds: number): Promise<{ key: string; failures: number; secondsSinceLast: number }[]> {
   if (keys.length === 0) return [];
-  const { rows } = await sql<{ key: string; failures: number; seconds_left: number }>`
-    SELECT key, failures, ceil(extract(epoch FROM window_start + make_interval(secs => ${windowSeconds}) - now()))::int AS seconds_left
+  const { rows } = await sql<{ key: string; failures: number; since_last: number }>`
+    SELECT key, failures, extract(epoch FROM now() - last_failure_at)::float8 AS since_last
     FROM sign_in_failure
     WHERE key = ANY(${keys}::text[]) AND window_start > now() - make_interval(secs => ${windowSeconds})`.execute(db);
-  return rows.map((r) => ({ key: r.key, failures: r.failures, secondsLeft: r.seconds_left }));
+  return rows.map((r) => ({ key: r.key, failures: r.failures, secondsSinceLast: r.since_last }));
+}
+
+/** Addresses the operator signed in from in the last `days` days (its sessions'): where the account's own throttle does not apply. */
+export async function usualAddresses(db: Executor, operatorId: string, days: number): Promise<string[]> {
+  const { rows } = await sql<{ client_address: string }>`
+    SELECT DISTINCT client_address FROM operator_session
+    WHERE operator_id = ${operatorId} AND client_address IS NOT NULL AND created_at > now() - make_interval(days => ${days})`.execute(db);
+  return rows.map((r) => r.client_address);
 }
 
 export async function clearSignInFailure(db: Executor, key: string): Promise<void> {
