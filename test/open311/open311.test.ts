@@ -22,7 +22,7 @@ let stranger: string;
 const xml = new XMLParser({ parseTagValue: false, isArray: (name) => ['request', 'service', 'error', 'endpoint', 'format'].includes(name) });
 
 beforeAll(async () => {
-  t = await startIntakeApp({ LUMEN_RATE_LIMIT_PER_MINUTE: '100000' });
+  t = await startIntakeApp({ LUMEN_RATE_LIMIT_PER_MINUTE: '100000', LUMEN_PUBLIC_URL: 'https://lumen.curitiba.example' });
   photos = await startStub((_req, res) => {
     res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
   });
@@ -77,7 +77,10 @@ describe('Open311 GeoReport v2', () => {
     expect(d.headers.get('content-type')).toBe('text/xml; charset=utf-8');
     const doc = xml.parse(await d.text());
     expect(doc.discovery.endpoints.endpoint[0].formats.format).toEqual(['text/xml', 'application/json']);
-    expect(doc.discovery.endpoints.endpoint[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/open311\/v2$/);
+    expect(doc.discovery.endpoints.endpoint[0].url).toBe('https://lumen.curitiba.example/open311/v2');
+    // Never from the Host header a client sends.
+    const spoofed = (await (await get('discovery.json', { host: 'evil.example' })).json()) as { endpoints: { url: string }[] };
+    expect(spoofed.endpoints[0]!.url).toBe('https://lumen.curitiba.example/open311/v2');
 
     // Its contract is served and rendered like the others.
     const served = (await (await get('openapi.json')).json()) as { info: { title: string }; paths: Record<string, unknown> };
