@@ -426,6 +426,10 @@ export function loadConfig(env: Env = process.env): Config {
     } catch {
       problems.push(`LUMEN_PUBLIC_URL is not a valid URL (got "${publicRaw}")`);
     }
+  } else if (isProduction) {
+    // Absolute URLs (Open311 discovery, media links) and the console's CSRF check come
+    // from it: never from the Host header a client sends.
+    problems.push('LUMEN_PUBLIC_URL is required in production: the https origin partners and operators reach Lumen at, such as https://lumen.city.example');
   }
 
   const certFile = (env.LUMEN_TLS_CERT_FILE ?? '').trim();

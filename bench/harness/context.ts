@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { BenchDatabase } from './postgres.js';
@@ -72,7 +74,12 @@ export class BenchContext {
   }): Promise<{ id: string; code: string; apiKey: string }> {
     const code = `bench-${++this.partnerCount}-${randomBytes(3).toString('hex')}`;
     const args = ['partner', 'create', '--tenant', opts.tenantId, '--code', code, '--scopes', opts.scopes.join(','), '--transport', opts.transport ?? 'webhook'];
-    if (opts.webhookUrl) args.push('--webhook-url', opts.webhookUrl, '--webhook-secret', this.webhookSecret);
+    if (opts.webhookUrl) {
+      // From a file: a secret on the command line prints a warning.
+      const file = path.join(this.tmpDir, `webhook-secret-${code}`);
+      writeFileSync(file, `${this.webhookSecret}\n`, { mode: 0o600 });
+      args.push('--webhook-url', opts.webhookUrl, '--webhook-secret-file', file);
+    }
     return lumenJson<{ id: string; code: string; apiKey: string }>(this.setup, args);
   }
 }

@@ -86,11 +86,19 @@ export async function withRuntime<T>(io: CliIo, fn: (rt: Runtime) => Promise<T>,
 }
 
 /**
- * A secret given by value (visible in process lists and shell history: discouraged),
- * or read from a file or from standard input (`-`), with its trailing newline removed.
+ * A secret read from a file or from standard input (`-`), with its trailing newline
+ * removed; or given by value, which every user of the machine can read in the process
+ * list (/proc/PID/cmdline) and the shell keeps in its history: that prints a warning,
+ * and is refused with LUMEN_ENVIRONMENT=production. `none` (clearing a secret) is no
+ * secret and passes quietly.
  */
 export async function secretOption(io: CliIo, value: string | undefined, file: string | undefined, name: string): Promise<string | undefined> {
   if (value !== undefined && file !== undefined) throw new CliError(`--${name} and --${name}-file: give one of them`, 2);
+  if (value !== undefined && value !== 'none') {
+    const how = `use --${name}-file PATH, or --${name}-file - to read it from standard input`;
+    if (io.env.LUMEN_ENVIRONMENT === 'production') throw new CliError(`--${name} on the command line is refused in production: every user of this machine can read it in the process list; ${how}`, 2);
+    io.stderr.write(`warning: --${name} on the command line can be read by every user of this machine (process list, shell history); ${how}\n`);
+  }
   if (file === undefined) return value;
   const text = file === '-' ? await readAll(io.stdin ?? process.stdin) : await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new CliError(`--${name}-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, 2);

@@ -44,16 +44,16 @@ export function cookieValue(headers: IncomingHttpHeaders, name: string): string 
 }
 
 /**
- * Origins a browser request may come from: LUMEN_PUBLIC_URL's, and the origin of the
- * Host the request was sent to (over TLS when it came over TLS or the public URL is https).
+ * Origins a browser request may come from: LUMEN_PUBLIC_URL's, only. Without it (outside
+ * production, where it is required) a loopback origin of any port (`http://localhost:8080`,
+ * `http://127.0.0.1:…`, `http://[::1]:…`): a developer's own machine. Never the origin of
+ * the Host header, which the client writes itself.
  */
-export function sameOrigin(config: Config, headers: IncomingHttpHeaders, client: ClientInfo): boolean {
+export function sameOrigin(config: Config, headers: IncomingHttpHeaders, _client: ClientInfo): boolean {
   const origin = headers.origin;
   if (typeof origin !== 'string' || origin === 'null') return false;
-  if (config.publicOrigin !== null && origin === config.publicOrigin) return true;
-  const host = headers.host;
-  if (typeof host !== 'string' || host === '') return false;
-  return origin.toLowerCase() === `${client.secure ? 'https' : 'http'}://${host}`.toLowerCase();
+  if (config.publicOrigin !== null) return origin === config.publicOrigin;
+  return /^https?:\/\/(localhost|127(?:\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i.test(origin);
 }
 
 function csrfMatches(presented: string | string[] | undefined, expected: string): boolean {

@@ -4,6 +4,7 @@ import open311Document from '../../generated/openapi/open311.json' with { type: 
 import type { Lease } from '../lib/budget.js';
 import { AppError, type FieldError } from '../lib/errors.js';
 import { DECIMAL_NUMBER } from '../lib/json-strict.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../lib/unavailable.js';
 import type { Language } from '../lib/i18n.js';
 import { discovery, getOpen311Request, listOpen311Requests, listServices, MEDIA_PATH, mediaUrl, open311Media, serviceDefinition, submitOpen311Request, tokenAnswer, toXml, type MediaLink, type Open311Fields, type RequestQuery } from '../open311/index.js';
 import { findTenant } from '../db/repositories/tenant.repository.js';
@@ -159,11 +160,14 @@ function list(v: string | string[] | undefined): string[] | undefined {
   return s === undefined || s === '' ? undefined : s.split(',').map((x) => x.trim()).filter(Boolean);
 }
 
-/** Where clients reach this endpoint, for discovery: the request's host when it looks like one. */
-function endpointUrl(req: IncomingMessage, tls: boolean): string {
-  const host = one(req.headers.host);
-  const proto = tls || one(req.headers['x-forwarded-proto']) === 'https' ? 'https' : 'http';
-  return `${proto}://${host && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost'}${BASE}`;
+/**
+ * Where clients reach this endpoint, for discovery: LUMEN_PUBLIC_URL (required in
+ * production); outside production without it, this instance on localhost. Never the
+ * request's Host header, which any client can set (`Host: evil.example` would have been
+ * advertised as the endpoint).
+ */
+function endpointUrl(config: { readonly publicOrigin: string | null; readonly port: number }): string {
+  return `${config.publicOrigin ?? `http://localhost:${config.port}`}${BASE}`;
 }
 
 /**
@@ -211,7 +215,7 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
       const discoveryKey = one(req.headers['x-api-key']) ?? one(query.api_key);
       // A key that does not authenticate (or an address throttled for failed ones) only leaves the jurisdiction out: discovery needs none.
       const caller = discoveryKey ? await o.authenticate({ 'x-api-key': discoveryKey }, route.operationId).catch((err: unknown) => (err instanceof AppError ? null : Promise.reject(err))) : null;
-      return render(format, route.root, 200, discovery(endpointUrl(req, deps.config.tls !== null), caller ? await jurisdictionOf(deps, caller.tenantId) : undefined));
+      return render(format, route.root, 200, discovery(endpointUrl(deps.config), caller ? await jurisdictionOf(deps, caller.tenantId) : undefined));
     }
     if (param !== undefined && param.includes('\u0000')) throw new AppError('invalid-parameter', {}, [{ pointer: `/path/${route.param}`, message: 'must not contain the NUL character (U+0000)' }]);
     if (route.param === 'service_request_id' && !/^[0-9]{1,18}$/.test(param!)) throw new AppError('invalid-parameter', {}, [{ pointer: '/path/service_request_id', message: 'must be the digits of a request number' }]);
@@ -353,7 +357,8 @@ export async function createOpen311Surface(): Promise<ApiSurface<PartnerPrincipa
           }
         }
         return await answer(o, route, api.getOperation(route.operationId)!, m[m.length - 1] as Format, param);
-      } catch (err) {
+      } catch (caught) {
+        const err = !(caught instanceof AppError) && isDatabaseUnavailable(caught) ? databaseUnavailable() : caught;
         if (!(err instanceof AppError)) {
           if (err instanceof Error && (err.name === 'AbortError' || o.signal.aborted)) throw err;
           o.log.error({ err }, 'unhandled error');

@@ -1,5 +1,6 @@
 import type { Language } from '../lib/i18n.js';
 import { AppError, problemType } from '../lib/errors.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../lib/unavailable.js';
 import type { Logger } from '../lib/logger.js';
 
 export interface ProblemBody {
@@ -25,8 +26,10 @@ export interface HttpResult {
  * anything else is logged with its stack and answered as an opaque 500.
  */
 export function problemResult(err: unknown, ctx: { lang: Language; requestId: string; instance: string; log: Logger }): HttpResult {
-  const appErr = err instanceof AppError ? err : null;
+  // The database away (stopped, restarting, out of connections) is an outage, not a bug: 503 with Retry-After.
+  const appErr = err instanceof AppError ? err : isDatabaseUnavailable(err) ? databaseUnavailable() : null;
   if (!appErr) ctx.log.error({ err }, 'unhandled error');
+  else if (!(err instanceof AppError)) ctx.log.warn({ err: (err as Error).message }, 'database unavailable: answered 503');
   const e = appErr ?? new AppError('internal-error');
   const body: ProblemBody = {
     type: problemType(e.code),

@@ -30,6 +30,7 @@ export const PROBLEMS = {
   'rate-limited': { status: 429, title: { 'pt-BR': 'Muitas requisições', en: 'Too many requests' }, detail: { 'pt-BR': 'Limite de requisições atingido; tente novamente em {retryAfter} s.', en: 'Rate limit reached; retry in {retryAfter} s.' } },
   'headers-too-large': { status: 431, title: { 'pt-BR': 'Cabeçalhos grandes demais', en: 'Request headers too large' }, detail: { 'pt-BR': 'Os cabeçalhos da requisição excedem o limite do serviço.', en: 'The request headers exceed the service limit.' } },
   'internal-error': { status: 500, title: { 'pt-BR': 'Erro interno', en: 'Internal error' }, detail: { 'pt-BR': 'Ocorreu um erro inesperado. Informe o requestId ao suporte.', en: 'An unexpected error occurred. Quote the requestId to support.' } },
+  'service-unavailable': { status: 503, title: { 'pt-BR': 'Serviço indisponível', en: 'Service unavailable' }, detail: { 'pt-BR': 'O banco de dados do Lumen não responde no momento; tente novamente em {retryAfter} s. Nada foi gravado.', en: "Lumen's database does not answer right now; retry in {retryAfter} s. Nothing was stored." } },
   unavailable: { status: 503, title: { 'pt-BR': 'Serviço indisponível', en: 'Service unavailable' }, detail: { 'pt-BR': 'O serviço está temporariamente indisponível.', en: 'The service is temporarily unavailable.' } },
 } as const satisfies Record<string, { status: number; title: Localized; detail: Localized }>;
 

@@ -19,6 +19,20 @@ export function signWebhookBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
+/** The header of Lumen's signature that covers the time of sending too (replays can be refused). */
+export const SIGNATURE_V2_HEADER = 'X-Lumen-Signature-V2';
+
+/**
+ * `t=<Unix seconds>,v2=<lowercase hex HMAC-SHA256 of "<t>.<exact body bytes>">`, one `v2=`
+ * per secret still signing (the current one first; the replaced one during a rotation's
+ * overlap). The timestamp is signed with the body, so a captured delivery replayed later
+ * than the receiver's window (five minutes, as Standard Webhooks) fails. Keyed with the
+ * secret's characters as given, like `sha256=`.
+ */
+export function signLumenV2(secrets: readonly string[], timestamp: number, body: Buffer | string): string {
+  return [`t=${timestamp}`, ...secrets.map((s) => `v2=${createHmac('sha256', s).update(`${timestamp}.`).update(body).digest('hex')}`)].join(',');
+}
+
 /** The receiver's check, in constant time; what partners are told to do. */
 export function verifyWebhookSignature(secret: string, body: Buffer | string, header: string | undefined): boolean {
   if (typeof header !== 'string' || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;

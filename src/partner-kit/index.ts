@@ -10,5 +10,5 @@
 export { LumenApiError, createLumenClient, type LumenClient, type LumenClientOptions } from './client.js';
 export { drainEvents, type DrainOptions, type DrainResult } from './events.js';
 export { syncByCursor, syncByPages, type CityList, type SyncOptions, type SyncResult } from './sync.js';
-export { standardWebhookSecret, verifyLumenSignature, verifyStandardWebhook, verifyWebhook, type IncomingHeaders } from './webhooks.js';
+export { REPLAY_WINDOW_SECONDS, standardWebhookSecret, verifyLumenSignature, verifyStandardWebhook, verifyWebhook, type IncomingHeaders } from './webhooks.js';
 export type * from '../../generated/partner-client/types.gen.js';

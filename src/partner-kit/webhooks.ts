@@ -16,14 +16,39 @@ function lumenSignatureMatches(secret: string, rawBody: Buffer | string, got: st
   return received.length === expected.length && timingSafeEqual(received, expected);
 }
 
+/** How far the signed time of a delivery may be from the receiver's clock (seconds): older deliveries are refused as replays. */
+export const REPLAY_WINDOW_SECONDS = 300;
+
 /**
- * Lumen's own scheme: `X-Lumen-Signature: sha256=<hex HMAC-SHA256 of the exact body
- * bytes>` keyed with the webhook secret as text (a `whsec_…` secret included). Verify
- * the raw bytes you received, never a re-serialised JSON. Constant time. During a
- * secret rotation's overlap the replaced secret's signature comes in
- * `X-Lumen-Signature-Previous`: a receiver still on the old secret verifies with it.
+ * `X-Lumen-Signature-V2: t=<Unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<body>">[,v2=…]`:
+ * any `v2` made with the secret, and `t` within the window of now.
  */
-export function verifyLumenSignature(secret: string, rawBody: Buffer | string, headers: IncomingHeaders): boolean {
+function lumenV2Matches(secret: string, rawBody: Buffer | string, got: string, nowSeconds: number, windowSeconds: number): boolean {
+  const parts = got.split(',').map((p) => p.trim());
+  const t = /^t=(\d{1,12})$/.exec(parts[0] ?? '')?.[1];
+  if (!t || Math.abs(nowSeconds - Number(t)) > windowSeconds) return false;
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest('hex'));
+  return parts.slice(1).some((p) => {
+    const received = Buffer.from(/^v2=([0-9a-f]{64})$/.exec(p)?.[1] ?? '');
+    return received.length === expected.length && timingSafeEqual(received, expected);
+  });
+}
+
+/**
+ * Lumen's own scheme. `X-Lumen-Signature-V2: t=<Unix seconds>,v2=<hex HMAC-SHA256 of
+ * "<t>.<exact body bytes>">` keyed with the webhook secret as text (a `whsec_…` secret
+ * included): the time is signed with the body, and a delivery whose `t` is more than
+ * `windowSeconds` (300) from now is refused, so a captured delivery cannot be replayed
+ * later. During a secret rotation's overlap it carries one `v2=` per secret. Verify the
+ * raw bytes you received, never a re-serialised JSON. Constant time.
+ *
+ * Without the V2 header (a Lumen before it), the deprecated `X-Lumen-Signature:
+ * sha256=<hex HMAC of the body>` (and `X-Lumen-Signature-Previous`) is checked, which
+ * no window protects.
+ */
+export function verifyLumenSignature(secret: string, rawBody: Buffer | string, headers: IncomingHeaders, opts: { windowSeconds?: number; now?: Date } = {}): boolean {
+  const v2 = header(headers, 'x-lumen-signature-v2');
+  if (v2 !== undefined) return lumenV2Matches(secret, rawBody, v2, Math.floor((opts.now ?? new Date()).getTime() / 1000), opts.windowSeconds ?? REPLAY_WINDOW_SECONDS);
   return lumenSignatureMatches(secret, rawBody, header(headers, 'x-lumen-signature')) || lumenSignatureMatches(secret, rawBody, header(headers, 'x-lumen-signature-previous'));
 }
 

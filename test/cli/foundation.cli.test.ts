@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, cliJson } from '../support/app.js';
+import { secretFile, startTestApp, type TestApp, cliJson } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -39,7 +39,7 @@ describe('lumen CLI (foundation)', () => {
 
   it('creates a partner (PascalCase scopes accepted) whose key works, rotates and disables it', async () => {
     const tenant = json(await t.cli('tenant', 'create', '--name', 'Campinas', '--json'));
-    const p = json(await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'citizen-app', '--scopes', 'CanReadCityData,canCreateAlerts', '--webhook-url', 'https://partner.example/hooks', '--webhook-secret', 'a-long-enough-secret', '--json'));
+    const p = json(await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'citizen-app', '--scopes', 'CanReadCityData,canCreateAlerts', '--webhook-url', 'https://partner.example/hooks', '--webhook-secret-file', secretFile('a-long-enough-secret'), '--json'));
     expect(p).toMatchObject({ code: 'citizen-app', tenantId: tenant.id, scopes: ['canReadCityData', 'canCreateAlerts'], transport: 'webhook', webhookSecretSet: true, enabled: true });
     expect(p.apiKey).toMatch(/^lmn_test_/);
     expect(p.keyPrefix).toBe(p.apiKey.slice(0, 17));

@@ -57,6 +57,21 @@ describe('secrets on the CLI', () => {
     expect(JSON.stringify(shown)).not.toContain(made.webhookSecret);
   });
 
+  it('warns about a secret on the command line, and refuses it in production, pointing at the -file form', async () => {
+    const tenant = await makeTenant(t.rt);
+    const warned = await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'secret-argv', '--scopes', 'canReadCityData', '--webhook-url', 'https://partner.example/hooks', '--webhook-secret', 'y'.repeat(24), '--json');
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/^warning: --webhook-secret on the command line can be read by every user of this machine .*--webhook-secret-file PATH, or --webhook-secret-file - /m);
+    const { cli } = await import('../support/app.js');
+    const production = await cli({ ...t.env, LUMEN_ENVIRONMENT: 'production', LUMEN_PUBLIC_URL: 'https://lumen.city.example' }, 'partner', 'update', 'secret-argv', '--polling-key', 'z'.repeat(24), '--json');
+    expect(production.code).toBe(2);
+    expect(production.stderr).toMatch(/--polling-key on the command line is refused in production.*--polling-key-file PATH/);
+    expect((await storedSecret('secret-argv')).polling).toBeNull();
+    // Clearing a secret (`none`) is no secret: no warning.
+    const cleared = await t.cli('partner', 'update', 'secret-argv', '--webhook-secret', 'none', '--json');
+    expect(cleared.stderr).toBe('');
+  });
+
   it('refuses a secret given twice, and names a missing file', async () => {
     const tenant = await makeTenant(t.rt);
     const both = await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'secret-both', '--scopes', 'canReadCityData', '--webhook-secret', 'x'.repeat(20), '--webhook-secret-file', '/nonexistent');

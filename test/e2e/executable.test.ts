@@ -183,7 +183,7 @@ describe('dist/lumen', () => {
   it('in production on the embedded database (opted in): no demo city and no key printed; the database needs its password', async () => {
     const cwd = tempDir('production-cwd');
     const dataDir = path.join(tempDir('production-data'), 'data');
-    const env = { LUMEN_DATA_DIR: dataDir, LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'true', LUMEN_SECRET_KEY: '33'.repeat(32) };
+    const env = { LUMEN_DATA_DIR: dataDir, LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'true', LUMEN_SECRET_KEY: '33'.repeat(32), LUMEN_PUBLIC_URL: 'https://lumen.city.example' };
     const refused = await runLumen(['serve'], cwd, { ...env, LUMEN_EMBEDDED_IN_PRODUCTION: 'false' });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/production needs DATABASE_URL/);

@@ -147,6 +147,30 @@ describe('GET /api/external/events', () => {
     expect((await poll(p.partner.apiKey)).events.map((e) => e.eventType)).toEqual(['ServiceOrder.Completed']);
   });
 
+  it('writes nothing when nothing moved: ten polls with nothing new leave the cursor row as it was', async () => {
+    const p = await makeEventPartner(t.rt);
+    const s = await subjectFor(t.rt, p);
+    // Another partner's events keep arriving meanwhile: they move nothing of this one.
+    const other = await makeEventPartner(t.rt);
+    await emit(t.rt, ['ServiceOrder.Created', s]);
+    let page = await poll(p.partner.apiKey);
+    page = await poll(p.partner.apiKey, { since: page.nextSince });
+    expect(page.events).toEqual([]);
+    /** The row version of the partner's cursor: an UPDATE, even of equal values, makes a new one. */
+    const version = async () => (await t.rt.pool.query<{ xmin: string }>('SELECT xmin::text FROM event_cursor WHERE external_system_id = $1', [p.partner.id])).rows[0]!.xmin;
+    const before = await version();
+    for (let i = 0; i < 10; i++) {
+      await emit(t.rt, ['ServiceOrder.Created', await subjectFor(t.rt, other)]);
+      page = await poll(p.partner.apiKey, { since: page.nextSince });
+      expect(page.events).toEqual([]);
+    }
+    expect(await version()).toBe(before);
+    // A new event of its own moves it again, and is served.
+    const [next] = await emit(t.rt, ['ServiceOrder.StatusChanged', s]);
+    expect(ids((await poll(p.partner.apiKey, { since: page.nextSince })).events)).toEqual([next!.eventId]);
+    expect(await version()).not.toBe(before);
+  });
+
   it('answers 429 with Retry-After to a call inside the minimum interval only after hasMore was false, confirming nothing', async () => {
     const p = await makeEventPartner(t.rt);
     await t.rt.db.updateTable('external_system').set({ events_min_interval_seconds: 60 }).where('id', '=', p.partner.id).execute();

@@ -4,7 +4,7 @@
  * `@octokit/webhooks-methods`, per signature scheme, across retries, across a secret
  * rotation (both secrets verify during the overlap) and after it (only the new one).
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { MIGRATIONS } from '../../generated/migrations.js';
 import { migrate } from '../../src/db/migrator.js';
-import { verifyWebhook } from '../../src/partner-kit/index.js';
+import { verifyLumenSignature, verifyWebhook } from '../../src/partner-kit/index.js';
 import { dropExpiredWebhookSecrets, rotateWebhookSecret, updatePartner } from '../../src/services/partners/index.js';
 import { cliActor } from '../../src/services/audit/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -109,6 +109,27 @@ describe('Standard Webhooks signatures', () => {
     expect(standardVerifies(`whsec_${Buffer.from(lumen.secret).toString('base64')}`, c)).toBe(true);
   });
 
+  it('signs the time with the body in X-Lumen-Signature-V2: a delivery replayed outside the window, or with its time moved, no longer verifies', async () => {
+    const rx = await receiver();
+    const lumen = await partnerWith(rx.url, { signature: 'lumen', webhookSecret: 'plain-hex-secret-0123456789abcdef' });
+    const a = await deliver(lumen, rx);
+    const v2 = h(a, 'x-lumen-signature-v2')!;
+    expect(v2).toMatch(/^t=\d{10},v2=[0-9a-f]{64}$/);
+    // Computed here as the docs tell a receiver to: HMAC-SHA256 of "<t>.<raw body>" with the secret as text.
+    const t0 = Number(/^t=(\d+)/.exec(v2)![1]);
+    expect(Math.abs(t0 - Date.now() / 1000)).toBeLessThan(60);
+    expect(v2.split(',v2=')[1]).toBe(createHmac('sha256', lumen.secret).update(`${t0}.`).update(a.raw).digest('hex'));
+    expect(verifyLumenSignature(lumen.secret, a.raw, a.headers)).toBe(true);
+    // Captured and replayed ten minutes later: refused; within the window: accepted.
+    expect(verifyLumenSignature(lumen.secret, a.raw, a.headers, { now: new Date((t0 + 600) * 1000) })).toBe(false);
+    expect(verifyLumenSignature(lumen.secret, a.raw, a.headers, { now: new Date((t0 + 240) * 1000) })).toBe(true);
+    // The time moved to look fresh: the signature no longer matches.
+    const moved = { ...a.headers, 'x-lumen-signature-v2': v2.replace(/^t=\d+/, `t=${t0 + 600}`) };
+    expect(verifyLumenSignature(lumen.secret, a.raw, moved, { now: new Date((t0 + 600) * 1000) })).toBe(false);
+    // The deprecated body-only form is still sent, and still verifies with @octokit/webhooks-methods.
+    expect(await verify(lumen.secret, text(a), h(a, 'x-lumen-signature')!)).toBe(true);
+  });
+
   it('refuses a malformed whsec_ secret and an unknown scheme, pointing at the field', async () => {
     const tenant = await makeTenant(t.rt);
     await expect(makePartner(t.rt, { tenantId: tenant.id, transport: 'webhook', webhookUrl: 'http://127.0.0.1:9/x', webhookSecret: 'whsec_not*base64*at*all!!' })).rejects.toMatchObject({
@@ -147,6 +168,8 @@ describe('Standard Webhooks signatures', () => {
     expect(await verify(rotated.webhookSecret, text(during), h(during, 'x-lumen-signature')!)).toBe(true);
     expect(await verify(p.secret, text(during), h(during, 'x-lumen-signature-previous')!)).toBe(true);
     expect(await verify(p.secret, text(during), h(during, 'x-lumen-signature')!)).toBe(false);
+    expect(h(during, 'x-lumen-signature-v2')).toMatch(/^t=\d+,v2=[0-9a-f]{64},v2=[0-9a-f]{64}$/);
+    for (const secret of [rotated.webhookSecret, p.secret]) expect(verifyLumenSignature(secret, during.raw, { 'x-lumen-signature-v2': h(during, 'x-lumen-signature-v2') })).toBe(true);
 
     // The overlap ends (moved into the past rather than waited for).
     await t.rt.db.updateTable('external_system').set({ webhook_previous_secret_until: new Date(Date.now() - 1000) }).where('id', '=', p.partner.id).execute();

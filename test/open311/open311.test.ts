@@ -99,7 +99,10 @@ describe('Open311 GeoReport v2', () => {
     expect(d.headers.get('content-type')).toBe('text/xml; charset=utf-8');
     const doc = xml.parse(await d.text());
     expect(doc.discovery.endpoints.endpoint[0].formats.format).toEqual(['text/xml', 'application/json']);
-    expect(doc.discovery.endpoints.endpoint[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/open311\/v2$/);
+    expect(doc.discovery.endpoints.endpoint[0].url).toBe('https://lumen.curitiba.example/open311/v2');
+    // Never from the Host header a client sends.
+    const spoofed = (await (await get('discovery.json', { host: 'evil.example' })).json()) as { endpoints: { url: string }[] };
+    expect(spoofed.endpoints[0]!.url).toBe('https://lumen.curitiba.example/open311/v2');
 
     // Its contract is served and rendered like the others.
     const served = (await (await get('openapi.json')).json()) as { info: { title: string }; paths: Record<string, unknown> };

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecret, partnerSecretAad } from '../../src/lib/secret-box.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { secretFile, startTestApp, type TestApp } from '../support/app.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { adminFetch, adminToken, auditOf, cliJson, problemOf } from './support.js';
 
@@ -129,7 +129,7 @@ describe('partner administration', () => {
     const tenantId = (await makeTenant(t.rt)).id;
     await makePartner(t.rt, { tenantId, code: 'portal-cli' });
     const updated = cliJson(
-      await t.cli('partner', 'update', 'portal-cli', '--transport', 'polling', '--event-types', 'ServiceOrder.Completed,Alert.Cancelled', '--rate-limit', '120', '--events-min-interval', '90', '--polling-url', 'https://portal.example/requests', '--polling-key', 'their-key', '--polling-interval', '60', '--scopes', 'canCreateAlerts,CanReadCityData', '--json'),
+      await t.cli('partner', 'update', 'portal-cli', '--transport', 'polling', '--event-types', 'ServiceOrder.Completed,Alert.Cancelled', '--rate-limit', '120', '--events-min-interval', '90', '--polling-url', 'https://portal.example/requests', '--polling-key-file', secretFile('their-key'), '--polling-interval', '60', '--scopes', 'canCreateAlerts,CanReadCityData', '--json'),
     );
     expect(updated).toMatchObject({ transport: 'polling', eventTypes: ['ServiceOrder.Completed', 'Alert.Cancelled'], rateLimitPerMinute: 120, eventsMinIntervalSeconds: 90, pollingUrl: 'https://portal.example/requests', pollingKeySet: true, pollingIntervalSeconds: 60, scopes: ['canCreateAlerts', 'canReadCityData'] });
     expect(JSON.stringify(updated)).not.toContain('their-key');

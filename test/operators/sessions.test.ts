@@ -164,6 +164,9 @@ describe('a session in use', () => {
       sessionFetch(t, s, { origin: null }),
       sessionFetch(t, { ...s, csrfToken: s.csrfToken.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
     ];
+    // An origin that only matches the Host header the client wrote itself is foreign too.
+    const hostMatched = sessionFetch(t, s, { origin: 'http://evil.example' });
+    attempts.push((path, init = {}) => hostMatched(path, { ...init, headers: { ...init.headers, host: 'evil.example' } }));
     for (const call of attempts) {
       const res = await call(`/alerts/${alert.id}/discard`, { json: { reason: 'csrf' } });
       expect(res.status).toBe(403);

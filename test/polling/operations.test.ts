@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
-import { startTestApp, type TestApp, cliJson } from '../support/app.js';
+import { secretFile, startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makePartner } from '../support/factories.js';
 import { makePollingPartner, request, startPartnerStub, type PartnerStub } from './support.js';
 
@@ -75,7 +75,7 @@ describe('operating partner polling', () => {
   it('polls a polling partner as soon as it is created, without waiting for the reconciler', async () => {
     const s = await stub(() => ({ json: { items: [] } }));
     const tenant = json(await t.cli('tenant', 'create', '--name', 'Immediate City', '--json'));
-    json(await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'POLL-AT-ONCE', '--scopes', 'canCreateServiceOrders', '--transport', 'polling', '--polling-url', s.url, '--polling-key', 'partner-issued-key', '--polling-interval', '180', '--json'));
+    json(await t.cli('partner', 'create', '--tenant', tenant.id, '--code', 'POLL-AT-ONCE', '--scopes', 'canCreateServiceOrders', '--transport', 'polling', '--polling-url', s.url, '--polling-key-file', secretFile('partner-issued-key'), '--polling-interval', '180', '--json'));
     await expect.poll(() => s.calls.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
   });
 

@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPollState } from '../../src/db/repositories/partner-poll.repository.js';
 import { reconcilePartnerPolls } from '../../src/services/partner-poll/service.js';
-import { cli as runCli, startTestApp, TEST_SECRET_KEY, type TestApp } from '../support/app.js';
+import { cli as runCli, secretFile, startTestApp, TEST_SECRET_KEY, type TestApp } from '../support/app.js';
 import { makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';
 import { emit, waitFor } from '../events/support.js';
@@ -87,7 +87,7 @@ describe('secrets across a full scenario', () => {
       expect(created.status).toBe(201);
       const firstKey = created.body.apiKey as string;
       const pollingUrl = `http://127.0.0.1:${(partnerEndpoint.address() as AddressInfo).port}/lumen/requests`;
-      const pollerOut = await cli(true, 'partner', 'create', '--tenant', tenant.id, '--code', 'secret-poller', '--scopes', 'canCreateServiceOrders', '--transport', 'polling', '--polling-url', pollingUrl, '--polling-key', POLLING_KEY, '--polling-interval', '1', '--json');
+      const pollerOut = await cli(true, 'partner', 'create', '--tenant', tenant.id, '--code', 'secret-poller', '--scopes', 'canCreateServiceOrders', '--transport', 'polling', '--polling-url', pollingUrl, '--polling-key-file', secretFile(POLLING_KEY), '--polling-interval', '1', '--json');
       const pollerKey = JSON.parse(pollerOut.stdout).apiKey as string;
 
       // The key in use, then rotated: the old one refused, also in the wrong places.
@@ -114,7 +114,7 @@ describe('secrets across a full scenario', () => {
       await waitFor(() => webhookCalls >= 2, 10_000, 'the retried webhook');
       await waitFor(async () => (await t.rt.db.selectFrom('webhook_delivery').select('status').where('external_system_id', '=', created.body.id).executeTakeFirst())?.status === 'succeeded', 10_000, 'the delivery');
       // The secret changed through the CLI: the next event is signed with the new one.
-      await cli(false, 'partner', 'update', 'secret-webhook', '--webhook-secret', NEW_WEBHOOK_SECRET, '--json');
+      await cli(false, 'partner', 'update', 'secret-webhook', '--webhook-secret-file', secretFile(NEW_WEBHOOK_SECRET), '--json');
       const alert = await t.rt.db.selectFrom('alert').selectAll().where('id', '=', accepted.body.alert.id).executeTakeFirstOrThrow();
       await emit(t.rt, ['ServiceOrder.StatusChanged', { alert: { ...alert, status: 'Linked' }, serviceOrderId: alert.service_order_id }]);
       await waitFor(() => webhookCalls >= 3, 10_000, 'the webhook signed with the new secret');

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -109,4 +109,11 @@ export async function cli(env: Record<string, string>, ...argv: string[]): Promi
   const err = new LogSink();
   const code = await runCli(argv, { env, stdout: out, stderr: err });
   return { code, stdout: out.lines.join('\n'), stderr: err.lines.join('\n') };
+}
+
+/** A secret in a file of its own (mode 600), for the CLI's `--…-file` options (a secret on the command line prints a warning). */
+export function secretFile(secret: string): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lumen-secret-')), 'secret');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return file;
 }

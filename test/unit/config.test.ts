@@ -74,11 +74,17 @@ describe('config', () => {
   });
 
   it('refuses the embedded database in production unless LUMEN_EMBEDDED_IN_PRODUCTION=true says so', () => {
-    const key = { LUMEN_SECRET_KEY: '22'.repeat(32) };
+    const key = { LUMEN_SECRET_KEY: '22'.repeat(32), LUMEN_PUBLIC_URL: 'https://lumen.city.example' };
     expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', ...key })).toThrow(/production needs DATABASE_URL[\s\S]*LUMEN_EMBEDDED_IN_PRODUCTION=true/);
     expect(loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'true', ...key }).databaseUrl).toBeNull();
     expect(loadConfig({ LUMEN_ENVIRONMENT: 'production', DATABASE_URL: 'postgres://x/y', ...key }).databaseUrl).toBe('postgres://x/y');
     expect(() => loadConfig({ LUMEN_ENVIRONMENT: 'production', LUMEN_EMBEDDED_IN_PRODUCTION: 'maybe', ...key })).toThrow(/LUMEN_EMBEDDED_IN_PRODUCTION/);
+  });
+
+  it('needs LUMEN_PUBLIC_URL in production (absolute URLs and the origin check never come from Host)', () => {
+    const base = { LUMEN_ENVIRONMENT: 'production', DATABASE_URL: 'postgres://x/y', LUMEN_SECRET_KEY: '22'.repeat(32) };
+    expect(() => loadConfig(base)).toThrow(/LUMEN_PUBLIC_URL is required in production/);
+    expect(loadConfig({ ...base, LUMEN_PUBLIC_URL: 'https://lumen.city.example/' }).publicOrigin).toBe('https://lumen.city.example');
   });
 
   it('refuses loopback and a missing secret key in production', () => {

@@ -44,6 +44,10 @@ describe('attachments for operators', () => {
       expect(img.headers.get('content-type')).toBe('image/png');
       expect(img.headers.get('cache-control')).toBe('private, max-age=86400');
       expect(img.headers.get('etag')).toMatch(/^"[0-9a-f]{64}"$/);
+      // A browser never reads it as anything but an image (a JPEG header can front HTML).
+      expect(img.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(img.headers.get('content-security-policy')).toMatch(/^sandbox/);
+      expect(img.headers.get('content-disposition')).toMatch(/^inline; filename="photo-[0-9a-f]{12}\.png"$/);
       expect(Buffer.from(await img.arrayBuffer()).equals(PNG)).toBe(true);
     }
     expect((await api(`/alerts/${number}/attachments/00000000-0000-4000-8000-000000000000`)).status).toBe(404);

@@ -71,7 +71,8 @@ export async function startServer(dataDir: string, clusterDir: string, runtime: 
   if (failure !== null) {
     const tail = await logTail(logFile);
     if (/lock file "postmaster\.pid" already exists/.test(tail)) throw new LockedByOther('another process started the server');
-    throw new Error(`the embedded PostgreSQL exited during start-up (${String(failure)}); ${logFile}:\n${tail}`);
+    // The first line names the cause without a path (it reaches /livez); the log follows.
+    throw new Error(`the embedded PostgreSQL exited during start-up (${String(failure)}): ${startupCause(tail, await diskFull(dataDir))}\n${logFile}:\n${tail}`);
   }
   const url = await attach(port, password, log);
   log('embedded PostgreSQL ready', { port, ms: Date.now() - started });
@@ -248,6 +249,32 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: n
 
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Free space under `dir` below 16 MiB: PostgreSQL cannot start (nor even write its log). */
+async function diskFull(dir: string): Promise<boolean> {
+  try {
+    const s = await fs.statfs(dir);
+    return s.bavail * s.bsize < 16 * 1024 * 1024;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why PostgreSQL did not start, in words, from the tail of its log (and whether the disk
+ * is full: then the log itself may be empty). Absolute paths are left out: the text is
+ * shown by /livez, to anyone.
+ */
+export function startupCause(tail: string, diskIsFull: boolean): string {
+  const redact = (s: string) => s.replace(/"?\/[^\s"]+"?/g, '<path>').trim();
+  if (diskIsFull || /No space left on device/i.test(tail)) return 'the disk of the data directory is full (No space left on device); free space and it starts again by itself';
+  if (/Permission denied/i.test(tail)) return 'permission denied on the data directory (check its owner and mode)';
+  const invalid = /invalid value for parameter "[^"]+": "[^"]*"/.exec(tail);
+  if (invalid) return `PostgreSQL refuses a setting: ${invalid[0]}`;
+  const fatal = /(?:FATAL|PANIC):\s+(.+)/.exec(tail);
+  if (fatal) return redact(fatal[1]!);
+  return 'no reason in its log (postgres.log in the data directory)';
 }
 
 async function logTail(file: string): Promise<string> {

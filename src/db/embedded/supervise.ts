@@ -57,7 +57,7 @@ export class EmbeddedSupervisor {
 
   private async watch(): Promise<void> {
     const pollMs = this.opts.pollMs ?? 500;
-    while (!this.stopped && this.failing === null) {
+    while (!this.stopped) {
       await delay(pollMs);
       if (this.stopped || (await this.serverAlive())) continue;
       this.opts.log('the embedded PostgreSQL is gone; starting it again', { pid: this.current.pid });
@@ -65,11 +65,16 @@ export class EmbeddedSupervisor {
     }
   }
 
+  /**
+   * Starts the server again, with a doubling pause (at most a minute). Past the attempts
+   * the process reports itself failing (/livez 503, with the cause) but keeps trying: a
+   * full disk freed or a permission fixed brings it back without a restart of Lumen.
+   */
   private async restart(): Promise<void> {
     const url = this.current.url;
     let lastError = 'unknown';
-    for (let attempt = 1; attempt <= this.opts.attempts && !this.stopped; attempt++) {
-      await delay(this.opts.firstDelayMs * 2 ** (attempt - 1));
+    for (let attempt = 1; !this.stopped; attempt++) {
+      await delay(Math.min(60_000, this.opts.firstDelayMs * 2 ** Math.min(attempt - 1, 20)));
       if (this.stopped) return;
       try {
         const db = await this.opts.reopen();
@@ -78,14 +83,15 @@ export class EmbeddedSupervisor {
           throw new Error('it came back on another port, which the open connections cannot follow');
         }
         this.current = db;
+        this.failing = null;
         this.opts.log('the embedded PostgreSQL is running again', { attempt, pid: db.pid });
         if (!db.owned) this.stopped = true; // another Lumen process owns it now and watches it
         return;
       } catch (err) {
         lastError = err instanceof Error ? err.message : String(err);
         this.opts.log('starting the embedded PostgreSQL again failed', { attempt, of: this.opts.attempts, error: lastError.split('\n')[0] });
+        if (attempt >= this.opts.attempts) this.failing = `the embedded PostgreSQL could not be started again after ${attempt} attempt(s), still trying: ${lastError.split('\n')[0]}`;
       }
     }
-    if (!this.stopped) this.failing = `the embedded PostgreSQL could not be started again after ${this.opts.attempts} attempt(s): ${lastError.split('\n')[0]}`;
   }
 }

@@ -72,6 +72,8 @@ export interface AdminTokenTable {
   /** Its reach (0021): platform-wide, its owner's access, or its own grants (admin_token_grant). */
   scope: AdminTokenScope;
   expires_at: Date | null;
+  /** The operator who made a service token (0082): its reach never exceeds theirs now. */
+  made_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type AdminTokenScope = 'platform' | 'owner' | 'grants';

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
-import { signStandardWebhook, signWebhookBody } from '../../lib/webhook-signature.js';
+import { signLumenV2, signStandardWebhook, signWebhookBody } from '../../lib/webhook-signature.js';
 import { outboundTraceparent } from '../../lib/trace-context.js';
 import { VERSION } from '../../version.js';
 import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../../db/repositories/webhook-delivery.repository.js';
@@ -126,12 +126,14 @@ export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, 
  */
 function signatureHeaders(target: ClaimedDelivery, secret: string, previous: string | null, startedAt: Date, body: Buffer): Record<string, string> {
   const out: Record<string, string> = {};
+  const timestamp = Math.floor(startedAt.getTime() / 1000);
   if (target.webhook_signature !== 'standard') {
+    // Deprecated (body only, no replay window; sunset in openapi/CHANGELOG.md): kept for receivers not yet on V2.
     out['x-lumen-signature'] = signWebhookBody(secret, body);
     if (previous !== null) out['x-lumen-signature-previous'] = signWebhookBody(previous, body);
+    out['x-lumen-signature-v2'] = signLumenV2(previous === null ? [secret] : [secret, previous], timestamp, body);
   }
   if (target.webhook_signature !== 'lumen') {
-    const timestamp = Math.floor(startedAt.getTime() / 1000);
     out['webhook-id'] = target.event_id;
     out['webhook-timestamp'] = String(timestamp);
     out['webhook-signature'] = signStandardWebhook(previous === null ? [secret] : [secret, previous], target.event_id, timestamp, body);

@@ -79,7 +79,10 @@ export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<E
       const p = await positionCommitted(tx, req.externalSystemId, mark, lastPublished, limit + 1 - read.length, { bodies });
       rows = [...read, ...p.events];
       taken = p.taken;
-      mark = p.mark;
+      // Nothing positioned: the old mark stays (a newer snapshot alone would move the
+      // cursor, and write it, on every idle poll). Keeping it is safe: the next call
+      // looks again from the same mark, at worst over the same in-progress transactions.
+      if (p.taken > 0) mark = p.mark;
       if (p.events.length > 0) lastPublished = p.events[p.events.length - 1]!.published_at;
     }
 

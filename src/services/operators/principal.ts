@@ -12,13 +12,21 @@ export async function accessOfOperator(db: Executor, operator: { id: string; pla
 
 /**
  * A token's access, computed at each request from the rows as they are now: a service
- * token's own reach; an operator's token never more than the operator holds (a grant
- * taken from the operator is gone from their tokens at once). Null when the token's
- * operator is disabled.
+ * token's own reach, never more than its maker (the operator who made it, when one did)
+ * holds now; an operator's token never more than the operator holds (a grant taken from
+ * the operator is gone from their tokens at once). Null when the token's operator, or
+ * its maker, is disabled.
  */
 export async function accessOfToken(db: Executor, token: LiveAdminToken): Promise<AdminAccess | null> {
   const own = async (): Promise<Map<string, TenantRole>> => new Map((await grantsOfTokens(db, [token.id])).map((g) => [g.tenant_id, g.role]));
   if (token.operator_id === null) {
+    if (token.made_by !== null) {
+      // The maker disabled, or gone: the token dies with them; their grants bound it.
+      if (token.maker_disabled_at !== null || token.maker_platform_admin === null) return null;
+      const maker = await accessOfOperator(db, { id: token.made_by, platform_admin: token.maker_platform_admin });
+      if (token.scope === 'platform') return maker.platformAdmin ? PLATFORM_ACCESS : null;
+      return narrowAccess(maker, await own());
+    }
     if (token.scope === 'platform') return PLATFORM_ACCESS;
     return { platformAdmin: false, grants: await own() };
   }

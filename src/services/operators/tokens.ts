@@ -133,7 +133,8 @@ export async function createAdminToken(deps: ServiceDeps, actor: Actor, request:
   return deps.db.transaction().execute(async (tx) => {
     const row = await insertAdminToken(
       tx,
-      { name, key_id: issued.keyId, key_prefix: issued.keyPrefix, key_hash: issued.hash, revoked_at: null, operator_id: owner?.id ?? null, scope, expires_at: expiresAt },
+      // A service token made by an operator remembers them: it reaches no further than they do (accessOfToken).
+      { name, key_id: issued.keyId, key_prefix: issued.keyPrefix, key_hash: issued.hash, revoked_at: null, operator_id: owner?.id ?? null, scope, expires_at: expiresAt, made_by: owner ? null : (actor.operatorId ?? null) },
       grants.map((g) => ({ tenant_id: g.tenantId, role: g.role })),
     );
     const [view] = await viewsOf(tx, [row]);

@@ -46,12 +46,19 @@ export async function makeCity(lumen: Lumen, o: { name: string; webhookUrl: stri
     'canCreateAlerts,canReadCityData',
     '--webhook-url',
     o.webhookUrl,
-    '--webhook-secret',
-    'segredo-de-teste-0123456789',
+    '--webhook-secret-file',
+    secretFileOf('segredo-de-teste-0123456789'),
   );
   const token = await lumen.cli('admin-token', 'create', '--name', `desk-${o.code.toLowerCase()}`);
   const admin = await makeOperator(lumen, { email: `admin@${o.code.toLowerCase()}.example`, name: `Admin ${o.name}`, role: 'city-admin', tenantId: tenant.id });
   return { admin, tenantId: tenant.id, tenantName: o.name, teamId: team.id, partnerCode: o.code, apiKey: partner.apiKey, token: token.token };
+}
+
+/** A secret in a file of its own, for the CLI's --webhook-secret-file (a secret on the command line prints a warning). */
+function secretFileOf(secret: string): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lumen-secret-')), 'secret');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return file;
 }
 
 export interface Request {

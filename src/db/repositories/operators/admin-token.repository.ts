@@ -12,7 +12,15 @@ export async function insertAdminToken(tx: Tx, row: Insertable<AdminTokenTable>,
 }
 
 /** A token row with what its access is made of: its owner (when it has one) as the row is now. */
-export type LiveAdminToken = AdminTokenRow & { owner_email: string | null; owner_name: string | null; owner_platform_admin: boolean | null; owner_disabled_at: Date | null };
+export type LiveAdminToken = AdminTokenRow & {
+  owner_email: string | null;
+  owner_name: string | null;
+  owner_platform_admin: boolean | null;
+  owner_disabled_at: Date | null;
+  /** The maker of a service token, as the row is now (null when it has none). */
+  maker_platform_admin: boolean | null;
+  maker_disabled_at: Date | null;
+};
 
 /**
  * The live token with this key id: not revoked, not expired. Read on every request
@@ -23,8 +31,9 @@ export async function findLiveAdminToken(db: Executor, keyId: string): Promise<L
   return db
     .selectFrom('admin_token as t')
     .leftJoin('operator as o', 'o.id', 't.operator_id')
+    .leftJoin('operator as m', 'm.id', 't.made_by')
     .selectAll('t')
-    .select(['o.email as owner_email', 'o.name as owner_name', 'o.platform_admin as owner_platform_admin', 'o.disabled_at as owner_disabled_at'])
+    .select(['o.email as owner_email', 'o.name as owner_name', 'o.platform_admin as owner_platform_admin', 'o.disabled_at as owner_disabled_at', 'm.platform_admin as maker_platform_admin', 'm.disabled_at as maker_disabled_at'])
     .where('t.key_id', '=', keyId)
     .where('t.revoked_at', 'is', null)
     .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', sql<Date>`now()`)]))
