@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateServiceOrderData, CreateServiceOrderErrors, CreateServiceOrderResponses, GetHealthData, GetHealthErrors, GetHealthResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListPolesData, ListPolesErrors, ListPolesResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses } from './types.gen.js';
+import type { CreateServiceOrderData, CreateServiceOrderErrors, CreateServiceOrderResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListPolesData, ListPolesErrors, ListPolesResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -158,6 +158,36 @@ export const createServiceOrder = <ThrowOnError extends boolean = false>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Read one service order of the tenant
+ *
+ * One service order of the key's tenant, by its `id` or its `number`
+ * (`OS-2026-00040`, any case), in the shape of `GET /api/external/service-orders`'s
+ * items. Needs `canReadCityData`. An order of another tenant, or none, is 404 alike.
+ *
+ */
+export const getServiceOrder = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderResponses, GetServiceOrderErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/service-orders/{serviceOrderId}',
+    ...options
+});
+
+/**
+ * Read a request this partner sent
+ *
+ * A request this partner registered, by its own `protocolNumber`, as it stands now: the
+ * same shape as the answer of `POST /api/external/service-orders` (the service order
+ * once the request has one, `status: RECEIVED` while its alert waits for triage,
+ * `alert` with its current state and attachments). Needs `canCreateServiceOrders` or
+ * `canCreateAlerts`. Another partner's request, or an unknown protocol, is 404 alike.
+ *
+ */
+export const getRequest = <ThrowOnError extends boolean = false>(options: Options<GetRequestData, ThrowOnError>) => (options.client ?? client).get<GetRequestResponses, GetRequestErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/requests/{protocolNumber}',
+    ...options
 });
 
 /**

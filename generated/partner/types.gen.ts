@@ -1340,7 +1340,8 @@ export type CreateServiceOrderResponses = {
      * The request was already registered; nothing new was created. Either a **replay**
      * (same `Idempotency-Key` and body: the stored original response, byte for byte
      * the same body) or a **resend** (known `protocolNumber`: the alert's current state
-     * after applying any changed mutable fields). See the idempotency table above.
+     * after applying any changed mutable fields). See the idempotency table above. A
+     * replay carries `Idempotent-Replayed: true`; a resend does not.
      *
      */
     200: IntakeResponse;
@@ -1353,6 +1354,182 @@ export type CreateServiceOrderResponses = {
 };
 
 export type CreateServiceOrderResponse = CreateServiceOrderResponses[keyof CreateServiceOrderResponses];
+
+export type GetServiceOrderData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The order's id (UUID) or its number.
+         */
+        serviceOrderId: string;
+    };
+    query?: never;
+    url: '/api/external/service-orders/{serviceOrderId}';
+};
+
+export type GetServiceOrderErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path names a service order of another tenant, a request of another
+     * partner, or one that does not exist (the same answer: nothing tells them apart).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type GetServiceOrderError = GetServiceOrderErrors[keyof GetServiceOrderErrors];
+
+export type GetServiceOrderResponses = {
+    /**
+     * The order.
+     */
+    200: ServiceOrder;
+};
+
+export type GetServiceOrderResponse = GetServiceOrderResponses[keyof GetServiceOrderResponses];
+
+export type GetRequestData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The partner's own protocol number of the request (as sent in `protocolNumber`).
+         */
+        protocolNumber: string;
+    };
+    query?: never;
+    url: '/api/external/requests/{protocolNumber}';
+};
+
+export type GetRequestErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path names a service order of another tenant, a request of another
+     * partner, or one that does not exist (the same answer: nothing tells them apart).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type GetRequestError = GetRequestErrors[keyof GetRequestErrors];
+
+export type GetRequestResponses = {
+    /**
+     * The request now.
+     */
+    200: IntakeResponse;
+};
+
+export type GetRequestResponse = GetRequestResponses[keyof GetRequestResponses];
 
 export type ListPolesData = {
     body?: never;

@@ -1,6 +1,6 @@
 import type { PartnerPrincipal } from '../http/auth.js';
 import type { Handler, HandlerRequest } from '../http/surface.js';
-import { listPoles as readPoles, listServiceOrders as readServiceOrders, type ListRequest } from '../services/city-data/index.js';
+import { listPoles as readPoles, listServiceOrders as readServiceOrders, readServiceOrder, type ListRequest } from '../services/city-data/index.js';
 
 function single(query: HandlerRequest['query'], name: string): string | undefined {
   const v = query[name];
@@ -29,4 +29,10 @@ export const listPoles: Handler<PartnerPrincipal> = async ({ deps, principal, re
 export const listServiceOrders: Handler<PartnerPrincipal> = async ({ deps, principal, request }) => ({
   status: 200,
   body: await readServiceOrders(deps, principal, listRequest(request.query)),
+});
+
+/** GET /api/external/service-orders/{serviceOrderId}: one order of the key's city, by id or number. */
+export const getServiceOrder: Handler<PartnerPrincipal> = async ({ deps, principal, request }) => ({
+  status: 200,
+  body: await readServiceOrder(deps, principal, request.params.serviceOrderId!),
 });

@@ -334,6 +334,13 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     expect(replay.text).toBe(automatic.text);
     await post('strict', s.hook.apiKey, intake('CONF-0001', { lampType: 'Sodio' }), 422, { 'idempotency-key': key }, 'idempotency-key-reused');
     const resend = await post('strict', s.hook.apiKey, intake('CONF-0001', { problem: { description: 'Continua apagada.' } }), 200);
+    // Reading one object: the request by its protocol, the order by id and by number.
+    const read = await ex.strict('partner', { operationId: 'getRequest', method: 'GET', path: '/api/external/requests/CONF-0001', headers: { 'x-api-key': s.hook.apiKey }, expect: 200 });
+    expect(read.body).toMatchObject({ protocolNumber: 'CONF-0001', status: 'OPEN' });
+    await ex.strict('partner', { operationId: 'getRequest', method: 'GET', path: '/api/external/requests/NEVER-SENT', headers: { 'x-api-key': s.hook.apiKey }, expect: 404, problem: 'not-found' });
+    await ex.strict('partner', { operationId: 'getServiceOrder', method: 'GET', path: `/api/external/service-orders/${s.autoOrderId}`, headers: { 'x-api-key': s.hook.apiKey }, expect: 200 });
+    await ex.strict('partner', { operationId: 'getServiceOrder', method: 'GET', path: `/api/external/service-orders/${automatic.body.internalProtocol as string}`, headers: { 'x-api-key': s.hook.apiKey }, expect: 200 });
+    await ex.strict('partner', { operationId: 'getServiceOrder', method: 'GET', path: '/api/external/service-orders/OS-2026-99999', headers: { 'x-api-key': s.hook.apiKey }, expect: 404, problem: 'not-found' });
     expect(resend.body.alert.description).toBe('Continua apagada.');
     s.autoOrder2Id = (await post('strict', s.hook.apiKey, intake('CONF-0002', { address: { street: 'Rua Augusta', number: '1600' } }), 201)).body.id;
     await post('strict', s.hook.apiKey, intake('CONF-0003', { attachments: [{ type: 'photo', url: 'https://127.0.0.1:1/foto.jpg', contentType: 'image/png' }] }), 201, { 'accept-language': 'en' });

@@ -9,5 +9,6 @@ export { type Progress } from './pole-import/parse.js';
 export { UnusableFileError, importPoles, type PoleImportSummary } from './pole-import/service.js';
 export { forgetUnusedReads } from './read-cache.js';
 export { DEFAULT_PAGE_SIZE, listPoles, listServiceOrders, type ListRequest } from './reads.js';
+export { readServiceOrder } from './service-order-read.js';
 export { ingestTelemetryFile, type TelemetryFileOptions, type TelemetryFileSummary } from './telemetry-file.js';
 export { authenticateTelemetry, createTelemetryKey, ingestReports, listKeys, revokeKey, type TelemetryKeyView, type TelemetryPrincipal } from './telemetry.js';

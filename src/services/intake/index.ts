@@ -5,4 +5,5 @@
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
 export { submitIntake, type IntakeCaller } from './service.js';
+export { readPartnerRequest } from './request-read.js';
 export { parseIdempotencyKey, type AttachmentInput } from './validate.js';

@@ -63,7 +63,7 @@ const MAX_ROUNDS = 5;
  * it took stay unused (numbers are unique and increasing, not gap-free: see
  * counter.repository.ts).
  */
-export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody: unknown, opts: IntakeOptions): Promise<{ status: 200 | 201; body: IntakeResponse }> {
+export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody: unknown, opts: IntakeOptions): Promise<{ status: 200 | 201; body: IntakeResponse; replayed?: true }> {
   const key = opts.idempotencyKey == null ? null : parseIdempotencyKey(opts.idempotencyKey);
   if (!caller.scopes.includes('canCreateServiceOrders') && !caller.scopes.includes('canCreateAlerts')) {
     throw new AppError('forbidden', { scopes: 'canCreateServiceOrders | canCreateAlerts' });
@@ -112,9 +112,10 @@ export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody:
   }
 }
 
-function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'>, hash: Buffer): IntakeResult {
+/** The stored answer of an Idempotency-Key used again with the same body, marked as a replay (the Idempotent-Replayed header). */
+function replay(stored: Pick<IdempotencyKeyRow, 'request_hash' | 'response_body'>, hash: Buffer): IntakeResult & { replayed: true } {
   if (!stored.request_hash.equals(hash)) throw new AppError('idempotency-key-reused');
-  return { status: 200, body: JSON.parse(stored.response_body) as IntakeResponse };
+  return { status: 200, body: JSON.parse(stored.response_body) as IntakeResponse, replayed: true };
 }
 
 /** Who sends the request, for which tenant, and the reason its code maps to. */
