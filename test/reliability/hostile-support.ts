@@ -158,6 +158,9 @@ export function violation(op: OperationInfo, answer: Answer): string | null {
     if (answer.headers['x-request-id'] !== answer.body.requestId) return 'requestId differs from X-Request-Id';
     return null;
   }
+  // A body of another declared type (a CSV export): its content type must be the declared one.
+  const type = String(answer.headers['content-type'] ?? '').split(';')[0]!.trim();
+  if (!response?.content?.['application/json'] && type !== '' && response?.content?.[type]) return null;
   if (!response?.content?.['application/json']) return answer.text === '' ? null : `${status} has a body but the document declares none`;
   return schemaErrors(op.document, `${responsePointer}/content/application~1json/schema`, answer.body);
 }
