@@ -1,6 +1,6 @@
 /** The shape of bench/results.json, from which BENCHMARKS.md is rendered. */
 
-export type Unit = 'ms' | 's' | 'req/s' | 'tx/s' | 'events/s' | 'rows/s' | 'reports/s' | 'MB' | 'MiB' | 'KB';
+export type Unit = 'ms' | 's' | 'requests' | 'req/s' | 'tx/s' | 'events/s' | 'rows/s' | 'reports/s' | 'MB' | 'MiB' | 'KB';
 
 /** One figure: the median of its runs. */
 export interface Series {

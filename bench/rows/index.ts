@@ -7,6 +7,7 @@ import { eventLatencyRow } from './event-latency.js';
 import { eventsPollingRow } from './events-polling.js';
 import { executableRow } from './executable.js';
 import { fullSyncRow } from './full-sync.js';
+import { incrementalSyncRow } from './incremental-sync.js';
 import { intakeRow } from './intake.js';
 import { poleImportRow } from './pole-import.js';
 import { polePageRow } from './pole-page.js';
@@ -29,6 +30,7 @@ export const ROWS: readonly RowDefinition[] = [
   consoleLoadRow,
   consoleBundleRow,
   fullSyncRow,
+  incrementalSyncRow,
   telemetryRow,
   poleImportRow,
   eventsPollingRow,

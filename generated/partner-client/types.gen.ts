@@ -267,6 +267,19 @@ export type ServiceOrderPage = {
      *
      */
     nextCursor: string | null;
+    /**
+     * Only on the last page of a walk (when `nextCursor` is null): an opaque cursor to the
+     * position after the last item served. Keep it, and send it back as `cursor` to start
+     * the next round: that round reads strictly after it, so nothing of this round comes
+     * again (after an import of a million items that share one `updatedAt`, an unchanged
+     * city's next round is one request with no items), with the same guarantee as a walk
+     * (a write committing late is never missed). `total` of that round counts the items
+     * from its position's `updatedAt` on. null on other pages, and at the end of a round
+     * of a city that has no items yet (start the next one without a cursor). The
+     * `updatedSince` loop keeps working unchanged.
+     *
+     */
+    resumeCursor: string | null;
 };
 
 /**
@@ -799,6 +812,19 @@ export type PolePage = {
      *
      */
     nextCursor: string | null;
+    /**
+     * Only on the last page of a walk (when `nextCursor` is null): an opaque cursor to the
+     * position after the last item served. Keep it, and send it back as `cursor` to start
+     * the next round: that round reads strictly after it, so nothing of this round comes
+     * again (after an import of a million items that share one `updatedAt`, an unchanged
+     * city's next round is one request with no items), with the same guarantee as a walk
+     * (a write committing late is never missed). `total` of that round counts the items
+     * from its position's `updatedAt` on. null on other pages, and at the end of a round
+     * of a city that has no items yet (start the next one without a cursor). The
+     * `updatedSince` loop keeps working unchanged.
+     *
+     */
+    resumeCursor: string | null;
 };
 
 /**

@@ -392,7 +392,8 @@ export const ServiceOrderPageSchema = {
         'page',
         'pageSize',
         'total',
-        'nextCursor'
+        'nextCursor',
+        'resumeCursor'
     ],
     properties: {
         items: {
@@ -439,6 +440,17 @@ export const ServiceOrderPageSchema = {
             ],
             maxLength: 512,
             description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null when there is nothing after this page yet:\nthe walk is complete, and the next round starts with `updatedSince` = the largest\n`updatedAt` you have seen.\n',
+            examples: [
+                'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
+            ]
+        },
+        resumeCursor: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 512,
+            description: 'Only on the last page of a walk (when `nextCursor` is null): an opaque cursor to the\nposition after the last item served. Keep it, and send it back as `cursor` to start\nthe next round: that round reads strictly after it, so nothing of this round comes\nagain (after an import of a million items that share one `updatedAt`, an unchanged\ncity\'s next round is one request with no items), with the same guarantee as a walk\n(a write committing late is never missed). `total` of that round counts the items\nfrom its position\'s `updatedAt` on. null on other pages, and at the end of a round\nof a city that has no items yet (start the next one without a cursor). The\n`updatedSince` loop keeps working unchanged.\n',
             examples: [
                 'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
             ]
@@ -1212,7 +1224,8 @@ export const PolePageSchema = {
         'page',
         'pageSize',
         'total',
-        'nextCursor'
+        'nextCursor',
+        'resumeCursor'
     ],
     properties: {
         items: {
@@ -1259,6 +1272,17 @@ export const PolePageSchema = {
             ],
             maxLength: 512,
             description: 'Opaque keyset cursor to the item after the last one of this page; send it back as\n`cursor` to read the next page. null when there is nothing after this page yet:\nthe walk is complete, and the next round starts with `updatedSince` = the largest\n`updatedAt` you have seen.\n',
+            examples: [
+                'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
+            ]
+        },
+        resumeCursor: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 512,
+            description: 'Only on the last page of a walk (when `nextCursor` is null): an opaque cursor to the\nposition after the last item served. Keep it, and send it back as `cursor` to start\nthe next round: that round reads strictly after it, so nothing of this round comes\nagain (after an import of a million items that share one `updatedAt`, an unchanged\ncity\'s next round is one request with no items), with the same guarantee as a walk\n(a write committing late is never missed). `total` of that round counts the items\nfrom its position\'s `updatedAt` on. null on other pages, and at the end of a round\nof a city that has no items yet (start the next one without a cursor). The\n`updatedSince` loop keeps working unchanged.\n',
             examples: [
                 'eyJ1IjoiMjAyNi0wMy0xNFQxMjo0MTowNy41MzJaIiwiaSI6IjdlM2IxYzlkIn0'
             ]

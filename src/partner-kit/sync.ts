@@ -10,6 +10,11 @@ export interface SyncOptions<L extends CityList> {
    * full sync. The round returns the value to keep for the next one.
    */
   updatedSince?: string | null;
+  /**
+   * The previous round's `resumeCursor` (syncByCursor): the round reads strictly after
+   * the last item that round served, so nothing comes again; wins over `updatedSince`.
+   */
+  resumeCursor?: string | null;
   /** Items per page (1–1000). Default 500, Lumen's own default. */
   pageSize?: number;
   /**
@@ -23,6 +28,8 @@ export interface SyncOptions<L extends CityList> {
 export interface SyncResult {
   /** Send this as `updatedSince` in the next round (unchanged when nothing came). */
   updatedSince: string | null;
+  /** Keep this and send it as `resumeCursor` in the next round of syncByCursor: nothing of this round is read again (null for an empty city). */
+  resumeCursor: string | null;
   /** Items received in this round (an item may be counted twice; see onItems). */
   received: number;
   pages: number;
@@ -39,6 +46,7 @@ interface Page<T> {
   items: T[];
   pageSize: number;
   nextCursor: string | null;
+  resumeCursor?: string | null;
 }
 
 async function fetchPage<L extends CityList>(client: LumenClient, list: L, query: PageQuery): Promise<Page<ItemOf<L>>> {
@@ -57,7 +65,9 @@ function later(a: string | null, b: string): string {
  */
 export async function syncByCursor<L extends CityList>(client: LumenClient, list: L, opts: SyncOptions<L>): Promise<SyncResult> {
   let since = opts.updatedSince ?? null;
-  let cursor: string | null = null;
+  // A resume cursor starts the round where the last one ended.
+  let cursor: string | null = opts.resumeCursor ?? null;
+  let resumeCursor: string | null = null;
   let received = 0;
   let pages = 0;
   do {
@@ -69,8 +79,9 @@ export async function syncByCursor<L extends CityList>(client: LumenClient, list
     received += items.length;
     pages++;
     cursor = body.nextCursor;
+    resumeCursor = body.resumeCursor ?? null;
   } while (cursor !== null);
-  return { updatedSince: since, received, pages };
+  return { updatedSince: since, resumeCursor, received, pages };
 }
 
 /**
@@ -88,6 +99,7 @@ export async function syncByPages<L extends CityList>(client: LumenClient, list:
     await opts.onItems(items);
     for (const item of items) since = later(since, item.updatedAt);
     received += items.length;
-    if (items.length < body.pageSize) return { updatedSince: since, received, pages: page };
+    // The last page's resume cursor also continues a page walk (next round: syncByCursor with it).
+    if (items.length < body.pageSize) return { updatedSince: since, resumeCursor: body.resumeCursor ?? null, received, pages: page };
   }
 }

@@ -46,6 +46,16 @@ describe('partner kit: city-data sync', () => {
     expect(changed).toContain('K007');
     expect(changed.length).toBeLessThan(23);
     expect(Date.parse(next.updatedSince!)).toBeGreaterThan(Date.parse(byCursor.updatedSince!));
+
+    // From the resume cursor instead: exactly what changed, and nothing in an unchanged round.
+    await t.rt.db.updateTable('pole').set({ address: 'Rua Nova, 12' }).where('tenant_id', '=', tenant.id).where('code', '=', 'K011').execute();
+    await settle(t);
+    const resumed: string[] = [];
+    const fromResume = await syncByCursor(client, 'poles', { resumeCursor: next.resumeCursor, onItems: (items) => items.forEach((p) => resumed.push(p.code)) });
+    expect(resumed).toEqual(['K011']);
+    const idle = await syncByCursor(client, 'poles', { resumeCursor: fromResume.resumeCursor, onItems: () => {} });
+    expect(idle).toMatchObject({ received: 0, pages: 1 });
+    expect(byPages.resumeCursor).not.toBeNull();
   });
 
   it('rejects with a LumenApiError carrying the problem+json of a refusal', async () => {

@@ -99,7 +99,7 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
     typeof value.i === 'string' &&
     UUID.test(value.i) &&
     Number.isInteger(value.n) &&
-    value.n! >= 2 &&
+    value.n! >= 1 &&
     value.n! <= MAX_PAGE &&
     (value.p === undefined || (Number.isInteger(value.p) && value.p >= 1 && value.p <= MAX_PAGE_SIZE)) &&
     (c === null || (Array.isArray(c) && c.length === 3 && count(c[0]) && count(c[1]) && typeof c[2] === 'string' && MICROS_ISO.test(c[2])));
@@ -109,9 +109,12 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
 }
 
 /** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
-function envelope<P>(items: string, page: number, pageSize: number, total: number, nextCursor: string | null): JsonText<P> {
-  return new JsonText<P>(`{"items":[${items}],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)}}`);
+function envelope<P>(items: string, page: number, pageSize: number, total: number, nextCursor: string | null, resumeCursor: string | null = null): JsonText<P> {
+  return new JsonText<P>(`{"items":[${items}],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)},"resumeCursor":${JSON.stringify(resumeCursor)}}`);
 }
+
+/** The smallest id: a position before every item of an instant. */
+const BEFORE_ANY_ID = '00000000-0000-0000-0000-000000000000';
 
 interface Served {
   readonly page: number;
@@ -119,18 +122,35 @@ interface Served {
   readonly result: PageResult;
   readonly total: number;
   readonly cache: TotalCache | null;
+  /** Where the walk stood before this page (a cursor's item, a page's placement), for a resume cursor when the page is empty. */
+  readonly before: { u: string; id: string } | null;
 }
 
-/** The envelope of a served page, with a cursor to the item after it when more follow. */
+/**
+ * The envelope of a served page: a cursor to the item after it when more follow; at the
+ * end of the walk instead, a resume cursor, the position after the last item served (or
+ * where the walk stood, when this last page was empty). Sent back as `cursor` in the next
+ * round, it reads strictly after that position: nothing of this round comes again
+ * (items served were all below the walk's horizon, so a write committing later gets a
+ * later position and is read), unlike `updatedSince`, which is inclusive. A round of
+ * a city that has nothing yet, without `updatedSince`, has none: the next round
+ * starts from the beginning.
+ */
 function answer<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, s: Served): JsonText<P> {
   const last = s.result.last;
+  const codec = cursorCodec(deps.config.secretKey);
   let nextCursor: string | null = null;
+  let resumeCursor: string | null = null;
   if (s.result.fetched > pageSize && last !== null && s.page < MAX_PAGE) {
     const c = s.cache;
     const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, p: pageSize, c: c ? [c.matchingBelow, c.below, c.horizon] : null };
-    nextCursor = cursorCodec(deps.config.secretKey).encode(kind.purpose, state);
+    nextCursor = codec.encode(kind.purpose, state);
+  } else {
+    const at = last ?? s.before ?? (s.since !== null ? { u: s.since, id: BEFORE_ANY_ID } : null);
+    // A new round: from the position on (its filter starts there), page 1, its total counted anew.
+    if (at !== null) resumeCursor = codec.encode(kind.purpose, { v: 2, t: reader.tenantId, s: at.u, u: at.u, i: at.id, n: 1, p: pageSize, c: null } satisfies CursorState);
   }
-  return envelope<P>(s.result.items, s.page, pageSize, s.total, nextCursor);
+  return envelope<P>(s.result.items, s.page, pageSize, s.total, nextCursor, resumeCursor);
 }
 
 /** A page by cursor: continues after the cursor's item; remembers nothing (the next cursor carries it all). */
@@ -157,7 +177,7 @@ async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, 
     return { horizon, matching, result };
   });
   const t = pageTotal(matching, horizon, cache, result);
-  return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t });
+  return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t, before: { u: state.u, id: state.i } });
 }
 
 async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, page: number, since: string | null): Promise<JsonText<P>> {
@@ -207,7 +227,7 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
       total: freshTotal ? t.cache : null,
     }),
   ]);
-  return answer(deps, kind, reader, pageSize, { page, since, result, ...t });
+  return answer(deps, kind, reader, pageSize, { page, since, result, ...t, before: place.after });
 }
 
 async function readList<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, req: ListRequest): Promise<JsonText<P>> {
