@@ -11,7 +11,6 @@
  *    requests with a photo; the partner's requests are all answered, and no sign-in is
  *    answered with anything but 401, 429 or 503.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -27,6 +26,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { freePort } from '../support/free-port.js';
 import { recordReliability } from '../support/reliability.js';
+import { serveLumen, type ServedLumen } from '../support/serve.js';
 import { quantile } from '../../bench/harness/stats.js';
 
 const SECTION = 'Abuse and faults';
@@ -34,10 +34,9 @@ const OPEN_FILES = 3000;
 
 let db: TestDatabase;
 let rt: Runtime;
-let server: ChildProcess;
+let served: ServedLumen | undefined;
 let port: number;
 let metricsPort: number;
-let out = '';
 let dataDir: string;
 let apiKey: string;
 
@@ -50,25 +49,11 @@ beforeAll(async () => {
   apiKey = (await makePartner(rt, { tenantId: tenant.id, scopes: ['canCreateServiceOrders', 'canReadCityData'] })).apiKey;
   port = await freePort();
   metricsPort = await freePort();
-  server = spawn('prlimit', [`--nofile=${OPEN_FILES}:${OPEN_FILES}`, process.execPath, '--import', 'tsx', 'src/main.ts', 'serve'], { env: { ...process.env, ...env, PORT: String(port), LUMEN_METRICS_PORT: String(metricsPort) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  server.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`lumen serve exited before ready:\n${out}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`lumen serve not ready within 60 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  served = await serveLumen({ ...env, LUMEN_METRICS_PORT: String(metricsPort) }, port, ['prlimit', `--nofile=${OPEN_FILES}:${OPEN_FILES}`]);
 }, 90_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await served?.stop();
   await rt?.close();
   await db?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -11,7 +11,7 @@
  * timing: the bound holds on a slow machine as on a fast one. The peak is reset
  * between the attacks (`5` to /proc/<pid>/clear_refs), so each figure is its own.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -28,6 +28,7 @@ import { makePartner, makeTenant } from '../support/factories.js';
 import { countConnections } from '../support/connections.js';
 import { freePort } from '../support/free-port.js';
 import { recordReliability } from '../support/reliability.js';
+import { serveLumen, type ServedLumen } from '../support/serve.js';
 
 /** The documented bound (docs/security.md, RELIABILITY.md): peak RSS of one process under either attack. */
 const MEMORY_BOUND_MB = 600;
@@ -41,7 +42,7 @@ let db: TestDatabase;
 let rt: Runtime;
 let server: ChildProcess;
 let base: string;
-let out = '';
+let lumen: ServedLumen | undefined;
 let dataDir: string;
 
 beforeAll(async () => {
@@ -50,26 +51,13 @@ beforeAll(async () => {
   const env = testEnv(db.url, { LUMEN_DATA_DIR: dataDir, LUMEN_LOG_LEVEL: 'warn', LUMEN_VALIDATE_RESPONSES: 'false', LUMEN_INTAKE_CONCURRENCY_PER_KEY: '8' });
   rt = await openRuntime(loadConfig(env), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
   const port = await freePort();
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  server.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`lumen serve exited before ready:\n${out}`);
-    const ok = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`lumen serve not ready within 60 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  lumen = await serveLumen(env, port);
+  server = lumen.process;
+  base = lumen.base;
 });
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await lumen?.stop();
   await rt?.close();
   await db?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -186,7 +174,7 @@ describe('peak memory under load', () => {
       figure: `${Math.round(peak)} MB (bound ${MEMORY_BOUND_MB} MB)`,
       detail: `2 partner keys, 10 requests each, all at once, each 5 photos of 5 MiB in base64 (${(size / MiB).toFixed(1)} MiB) with an Idempotency-Key: ${created} answered 201, ${limited} answered 429 (per-key limit 8); VmHWM of the lumen serve process. Before the caps: 2.9 GB in the outside test that found it; the same test here ended in a 500 (database connections timed out under the load).`,
     });
-    expect(created + limited, `statuses: ${statuses.join(',')}\n${out.slice(-3000)}`).toBe(20);
+    expect(created + limited, `statuses: ${statuses.join(',')}\n${lumen!.output().slice(-3000)}`).toBe(20);
     expect(created).toBeGreaterThanOrEqual(16);
     expect(peak).toBeLessThanOrEqual(MEMORY_BOUND_MB);
   }, 120_000);
@@ -240,7 +228,7 @@ describe('peak memory under load', () => {
         figure: `${connections.peak} at most (cap ${OUTBOUND_CONNECTIONS}), ${connections.opened} opened in all`,
         detail: `Counted at the loopback file host (its connection events). Here LUMEN_ATTACHMENT_MEMORY (128 MiB, 5 MiB per download in progress) holds downloads to 25 at once, below LUMEN_OUTBOUND_CONNECTIONS (test/unit/outbound-cap.test.ts shows that cap holding on its own). Before the caps: 128 open at once (the keep-alive pool's per-host maximum), 1,201 opened in the outside test.`,
       });
-      expect(created + limited, `statuses: ${statuses.join(',')}\n${out.slice(-3000)}`).toBe(40);
+      expect(created + limited, `statuses: ${statuses.join(',')}\n${lumen!.output().slice(-3000)}`).toBe(40);
       expect(created).toBeGreaterThanOrEqual(32);
       // Waiting for room is not failing: every attachment of every accepted request was downloaded and stored.
       const stored = await rt.db.selectFrom('alert_attachment').select((eb) => eb.fn.countAll<string>().as('n')).where('success', '=', true).where('source_kind', '=', 'url').executeTakeFirstOrThrow();

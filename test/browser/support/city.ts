@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { secretFile } from '../../support/app.js';
 import type { Lumen } from './lumen.js';
 
 export interface Person {
@@ -47,18 +48,11 @@ export async function makeCity(lumen: Lumen, o: { name: string; webhookUrl: stri
     '--webhook-url',
     o.webhookUrl,
     '--webhook-secret-file',
-    secretFileOf('segredo-de-teste-0123456789'),
+    secretFile('segredo-de-teste-0123456789'),
   );
   const token = await lumen.cli('admin-token', 'create', '--name', `desk-${o.code.toLowerCase()}`);
   const admin = await makeOperator(lumen, { email: `admin@${o.code.toLowerCase()}.example`, name: `Admin ${o.name}`, role: 'city-admin', tenantId: tenant.id });
   return { admin, tenantId: tenant.id, tenantName: o.name, teamId: team.id, partnerCode: o.code, apiKey: partner.apiKey, token: token.token };
-}
-
-/** A secret in a file of its own, for the CLI's --webhook-secret-file (a secret on the command line prints a warning). */
-function secretFileOf(secret: string): string {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lumen-secret-')), 'secret');
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  return file;
 }
 
 export interface Request {
