@@ -11,10 +11,13 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
+import { cityHint } from '../refs.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
-  const alert = useApi('getAlert', { path: { alertId: id } });
+  const { tenantId } = useSession();
+  // A number resolves in the selected city (two granted cities may both have alert 1).
+  const alert = useApi('getAlert', { path: { alertId: id }, query: cityHint(id, tenantId) });
   // The pole the operator clicked on the map: the new order's, or the linked order's.
   const [pole, setPole] = useState<types.MapPole | null>(null);
   if (alert.error) return <LoadError error={alert.error} retry={() => void alert.mutate()} />;

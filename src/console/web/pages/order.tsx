@@ -9,12 +9,15 @@ import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
+import { cityHint } from '../refs.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
-  const order = useApi('getServiceOrder', { path: { serviceOrderId: id } });
-  // The order's own city, which may not be the one the switcher shows (a link from another granted city).
-  const alerts = useApi('listAlerts', order.data ? { query: { tenantId: order.data.tenantId, serviceOrderId: id, pageSize: 100 } } : null);
+  const { tenantId } = useSession();
+  // A number resolves in the selected city (two granted cities may both have OS-2026-00001).
+  const order = useApi('getServiceOrder', { path: { serviceOrderId: id }, query: cityHint(id, tenantId) });
+  // The order's own city and id (the URL may name it by number), which may not be the switcher's city.
+  const alerts = useApi('listAlerts', order.data ? { query: { tenantId: order.data.tenantId, serviceOrderId: order.data.id, pageSize: 100 } } : null);
   if (order.error) return <LoadError error={order.error} retry={() => void order.mutate()} />;
   if (!order.data) return <Loading />;
   const o = order.data;
