@@ -449,6 +449,21 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.lax('admin', { operationId: 'listServiceOrders', method: 'GET', path: '/api/admin/service-orders?sort=sideways', headers: bearer(), expect: 400 });
     await get('getTenantAttention', `/api/admin/tenants/${tenant}/attention`, 200);
     await get('getTenantAttention', `/api/admin/tenants/${randomUUID()}/attention`, 404);
+    const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
+    const report = await get('getTenantReport', `/api/admin/tenants/${tenant}/report?from=${since}`, 200);
+    expect(report.body.backlog).toBeDefined();
+    await get('getTenantReport', `/api/admin/tenants/${randomUUID()}/report`, 404);
+    await ex.lax('admin', { operationId: 'getTenantReport', method: 'GET', path: `/api/admin/tenants/${tenant}/report?from=yesterday`, headers: bearer(), expect: 400 });
+    for (const [operationId, kind, query] of [
+      ['exportServiceOrders', 'service-orders', `openedAfter=${since}`],
+      ['exportAlerts', 'alerts', `status=Pending,Linked,Resolved,Cancelled&from=${since}`],
+      ['exportAuditEntries', 'audit', `from=${since}`],
+    ] as const) {
+      const csv = await get(operationId, `/api/admin/tenants/${tenant}/exports/${kind}?${query}`, 200);
+      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+      expect(csv.text.split(/\r?\n/).filter(Boolean).length, operationId).toBeGreaterThan(1);
+      await get(operationId, `/api/admin/tenants/${randomUUID()}/exports/${kind}`, 404);
+    }
     const inbox = await get('listAlerts', `/api/admin/alerts?tenantId=${tenant}&sort=priority&text=CONF`, 200);
     const number = inbox.body.items[0].alertNumber as number;
     await get('getAlert', `/api/admin/alerts/${number}?tenantId=${tenant}`, 200);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The city's dashboard figures and CSV exports, on data whose times are set exactly, in
  * a city far from São Paulo beside another city that must see none of it.
@@ -111,6 +112,10 @@ describe('the dashboard of a city', () => {
       const res = await outsider(`/tenants/${curitiba}/${path}`);
       expect(res.status, path).toBe(404);
       expect(await res.text()).not.toContain('Curitiba');
+    }
+    const platform = tokenFetch(t, (await makeToken(t.rt, { service: true, platformAdmin: true })).token);
+    for (const path of ['report', 'exports/service-orders', 'exports/alerts', 'exports/audit']) {
+      expect((await platform(`/tenants/${randomUUID()}/${path}`)).status, `no such city: ${path}`).toBe(404);
     }
     const own = (await (await outsider(`/tenants/${manaus}/report`)).json()) as Record<string, any>;
     expect(own.backlog.orders).toEqual([{ status: 'OPEN', age: 'd0_1', count: 1 }]);

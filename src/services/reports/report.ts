@@ -4,6 +4,7 @@ import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
 import { requireTenantRole, type AdminAccess } from '../operators/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { isUuid } from '../tenants/index.js';
 
 const DAY_MS = 86_400_000;
@@ -67,6 +68,7 @@ function breakdown(rows: FigureRow[], lang: Language, sla: boolean): ReportBreak
 export async function tenantReport(deps: ServiceDeps, access: AdminAccess, tenantId: string, period: Period, lang: Language): Promise<TenantReport> {
   if (!isUuid(tenantId)) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
   requireTenantRole(access, tenantId, 'viewer', `tenant ${tenantId}`);
+  if (!(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
   const [now, triage, repair] = await Promise.all([backlog(deps.db, tenantId), triageFigures(deps.db, tenantId, period.from, period.to), repairFigures(deps.db, tenantId, period.from, period.to)]);
   return {
     tenantId,
