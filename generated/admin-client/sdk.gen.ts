@@ -880,8 +880,13 @@ export const updatePartner = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Rotate a partner's API key
  *
- * Issues a new API key, returned this once, and invalidates the previous one at once
- * (its next request gets 401). Same as `lumen partner rotate-key CODE`.
+ * Issues a new API key, returned this once. By default the previous key stops working
+ * at once (its next request gets 401), as the partner interface says. With
+ * `overlapSeconds` (at most 7 days) the previous key keeps working until then, so a
+ * partner can deploy the new key without a gap: its answers carry `Lumen-Key-Expires`,
+ * the partner shows it as `previousKey`, and a key left from an earlier overlap stops at
+ * once (never more than two working keys). Same as
+ * `lumen partner rotate-key CODE [--overlap 24h]`.
  *
  */
 export const rotatePartnerKey = <ThrowOnError extends boolean = false>(options: Options<RotatePartnerKeyData, ThrowOnError>) => (options.client ?? client).post<RotatePartnerKeyResponses, RotatePartnerKeyErrors, ThrowOnError>({
@@ -891,7 +896,11 @@ export const rotatePartnerKey = <ThrowOnError extends boolean = false>(options: 
             type: 'apiKey'
         }],
     url: '/api/admin/partners/{code}/rotate-key',
-    ...options
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -66,7 +66,7 @@ export type Tenant = {
  * | `method-not-allowed` | 405 | The path exists but not with this method |
  * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
- * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
+ * | `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
@@ -758,7 +758,7 @@ export type Partner = {
     id: string;
     code: string;
     tenantId: string;
-    scopes: Array<'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData'>;
+    scopes: Array<'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData' | 'canManageIntegration'>;
     /**
      * How events reach the partner (pushed to `webhookUrl`, or pulled from `GET /api/external/events`).
      */
@@ -779,6 +779,16 @@ export type Partner = {
      * Readable prefix of the live API key (the marker and 8 characters); null when none is live.
      */
     keyPrefix: string | null;
+    /**
+     * The replaced key while a rotation's overlap lasts (`lumen partner rotate-key CODE
+     * --overlap 24h`, or `overlapSeconds` on rotatePartnerKey): it keeps working until
+     * `expiresAt`, and its answers carry `Lumen-Key-Expires`. Null otherwise.
+     *
+     */
+    previousKey: null | {
+        keyPrefix: string;
+        expiresAt: string;
+    };
     /**
      * Event types the partner is subscribed to; null means all (also types added later).
      */
@@ -811,7 +821,7 @@ export type Partner = {
  * accepted as input.
  *
  */
-export type ScopeInput = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData' | 'CanCreateServiceOrders' | 'CanCreateAlerts' | 'CanReadCityData';
+export type ScopeInput = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData' | 'canManageIntegration' | 'CanCreateServiceOrders' | 'CanCreateAlerts' | 'CanReadCityData' | 'CanManageIntegration';
 
 /**
  * The complete new set of scopes (replaces the current one).
@@ -1350,7 +1360,7 @@ export type WebhookDelivery = {
      */
     redeliveryOf: string | null;
     /**
-     * `event` for the delivery written with the event; the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) for a redelivery or a test event.
+     * `event` for the delivery written with the event; who asked for a redelivery or a test event: the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) or the partner itself (`partner:<code>`, through `/api/external/integration`).
      */
     requestedBy: string;
     createdAt: string;
@@ -5756,7 +5766,12 @@ export type UpdatePartnerResponses = {
 export type UpdatePartnerResponse = UpdatePartnerResponses[keyof UpdatePartnerResponses];
 
 export type RotatePartnerKeyData = {
-    body?: never;
+    body?: {
+        /**
+         * How long the replaced key keeps working, in seconds (at most 7 days); 0 stops it at once.
+         */
+        overlapSeconds?: number;
+    };
     headers?: {
         /**
          * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
@@ -5811,6 +5826,18 @@ export type RotatePartnerKeyErrors = {
      *
      */
     404: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
     /**
      * `rate-limited`: too many requests from this address failed to authenticate (an
      * unknown, revoked or expired token) within a minute; nothing is looked up for it until

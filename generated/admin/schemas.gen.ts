@@ -84,7 +84,7 @@ export const TenantSchema = {
 export const ProblemSchema = {
     type: 'object',
     title: 'Problem',
-    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
+    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
     required: [
         'type',
         'title',
@@ -2010,6 +2010,7 @@ export const PartnerSchema = {
         'pollingIntervalSeconds',
         'enabled',
         'keyPrefix',
+        'previousKey',
         'eventTypes',
         'rateLimitPerMinute',
         'eventsMinIntervalSeconds',
@@ -2044,13 +2045,14 @@ export const PartnerSchema = {
         },
         scopes: {
             type: 'array',
-            maxItems: 3,
+            maxItems: 4,
             items: {
                 type: 'string',
                 enum: [
                     'canCreateServiceOrders',
                     'canCreateAlerts',
-                    'canReadCityData'
+                    'canReadCityData',
+                    'canManageIntegration'
                 ]
             },
             examples: [
@@ -2129,6 +2131,32 @@ export const PartnerSchema = {
             description: 'Readable prefix of the live API key (the marker and 8 characters); null when none is live.',
             examples: [
                 'lmn_live_Ab3dE9xQ'
+            ]
+        },
+        previousKey: {
+            description: 'The replaced key while a rotation\'s overlap lasts (`lumen partner rotate-key CODE\n--overlap 24h`, or `overlapSeconds` on rotatePartnerKey): it keeps working until\n`expiresAt`, and its answers carry `Lumen-Key-Expires`. Null otherwise.\n',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    required: [
+                        'keyPrefix',
+                        'expiresAt'
+                    ],
+                    properties: {
+                        keyPrefix: {
+                            type: 'string',
+                            maxLength: 64
+                        },
+                        expiresAt: {
+                            type: 'string',
+                            format: 'date-time',
+                            maxLength: 64
+                        }
+                    }
+                }
             ]
         },
         eventTypes: {
@@ -2213,15 +2241,17 @@ export const ScopeInputSchema = {
         'canCreateServiceOrders',
         'canCreateAlerts',
         'canReadCityData',
+        'canManageIntegration',
         'CanCreateServiceOrders',
         'CanCreateAlerts',
-        'CanReadCityData'
+        'CanReadCityData',
+        'CanManageIntegration'
     ]
 } as const;
 
 export const scopesSchema = {
     type: 'array',
-    maxItems: 3,
+    maxItems: 4,
     uniqueItems: true,
     items: {
         $ref: '#/components/schemas/ScopeInput'
@@ -2348,7 +2378,7 @@ export const PartnerSettingsSchema = {
     properties: {
         scopes: {
             type: 'array',
-            maxItems: 3,
+            maxItems: 4,
             uniqueItems: true,
             items: {
                 $ref: '#/components/schemas/ScopeInput'
@@ -3660,7 +3690,7 @@ export const WebhookDeliverySchema = {
         requestedBy: {
             type: 'string',
             maxLength: 200,
-            description: '`event` for the delivery written with the event; the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) for a redelivery or a test event.',
+            description: '`event` for the delivery written with the event; who asked for a redelivery or a test event: the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) or the partner itself (`partner:<code>`, through `/api/external/integration`).',
             examples: [
                 'event'
             ]

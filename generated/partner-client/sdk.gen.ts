@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateServiceOrderData, CreateServiceOrderErrors, CreateServiceOrderResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListPolesData, ListPolesErrors, ListPolesResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses } from './types.gen.js';
+import type { CreateServiceOrderData, CreateServiceOrderErrors, CreateServiceOrderResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetIntegrationData, GetIntegrationDeliveryData, GetIntegrationDeliveryErrors, GetIntegrationDeliveryResponses, GetIntegrationErrors, GetIntegrationResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListIntegrationAttachmentFailuresData, ListIntegrationAttachmentFailuresErrors, ListIntegrationAttachmentFailuresResponses, ListIntegrationDeliveriesData, ListIntegrationDeliveriesErrors, ListIntegrationDeliveriesResponses, ListIntegrationRejectedItemsData, ListIntegrationRejectedItemsErrors, ListIntegrationRejectedItemsResponses, ListPolesData, ListPolesErrors, ListPolesResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, RedeliverDeadIntegrationDeliveriesData, RedeliverDeadIntegrationDeliveriesErrors, RedeliverDeadIntegrationDeliveriesResponses, RedeliverIntegrationDeliveryData, RedeliverIntegrationDeliveryErrors, RedeliverIntegrationDeliveryResponses, RotateIntegrationWebhookSecretData, RotateIntegrationWebhookSecretErrors, RotateIntegrationWebhookSecretResponses, SendIntegrationTestEventData, SendIntegrationTestEventErrors, SendIntegrationTestEventResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -308,5 +308,154 @@ export const listPoles = <ThrowOnError extends boolean = false>(options?: Option
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
     security: [{ name: 'X-Api-Key', type: 'apiKey' }],
     url: '/api/external/events',
+    ...options
+});
+
+/**
+ * Your integration: settings, limits, keys and what waits for you
+ *
+ * The calling partner's own integration as Lumen holds it (schema `Integration`): its
+ * scopes, transport, webhook URL and event types, the limits that apply to its key
+ * (the minute quota, intake requests at once, the events polling interval, photos),
+ * whether the key of this request is a replaced one and until when, and counts of what
+ * waits: dead webhook deliveries, refused polled items and photo URLs that failed.
+ * Needs `canManageIntegration`, as every operation under `/api/external/integration`:
+ * the city operator grants it with the partner's other scopes. Each operation acts on
+ * the key's own partner only; nothing of another partner is readable or changeable here.
+ *
+ */
+export const getIntegration = <ThrowOnError extends boolean = false>(options?: Options<GetIntegrationData, ThrowOnError>) => (options?.client ?? client).get<GetIntegrationResponses, GetIntegrationErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration',
+    ...options
+});
+
+/**
+ * Your webhook delivery log
+ *
+ * The deliveries of events to your webhook, newest first, each with its attempts (time,
+ * latency, HTTP status or network error, next retry): what the operator's delivery log
+ * shows, for your partner only. Filter by state (`dead` = every attempt failed, `failed`
+ * = waiting for a retry) and by creation time. Needs `canManageIntegration`.
+ *
+ */
+export const listIntegrationDeliveries = <ThrowOnError extends boolean = false>(options?: Options<ListIntegrationDeliveriesData, ThrowOnError>) => (options?.client ?? client).get<ListIntegrationDeliveriesResponses, ListIntegrationDeliveriesErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/webhook-deliveries',
+    ...options
+});
+
+/**
+ * Deliver again every event whose delivery gave up
+ *
+ * For each of your events whose last delivery is dead (every attempt failed, for
+ * example while your receiver was down), a new delivery, oldest first, per-order order
+ * kept. Events delivered since, or still on their way, are left alone; dead test events
+ * are not repeated (send a new one). Answers how many were queued (0 when none was
+ * dead). Audited. Needs `canManageIntegration`.
+ *
+ */
+export const redeliverDeadIntegrationDeliveries = <ThrowOnError extends boolean = false>(options?: Options<RedeliverDeadIntegrationDeliveriesData, ThrowOnError>) => (options?.client ?? client).post<RedeliverDeadIntegrationDeliveriesResponses, RedeliverDeadIntegrationDeliveriesErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/webhook-deliveries/redeliver-dead',
+    ...options
+});
+
+/**
+ * One delivery of yours, with its attempts
+ *
+ * One delivery to your webhook with every attempt. A delivery of another partner, or
+ * none, is 404 alike. Needs `canManageIntegration`.
+ *
+ */
+export const getIntegrationDelivery = <ThrowOnError extends boolean = false>(options: Options<GetIntegrationDeliveryData, ThrowOnError>) => (options.client ?? client).get<GetIntegrationDeliveryResponses, GetIntegrationDeliveryErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/webhook-deliveries/{deliveryId}',
+    ...options
+});
+
+/**
+ * Deliver one event again
+ *
+ * Sends the delivery's event again as a new delivery (same `eventId`, so your
+ * deduplication still recognises it; attempts from 1 and the whole retry schedule),
+ * behind any open delivery of the same service order, so per-order order holds. A test
+ * event's delivery is repeated the same way. Refused (409) while the event still has a
+ * delivery on its way, and for a partner that cannot receive webhooks (polling mode, no
+ * URL or secret). Audited as the operator's redelivery is, with your partner as the
+ * actor. Needs `canManageIntegration`.
+ *
+ */
+export const redeliverIntegrationDelivery = <ThrowOnError extends boolean = false>(options: Options<RedeliverIntegrationDeliveryData, ThrowOnError>) => (options.client ?? client).post<RedeliverIntegrationDeliveryResponses, RedeliverIntegrationDeliveryErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/webhook-deliveries/{deliveryId}/redeliver',
+    ...options
+});
+
+/**
+ * Send yourself a Test.Ping
+ *
+ * Queues a `Test.Ping` to your webhook (see the `testPing` webhook), signed like every
+ * event, retried on the same schedule and shown in your delivery log: the way to check a
+ * new receiver, a new URL or a rotated secret end to end. Never in events polling. 409
+ * for a partner that cannot receive webhooks (polling mode, no URL or secret). Audited.
+ * Needs `canManageIntegration`.
+ *
+ */
+export const sendIntegrationTestEvent = <ThrowOnError extends boolean = false>(options?: Options<SendIntegrationTestEventData, ThrowOnError>) => (options?.client ?? client).post<SendIntegrationTestEventResponses, SendIntegrationTestEventErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/test-event',
+    ...options
+});
+
+/**
+ * Rotate your webhook secret
+ *
+ * A new webhook secret made by Lumen (Standard Webhooks `whsec_` form), returned this
+ * once. The replaced secret keeps signing beside it for `overlapSeconds` (default 24 h,
+ * at most 7 days, 0 to stop it at once): during the overlap every delivery carries a
+ * signature by each secret, so a receiver that still knows only the old one keeps
+ * verifying until you deploy the new one. Audited. Needs `canManageIntegration`.
+ *
+ */
+export const rotateIntegrationWebhookSecret = <ThrowOnError extends boolean = false>(options?: Options<RotateIntegrationWebhookSecretData, ThrowOnError>) => (options?.client ?? client).post<RotateIntegrationWebhookSecretResponses, RotateIntegrationWebhookSecretErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/rotate-webhook-secret',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Your polled items that intake refused
+ *
+ * For a polling-mode partner: the items your endpoint returned that intake refused,
+ * newest first, each with what was sent and every reason (pointer and message), as the
+ * operator sees them. `status=open`: no valid resend yet and not dismissed (fix and send
+ * them again with the same `protocolNumber`); `resolved`: settled by a later valid one.
+ * Needs `canManageIntegration`.
+ *
+ */
+export const listIntegrationRejectedItems = <ThrowOnError extends boolean = false>(options?: Options<ListIntegrationRejectedItemsData, ThrowOnError>) => (options?.client ?? client).get<ListIntegrationRejectedItemsResponses, ListIntegrationRejectedItemsErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/rejected-items',
+    ...options
+});
+
+/**
+ * Photo URLs of yours that could not be downloaded
+ *
+ * The attachment URLs of your requests that Lumen could not download after its
+ * attempts (the host refused, timed out, answered an error, sent something that is not
+ * the image it claimed), newest first, with the reason, the request's `protocolNumber`
+ * and alert number. Failures the operator dismissed are left out. Needs
+ * `canManageIntegration`.
+ *
+ */
+export const listIntegrationAttachmentFailures = <ThrowOnError extends boolean = false>(options?: Options<ListIntegrationAttachmentFailuresData, ThrowOnError>) => (options?.client ?? client).get<ListIntegrationAttachmentFailuresResponses, ListIntegrationAttachmentFailuresErrors, ThrowOnError>({
+    security: [{ name: 'X-Api-Key', type: 'apiKey' }],
+    url: '/api/external/integration/attachment-failures',
     ...options
 });

@@ -73,7 +73,7 @@ export const HealthSchema = {
 export const ProblemSchema = {
     type: 'object',
     title: 'Problem',
-    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
+    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
     required: [
         'type',
         'title',
@@ -1456,6 +1456,1099 @@ export const EventsPageSchema = {
         hasMore: {
             type: 'boolean',
             description: 'true when more events are ready now; call again at once with `since = nextSince`.'
+        }
+    }
+} as const;
+
+export const IntegrationSchema = {
+    type: 'object',
+    title: 'Integration',
+    description: 'What Lumen holds of the calling partner\'s integration: its settings as the city\noperator registered them, the limits that apply to its key, the state of its keys\nand webhook secret, and what waits for it (dead deliveries, refused polled items,\nphotos that could not be downloaded). Secrets are never shown.\n',
+    required: [
+        'externalSystemCode',
+        'tenantId',
+        'enabled',
+        'scopes',
+        'transport',
+        'webhook',
+        'polling',
+        'limits',
+        'key',
+        'attention'
+    ],
+    properties: {
+        externalSystemCode: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36
+        },
+        enabled: {
+            type: 'boolean'
+        },
+        scopes: {
+            type: 'array',
+            maxItems: 10,
+            items: {
+                type: 'string',
+                maxLength: 64
+            },
+            examples: [
+                [
+                    'canCreateServiceOrders',
+                    'canReadCityData',
+                    'canManageIntegration'
+                ]
+            ]
+        },
+        transport: {
+            description: 'How events reach the partner (`webhook` or `polling`).',
+            anyOf: [
+                {
+                    type: 'string',
+                    enum: [
+                        'webhook',
+                        'polling'
+                    ]
+                },
+                {
+                    type: 'string',
+                    maxLength: 32
+                }
+            ]
+        },
+        webhook: {
+            type: 'object',
+            required: [
+                'url',
+                'eventTypes',
+                'signature',
+                'secretSet',
+                'previousSecretUntil'
+            ],
+            properties: {
+                url: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 2048
+                },
+                eventTypes: {
+                    description: 'The event types sent to the webhook; null for all of them.',
+                    type: [
+                        'array',
+                        'null'
+                    ],
+                    maxItems: 50,
+                    items: {
+                        type: 'string',
+                        maxLength: 64
+                    }
+                },
+                signature: {
+                    description: 'The signature headers its deliveries carry (`standard`, `lumen` or `both`).',
+                    type: 'string',
+                    maxLength: 32
+                },
+                secretSet: {
+                    type: 'boolean'
+                },
+                previousSecretUntil: {
+                    description: 'After a rotation with an overlap, the replaced secret also signs until then; null otherwise.',
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    format: 'date-time',
+                    maxLength: 64
+                }
+            }
+        },
+        polling: {
+            type: 'object',
+            required: [
+                'url',
+                'intervalSeconds'
+            ],
+            properties: {
+                url: {
+                    description: 'The partner\'s endpoint Lumen polls for new requests (polling mode).',
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 2048
+                },
+                intervalSeconds: {
+                    type: [
+                        'integer',
+                        'null'
+                    ],
+                    format: 'int32',
+                    maximum: 86400,
+                    minimum: 1
+                }
+            }
+        },
+        limits: {
+            type: 'object',
+            required: [
+                'requestsPerMinute',
+                'intakeInProgressPerKey',
+                'eventsMinIntervalSeconds',
+                'attachmentsPerRequest',
+                'attachmentMaxBytes',
+                'webhookMaxInFlight'
+            ],
+            properties: {
+                requestsPerMinute: {
+                    description: 'The key\'s quota per one-minute window (`RateLimit-Policy` "default").',
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 10000000
+                },
+                intakeInProgressPerKey: {
+                    description: 'Intake requests of this key served at once per instance; one more is 429 with policy "in-progress".',
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 10000
+                },
+                eventsMinIntervalSeconds: {
+                    description: 'The least time between two calls of `GET /api/external/events`; null when only the quota applies.',
+                    type: [
+                        'integer',
+                        'null'
+                    ],
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 180
+                },
+                attachmentsPerRequest: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 100
+                },
+                attachmentMaxBytes: {
+                    type: 'integer',
+                    format: 'int64',
+                    minimum: 1,
+                    maximum: 1073741824
+                },
+                webhookMaxInFlight: {
+                    description: 'Deliveries to the webhook at once (the others wait their turn).',
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 1000
+                }
+            }
+        },
+        key: {
+            type: 'object',
+            required: [
+                'keyPrefix',
+                'expiresAt',
+                'previousKey'
+            ],
+            properties: {
+                keyPrefix: {
+                    description: 'The readable prefix of the key of this request.',
+                    type: 'string',
+                    maxLength: 64
+                },
+                expiresAt: {
+                    description: 'When the key of this request stops working (a replaced key during a rotation\'s overlap); null until it is rotated.',
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    format: 'date-time',
+                    maxLength: 64
+                },
+                previousKey: {
+                    description: 'The replaced key while a rotation\'s overlap lasts; null otherwise.',
+                    oneOf: [
+                        {
+                            type: 'null'
+                        },
+                        {
+                            type: 'object',
+                            required: [
+                                'keyPrefix',
+                                'expiresAt'
+                            ],
+                            properties: {
+                                keyPrefix: {
+                                    type: 'string',
+                                    maxLength: 64
+                                },
+                                expiresAt: {
+                                    type: 'string',
+                                    format: 'date-time',
+                                    maxLength: 64
+                                }
+                            }
+                        }
+                    ]
+                }
+            }
+        },
+        attention: {
+            type: 'object',
+            required: [
+                'deadDeliveries',
+                'openRejectedItems',
+                'attachmentFailures'
+            ],
+            properties: {
+                deadDeliveries: {
+                    description: 'Events whose last delivery gave up (see `redeliverDeadIntegrationDeliveries`).',
+                    type: 'integer',
+                    format: 'int64',
+                    minimum: 0,
+                    maximum: 9007199254740991
+                },
+                openRejectedItems: {
+                    description: 'Polled items intake refused, with no valid resend yet.',
+                    type: 'integer',
+                    format: 'int64',
+                    minimum: 0,
+                    maximum: 9007199254740991
+                },
+                attachmentFailures: {
+                    description: 'Photo URLs of your requests that could not be downloaded, not yet dismissed by the operator.',
+                    type: 'integer',
+                    format: 'int64',
+                    minimum: 0,
+                    maximum: 9007199254740991
+                }
+            }
+        }
+    }
+} as const;
+
+export const WebhookAttemptSchema = {
+    type: 'object',
+    title: 'WebhookAttempt',
+    description: 'One attempt of a webhook delivery.',
+    required: [
+        'attempt',
+        'at',
+        'latencyMs',
+        'succeeded',
+        'statusCode',
+        'error',
+        'nextAttemptAt'
+    ],
+    properties: {
+        attempt: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 1000,
+            minimum: 1,
+            description: 'Number of the attempt within its delivery (the `X-Lumen-Delivery-Attempt` it was sent with).',
+            examples: [
+                2
+            ]
+        },
+        at: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the attempt was sent (its `X-Lumen-Timestamp`).',
+            examples: [
+                '2026-03-14T15:20:10.912Z'
+            ]
+        },
+        latencyMs: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            description: 'From sending to the partner\'s answer, the timeout or the error.',
+            examples: [
+                184
+            ]
+        },
+        succeeded: {
+            type: 'boolean',
+            description: 'true for a 2xx answer.'
+        },
+        statusCode: {
+            type: [
+                'integer',
+                'null'
+            ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
+            description: 'The partner\'s HTTP status; null when no answer came (timeout, connection or TLS error, blocked address).',
+            examples: [
+                503
+            ]
+        },
+        error: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 2000,
+            description: 'Why the attempt failed, null when it succeeded: `HTTP <status> (...)` with the start\nof the answer\'s body, or `<kind>: <message>` with kind `timeout`, `network`, `tls`,\n`blocked-address`, `insecure-scheme`, `invalid-url`, `too-large`; `not sent: ...`\nwhen the partner could not be called at all (disabled, no webhook URL or secret).\n',
+            examples: [
+                'HTTP 503 (not a 2xx answer): maintenance'
+            ]
+        },
+        nextAttemptAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the retry after this failure was due; null after a success or the last attempt.',
+            examples: [
+                '2026-03-14T15:25:11.030Z'
+            ]
+        }
+    }
+} as const;
+
+export const WebhookDeliverySchema = {
+    type: 'object',
+    title: 'WebhookDelivery',
+    description: 'One delivery of one event to a partner\'s `webhookUrl`: the first one, written with the\nevent, or a redelivery asked for by an operator (same `eventId`, attempts counted from 1\nagain, the whole retry schedule again). A test event an operator sent\n(`POST /api/admin/partners/{code}/test-event`) is delivered the same way and listed\nwith `eventType` `Test.Ping` and `alertId` and `serviceOrderId` null.\n\nStates: `pending` (not attempted yet, or waiting behind an earlier event of the same\nservice order), `failed` (the last attempt failed; `nextAttemptAt` says when the next\none goes), `succeeded` (a 2xx was received), `dead` (every attempt of the schedule\nfailed, or the partner became impossible to deliver to: disabled, no webhook URL or\nsecret, switched to polling). A dead delivery no longer holds back the later events\nof its service order; the partner can still read it from `GET /api/external/events`.\n',
+    required: [
+        'id',
+        'partnerCode',
+        'eventId',
+        'eventType',
+        'occurredAt',
+        'serviceOrderId',
+        'alertId',
+        'status',
+        'attempts',
+        'nextAttemptAt',
+        'lastAttemptAt',
+        'lastStatusCode',
+        'lastError',
+        'redeliveryOf',
+        'requestedBy',
+        'createdAt',
+        'finishedAt',
+        'attemptLog'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '5f1c3a7e-2b4d-4e6f-8a0c-1d3e5f7a9b20'
+            ]
+        },
+        partnerCode: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        eventId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '8e2a4c6d-0f5b-4d7e-b9a1-3d5f7b9c1e48'
+            ]
+        },
+        eventType: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'ServiceOrder.Created'
+            ]
+        },
+        occurredAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T15:20:05.310Z'
+            ]
+        },
+        serviceOrderId: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '0e2c4a6f-8d1b-4f3a-9b5d-7c9e1a3b5d82'
+            ]
+        },
+        alertId: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'uuid',
+            description: 'The alert the event is about; null for a test event (`Test.Ping`).',
+            maxLength: 36,
+            examples: [
+                '2d7f9c1a-6e4b-4f8d-9c3a-7b5e1f2a8d64'
+            ]
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'pending',
+                'failed',
+                'succeeded',
+                'dead'
+            ]
+        },
+        attempts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 1000,
+            minimum: 0,
+            description: 'Attempts made so far.',
+            examples: [
+                2
+            ]
+        },
+        nextAttemptAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the next attempt is due (pending or failed); null once the delivery has ended.',
+            examples: [
+                '2026-03-14T15:25:11.030Z'
+            ]
+        },
+        lastAttemptAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T15:20:10.912Z'
+            ]
+        },
+        lastStatusCode: {
+            type: [
+                'integer',
+                'null'
+            ],
+            format: 'int32',
+            minimum: 100,
+            maximum: 599,
+            examples: [
+                503
+            ]
+        },
+        lastError: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 2000,
+            examples: [
+                'HTTP 503 (not a 2xx answer): maintenance'
+            ]
+        },
+        redeliveryOf: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The delivery this one repeats; null for the first delivery of the event.',
+            examples: [
+                null
+            ]
+        },
+        requestedBy: {
+            type: 'string',
+            maxLength: 200,
+            description: '`event` for the delivery written with the event; who asked for a redelivery or a test event: the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) or the partner itself (`partner:<code>`, through `/api/external/integration`).',
+            examples: [
+                'event'
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T15:20:05.310Z'
+            ]
+        },
+        finishedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When it succeeded or died; null while open.',
+            examples: [
+                null
+            ]
+        },
+        attemptLog: {
+            type: 'array',
+            maxItems: 1000,
+            description: 'Every attempt, first to last.',
+            items: {
+                $ref: '#/components/schemas/WebhookAttempt'
+            }
+        }
+    }
+} as const;
+
+export const WebhookDeliveryPageSchema = {
+    type: 'object',
+    title: 'WebhookDeliveryPage',
+    description: 'A partner\'s webhook deliveries, newest first.',
+    required: [
+        'partnerCode',
+        'deliveries'
+    ],
+    properties: {
+        partnerCode: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        deliveries: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                $ref: '#/components/schemas/WebhookDelivery'
+            }
+        }
+    }
+} as const;
+
+export const RedeliverDeadResultSchema = {
+    type: 'object',
+    title: 'RedeliverDeadResult',
+    description: 'The events queued again because their last delivery was dead.',
+    required: [
+        'partnerCode',
+        'count',
+        'deliveryIds'
+    ],
+    properties: {
+        partnerCode: {
+            type: 'string',
+            maxLength: 100
+        },
+        count: {
+            description: 'Dead deliveries replaced by a new one.',
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647
+        },
+        deliveryIds: {
+            description: 'The new deliveries, in event order.',
+            type: 'array',
+            maxItems: 5000,
+            items: {
+                type: 'string',
+                format: 'uuid',
+                maxLength: 36
+            }
+        }
+    }
+} as const;
+
+export const TestEventResultSchema = {
+    type: 'object',
+    title: 'TestEventResult',
+    description: 'A test event sent to a partner\'s webhook, and its delivery (queued).',
+    required: [
+        'partnerCode',
+        'eventId',
+        'eventType',
+        'occurredAt',
+        'deliveryId'
+    ],
+    properties: {
+        partnerCode: {
+            type: 'string',
+            maxLength: 100,
+            pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        eventId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The test event\'s `eventId` (also `webhook-id` and `X-Lumen-Event-Id` of the request).',
+            examples: [
+                '9d3b5f7a-1c2e-4a4b-8d6f-0a2c4e6b8d13'
+            ]
+        },
+        eventType: {
+            type: 'string',
+            const: 'Test.Ping',
+            maxLength: 9
+        },
+        occurredAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T15:20:05.310Z'
+            ]
+        },
+        deliveryId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'Its delivery, in the partner\'s delivery log.',
+            examples: [
+                '3c5e7a9b-1d2f-4b4c-9e6a-8b0d2f4a6c57'
+            ]
+        }
+    }
+} as const;
+
+export const RotatedWebhookSecretSchema = {
+    type: 'object',
+    title: 'RotatedWebhookSecret',
+    description: 'A new webhook secret, shown this once, and until when the replaced one also signs.',
+    required: [
+        'webhookSecret',
+        'previousSecretUntil'
+    ],
+    properties: {
+        webhookSecret: {
+            description: 'The new secret (Standard Webhooks `whsec_` form). Store it now; Lumen never shows it again.',
+            type: 'string',
+            maxLength: 200
+        },
+        previousSecretUntil: {
+            description: 'The replaced secret signs beside the new one until then; null when it stopped at once.',
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64
+        }
+    }
+} as const;
+
+export const RejectionReasonSchema = {
+    type: 'object',
+    title: 'RejectionReason',
+    description: 'One reason intake gave for refusing an item, exactly as a POST of the same body would report it in `errors[]`.',
+    required: [
+        'pointer',
+        'message'
+    ],
+    properties: {
+        pointer: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'JSON Pointer into the item (`/address/street`); empty for the item as a whole.',
+            examples: [
+                '/assetType'
+            ]
+        },
+        message: {
+            type: 'string',
+            maxLength: 4000,
+            examples: [
+                'must be equal to one of the allowed values: POLE'
+            ]
+        }
+    }
+} as const;
+
+export const RejectedInboundItemSchema = {
+    type: 'object',
+    title: 'RejectedInboundItem',
+    description: 'An item a polling-mode partner\'s endpoint returned that intake refused: it breaks the\n`IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would\nhave been answered 422 `validation-failed`. The rest of its batch was stored and the\ncursor moved past it: a rejected item never blocks a partner.\n\nThe same item read again (the partner sends it again, or a batch is re-read after a\nfailure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner\nlater sends a valid request with the same `protocolNumber`, it is accepted as usual\nand this entry gets `resolvedAt`. An operator may also retry it (the stored item\nthrough intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:\nlooked at, nothing to do; it no longer counts as open).\n',
+    required: [
+        'id',
+        'partner',
+        'protocolNumber',
+        'problemCode',
+        'reasons',
+        'item',
+        'since',
+        'firstSeenAt',
+        'lastSeenAt',
+        'timesSeen',
+        'resolvedAt',
+        'dismissedAt',
+        'dismissedBy'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '5e1c7a3f-9b2d-4f6e-8a0c-2d4f6a8c0e13'
+            ]
+        },
+        partner: {
+            type: 'string',
+            maxLength: 100,
+            description: 'Code of the partner that returned the item.',
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        protocolNumber: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 100,
+            description: 'The item\'s `protocolNumber` when it had a usable one (a non-empty string); null otherwise.',
+            examples: [
+                '156-2026-000123999'
+            ]
+        },
+        problemCode: {
+            type: 'string',
+            maxLength: 100,
+            description: 'The problem intake answered (the `<code>` of `urn:lumen:problem:<code>`).',
+            examples: [
+                'validation-failed'
+            ]
+        },
+        reasons: {
+            type: 'array',
+            maxItems: 100,
+            minItems: 1,
+            items: {
+                $ref: '#/components/schemas/RejectionReason'
+            }
+        },
+        item: {
+            description: 'The item as the partner sent it (any JSON value: an item that is not even an object\nis kept too). Strings longer than 8 KiB, such as `contentBase64` photos, are replaced\nby a note of their length.\n'
+        },
+        since: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'The `since` of the call that first returned the item (null for a first call, which has none).'
+        },
+        firstSeenAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        },
+        lastSeenAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        },
+        timesSeen: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 1
+        },
+        resolvedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When a valid request with the same `protocolNumber` was accepted; null while the item is open.'
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 64,
+            format: 'date-time',
+            description: 'When an operator dismissed it; null otherwise.',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'Who dismissed it.',
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
+export const RejectedInboundPageSchema = {
+    type: 'object',
+    title: 'RejectedInboundPage',
+    description: 'One page of a partner\'s rejected inbound items, newest first (by first sighting).',
+    required: [
+        'partner',
+        'status',
+        'items',
+        'page',
+        'pageSize',
+        'total'
+    ],
+    properties: {
+        partner: {
+            type: 'string',
+            maxLength: 100,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'open',
+                'resolved',
+                'all'
+            ],
+            description: 'The filter applied.'
+        },
+        items: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                $ref: '#/components/schemas/RejectedInboundItem'
+            }
+        },
+        page: {
+            type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
+            minimum: 1,
+            examples: [
+                1
+            ]
+        },
+        pageSize: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 500,
+            description: 'Effective page size.',
+            examples: [
+                50
+            ]
+        },
+        total: {
+            type: 'integer',
+            format: 'int64',
+            maximum: 9007199254740991,
+            minimum: 0,
+            description: 'Number of items matching the filter.',
+            examples: [
+                1
+            ]
+        }
+    }
+} as const;
+
+export const AttachmentFailureSchema = {
+    type: 'object',
+    title: 'AttachmentFailure',
+    description: 'An attachment URL that could not be downloaded (after its three attempts), kept for an operator.',
+    required: [
+        'id',
+        'createdAt',
+        'partner',
+        'protocolNumber',
+        'alertId',
+        'alertNumber',
+        'attachmentId',
+        'url',
+        'filename',
+        'contentType',
+        'errorCode',
+        'detail',
+        'attempts',
+        'dismissedAt',
+        'dismissedBy'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '8e0a2c4f-6b1d-4d3a-9f5c-8b0d2f4a6c91'
+            ]
+        },
+        createdAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                '2026-03-14T13:02:11.412Z'
+            ]
+        },
+        partner: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'PORTAL-156-SP'
+            ]
+        },
+        protocolNumber: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                '156-2026-000123456'
+            ]
+        },
+        alertId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        alertNumber: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            examples: [
+                42
+            ]
+        },
+        attachmentId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '1a3c5e7f-9b2d-4f6a-8c0e-2d4f6a8c0e13'
+            ]
+        },
+        url: {
+            type: 'string',
+            maxLength: 2048,
+            examples: [
+                'https://fotos.example.gov.br/156/000123456/1.jpg'
+            ]
+        },
+        filename: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            examples: [
+                'poste.jpg'
+            ]
+        },
+        contentType: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'image/jpeg'
+            ]
+        },
+        errorCode: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'The attachment error code (as in the intake response\'s attachment results).',
+            examples: [
+                'download-failed'
+            ]
+        },
+        detail: {
+            type: 'string',
+            maxLength: 4000,
+            description: 'The last technical cause (HTTP status, timeout, refused address, ...).',
+            examples: [
+                'HTTP 404'
+            ]
+        },
+        attempts: {
+            type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
+            minimum: 0,
+            examples: [
+                3
+            ]
+        },
+        dismissedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 64,
+            format: 'date-time',
+            examples: [
+                null
+            ]
+        },
+        dismissedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
+export const AttachmentFailureListSchema = {
+    type: 'object',
+    title: 'AttachmentFailureList',
+    description: 'Photo URLs of the partner\'s requests that could not be downloaded, newest first.',
+    required: [
+        'items'
+    ],
+    properties: {
+        items: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                $ref: '#/components/schemas/AttachmentFailure'
+            }
         }
     }
 } as const;

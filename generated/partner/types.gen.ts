@@ -68,7 +68,7 @@ export type Health = {
  * | `method-not-allowed` | 405 | The path exists but not with this method |
  * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
- * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
+ * | `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
@@ -944,6 +944,394 @@ export type EventsPage = {
 };
 
 /**
+ * Integration
+ *
+ * What Lumen holds of the calling partner's integration: its settings as the city
+ * operator registered them, the limits that apply to its key, the state of its keys
+ * and webhook secret, and what waits for it (dead deliveries, refused polled items,
+ * photos that could not be downloaded). Secrets are never shown.
+ *
+ */
+export type Integration = {
+    externalSystemCode: string;
+    tenantId: string;
+    enabled: boolean;
+    scopes: Array<string>;
+    /**
+     * How events reach the partner (`webhook` or `polling`).
+     */
+    transport: 'webhook' | 'polling' | string;
+    webhook: {
+        url: string | null;
+        /**
+         * The event types sent to the webhook; null for all of them.
+         */
+        eventTypes: Array<string> | null;
+        /**
+         * The signature headers its deliveries carry (`standard`, `lumen` or `both`).
+         */
+        signature: string;
+        secretSet: boolean;
+        /**
+         * After a rotation with an overlap, the replaced secret also signs until then; null otherwise.
+         */
+        previousSecretUntil: string | null;
+    };
+    polling: {
+        /**
+         * The partner's endpoint Lumen polls for new requests (polling mode).
+         */
+        url: string | null;
+        intervalSeconds: number | null;
+    };
+    limits: {
+        /**
+         * The key's quota per one-minute window (`RateLimit-Policy` "default").
+         */
+        requestsPerMinute: number;
+        /**
+         * Intake requests of this key served at once per instance; one more is 429 with policy "in-progress".
+         */
+        intakeInProgressPerKey: number;
+        /**
+         * The least time between two calls of `GET /api/external/events`; null when only the quota applies.
+         */
+        eventsMinIntervalSeconds: number | null;
+        attachmentsPerRequest: number;
+        attachmentMaxBytes: number;
+        /**
+         * Deliveries to the webhook at once (the others wait their turn).
+         */
+        webhookMaxInFlight: number;
+    };
+    key: {
+        /**
+         * The readable prefix of the key of this request.
+         */
+        keyPrefix: string;
+        /**
+         * When the key of this request stops working (a replaced key during a rotation's overlap); null until it is rotated.
+         */
+        expiresAt: string | null;
+        /**
+         * The replaced key while a rotation's overlap lasts; null otherwise.
+         */
+        previousKey: null | {
+            keyPrefix: string;
+            expiresAt: string;
+        };
+    };
+    attention: {
+        /**
+         * Events whose last delivery gave up (see `redeliverDeadIntegrationDeliveries`).
+         */
+        deadDeliveries: number;
+        /**
+         * Polled items intake refused, with no valid resend yet.
+         */
+        openRejectedItems: number;
+        /**
+         * Photo URLs of your requests that could not be downloaded, not yet dismissed by the operator.
+         */
+        attachmentFailures: number;
+    };
+};
+
+/**
+ * WebhookAttempt
+ *
+ * One attempt of a webhook delivery.
+ */
+export type WebhookAttempt = {
+    /**
+     * Number of the attempt within its delivery (the `X-Lumen-Delivery-Attempt` it was sent with).
+     */
+    attempt: number;
+    /**
+     * When the attempt was sent (its `X-Lumen-Timestamp`).
+     */
+    at: string;
+    /**
+     * From sending to the partner's answer, the timeout or the error.
+     */
+    latencyMs: number;
+    /**
+     * true for a 2xx answer.
+     */
+    succeeded: boolean;
+    /**
+     * The partner's HTTP status; null when no answer came (timeout, connection or TLS error, blocked address).
+     */
+    statusCode: number | null;
+    /**
+     * Why the attempt failed, null when it succeeded: `HTTP <status> (...)` with the start
+     * of the answer's body, or `<kind>: <message>` with kind `timeout`, `network`, `tls`,
+     * `blocked-address`, `insecure-scheme`, `invalid-url`, `too-large`; `not sent: ...`
+     * when the partner could not be called at all (disabled, no webhook URL or secret).
+     *
+     */
+    error: string | null;
+    /**
+     * When the retry after this failure was due; null after a success or the last attempt.
+     */
+    nextAttemptAt: string | null;
+};
+
+/**
+ * WebhookDelivery
+ *
+ * One delivery of one event to a partner's `webhookUrl`: the first one, written with the
+ * event, or a redelivery asked for by an operator (same `eventId`, attempts counted from 1
+ * again, the whole retry schedule again). A test event an operator sent
+ * (`POST /api/admin/partners/{code}/test-event`) is delivered the same way and listed
+ * with `eventType` `Test.Ping` and `alertId` and `serviceOrderId` null.
+ *
+ * States: `pending` (not attempted yet, or waiting behind an earlier event of the same
+ * service order), `failed` (the last attempt failed; `nextAttemptAt` says when the next
+ * one goes), `succeeded` (a 2xx was received), `dead` (every attempt of the schedule
+ * failed, or the partner became impossible to deliver to: disabled, no webhook URL or
+ * secret, switched to polling). A dead delivery no longer holds back the later events
+ * of its service order; the partner can still read it from `GET /api/external/events`.
+ *
+ */
+export type WebhookDelivery = {
+    id: string;
+    partnerCode: string;
+    eventId: string;
+    eventType: string;
+    occurredAt: string;
+    serviceOrderId: string | null;
+    /**
+     * The alert the event is about; null for a test event (`Test.Ping`).
+     */
+    alertId: string | null;
+    status: 'pending' | 'failed' | 'succeeded' | 'dead';
+    /**
+     * Attempts made so far.
+     */
+    attempts: number;
+    /**
+     * When the next attempt is due (pending or failed); null once the delivery has ended.
+     */
+    nextAttemptAt: string | null;
+    lastAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    /**
+     * The delivery this one repeats; null for the first delivery of the event.
+     */
+    redeliveryOf: string | null;
+    /**
+     * `event` for the delivery written with the event; who asked for a redelivery or a test event: the operator (`operator:<e-mail>`, `admin-token:<name>` or `cli:<user>`) or the partner itself (`partner:<code>`, through `/api/external/integration`).
+     */
+    requestedBy: string;
+    createdAt: string;
+    /**
+     * When it succeeded or died; null while open.
+     */
+    finishedAt: string | null;
+    /**
+     * Every attempt, first to last.
+     */
+    attemptLog: Array<WebhookAttempt>;
+};
+
+/**
+ * WebhookDeliveryPage
+ *
+ * A partner's webhook deliveries, newest first.
+ */
+export type WebhookDeliveryPage = {
+    partnerCode: string;
+    deliveries: Array<WebhookDelivery>;
+};
+
+/**
+ * RedeliverDeadResult
+ *
+ * The events queued again because their last delivery was dead.
+ */
+export type RedeliverDeadResult = {
+    partnerCode: string;
+    /**
+     * Dead deliveries replaced by a new one.
+     */
+    count: number;
+    /**
+     * The new deliveries, in event order.
+     */
+    deliveryIds: Array<string>;
+};
+
+/**
+ * TestEventResult
+ *
+ * A test event sent to a partner's webhook, and its delivery (queued).
+ */
+export type TestEventResult = {
+    partnerCode: string;
+    /**
+     * The test event's `eventId` (also `webhook-id` and `X-Lumen-Event-Id` of the request).
+     */
+    eventId: string;
+    eventType: 'Test.Ping';
+    occurredAt: string;
+    /**
+     * Its delivery, in the partner's delivery log.
+     */
+    deliveryId: string;
+};
+
+/**
+ * RotatedWebhookSecret
+ *
+ * A new webhook secret, shown this once, and until when the replaced one also signs.
+ */
+export type RotatedWebhookSecret = {
+    /**
+     * The new secret (Standard Webhooks `whsec_` form). Store it now; Lumen never shows it again.
+     */
+    webhookSecret: string;
+    /**
+     * The replaced secret signs beside the new one until then; null when it stopped at once.
+     */
+    previousSecretUntil: string | null;
+};
+
+/**
+ * RejectionReason
+ *
+ * One reason intake gave for refusing an item, exactly as a POST of the same body would report it in `errors[]`.
+ */
+export type RejectionReason = {
+    /**
+     * JSON Pointer into the item (`/address/street`); empty for the item as a whole.
+     */
+    pointer: string;
+    message: string;
+};
+
+/**
+ * RejectedInboundItem
+ *
+ * An item a polling-mode partner's endpoint returned that intake refused: it breaks the
+ * `IntakeRequest` schema, so a `POST /api/external/service-orders` of the same body would
+ * have been answered 422 `validation-failed`. The rest of its batch was stored and the
+ * cursor moved past it: a rejected item never blocks a partner.
+ *
+ * The same item read again (the partner sends it again, or a batch is re-read after a
+ * failure) is this same entry, with `lastSeenAt` and `timesSeen` moved. When the partner
+ * later sends a valid request with the same `protocolNumber`, it is accepted as usual
+ * and this entry gets `resolvedAt`. An operator may also retry it (the stored item
+ * through intake again: accepted, it gets `resolvedAt`) or dismiss it (`dismissedAt`:
+ * looked at, nothing to do; it no longer counts as open).
+ *
+ */
+export type RejectedInboundItem = {
+    id: string;
+    /**
+     * Code of the partner that returned the item.
+     */
+    partner: string;
+    /**
+     * The item's `protocolNumber` when it had a usable one (a non-empty string); null otherwise.
+     */
+    protocolNumber: string | null;
+    /**
+     * The problem intake answered (the `<code>` of `urn:lumen:problem:<code>`).
+     */
+    problemCode: string;
+    reasons: Array<RejectionReason>;
+    /**
+     * The item as the partner sent it (any JSON value: an item that is not even an object
+     * is kept too). Strings longer than 8 KiB, such as `contentBase64` photos, are replaced
+     * by a note of their length.
+     *
+     */
+    item: unknown;
+    /**
+     * The `since` of the call that first returned the item (null for a first call, which has none).
+     */
+    since: string | null;
+    firstSeenAt: string;
+    lastSeenAt: string;
+    timesSeen: number;
+    /**
+     * When a valid request with the same `protocolNumber` was accepted; null while the item is open.
+     */
+    resolvedAt: string | null;
+    /**
+     * When an operator dismissed it; null otherwise.
+     */
+    dismissedAt: string | null;
+    /**
+     * Who dismissed it.
+     */
+    dismissedBy: string | null;
+};
+
+/**
+ * RejectedInboundPage
+ *
+ * One page of a partner's rejected inbound items, newest first (by first sighting).
+ */
+export type RejectedInboundPage = {
+    partner: string;
+    /**
+     * The filter applied.
+     */
+    status: 'open' | 'resolved' | 'all';
+    items: Array<RejectedInboundItem>;
+    page: number;
+    /**
+     * Effective page size.
+     */
+    pageSize: number;
+    /**
+     * Number of items matching the filter.
+     */
+    total: number;
+};
+
+/**
+ * AttachmentFailure
+ *
+ * An attachment URL that could not be downloaded (after its three attempts), kept for an operator.
+ */
+export type AttachmentFailure = {
+    id: string;
+    createdAt: string;
+    partner: string;
+    protocolNumber: string;
+    alertId: string;
+    alertNumber: number;
+    attachmentId: string;
+    url: string;
+    filename: string | null;
+    contentType: string;
+    /**
+     * The attachment error code (as in the intake response's attachment results).
+     */
+    errorCode: string;
+    /**
+     * The last technical cause (HTTP status, timeout, refused address, ...).
+     */
+    detail: string;
+    attempts: number;
+    dismissedAt: string | null;
+    dismissedBy: string | null;
+};
+
+/**
+ * AttachmentFailureList
+ *
+ * Photo URLs of the partner's requests that could not be downloaded, newest first.
+ */
+export type AttachmentFailureList = {
+    items: Array<AttachmentFailure>;
+};
+
+/**
  * TestPingEvent
  *
  * A test event (`eventType` `Test.Ping`), sent to the `webhookUrl` only when a city
@@ -1768,6 +2156,786 @@ export type ListEventsResponses = {
 };
 
 export type ListEventsResponse = ListEventsResponses[keyof ListEventsResponses];
+
+export type GetIntegrationData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/external/integration';
+};
+
+export type GetIntegrationErrors = {
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type GetIntegrationError = GetIntegrationErrors[keyof GetIntegrationErrors];
+
+export type GetIntegrationResponses = {
+    /**
+     * The integration.
+     */
+    200: Integration;
+};
+
+export type GetIntegrationResponse = GetIntegrationResponses[keyof GetIntegrationResponses];
+
+export type ListIntegrationDeliveriesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only deliveries in this state (`failed` = waiting for a retry, `dead` = gave up).
+         */
+        status?: 'pending' | 'failed' | 'succeeded' | 'dead';
+        /**
+         * Only deliveries created at or after this instant (ISO 8601).
+         */
+        since?: string;
+        /**
+         * At most this many deliveries, default 50, at most 500.
+         */
+        limit?: number;
+    };
+    url: '/api/external/integration/webhook-deliveries';
+};
+
+export type ListIntegrationDeliveriesErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type ListIntegrationDeliveriesError = ListIntegrationDeliveriesErrors[keyof ListIntegrationDeliveriesErrors];
+
+export type ListIntegrationDeliveriesResponses = {
+    /**
+     * Your deliveries, newest first.
+     */
+    200: WebhookDeliveryPage;
+};
+
+export type ListIntegrationDeliveriesResponse = ListIntegrationDeliveriesResponses[keyof ListIntegrationDeliveriesResponses];
+
+export type RedeliverDeadIntegrationDeliveriesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/external/integration/webhook-deliveries/redeliver-dead';
+};
+
+export type RedeliverDeadIntegrationDeliveriesErrors = {
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `conflict`: the action does not fit the integration's state, said in `detail`: a
+     * partner in polling mode, or with no webhook URL or secret, has nothing to redeliver,
+     * test or rotate; an event still being delivered cannot be redelivered yet.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type RedeliverDeadIntegrationDeliveriesError = RedeliverDeadIntegrationDeliveriesErrors[keyof RedeliverDeadIntegrationDeliveriesErrors];
+
+export type RedeliverDeadIntegrationDeliveriesResponses = {
+    /**
+     * What was queued.
+     */
+    200: RedeliverDeadResult;
+};
+
+export type RedeliverDeadIntegrationDeliveriesResponse = RedeliverDeadIntegrationDeliveriesResponses[keyof RedeliverDeadIntegrationDeliveriesResponses];
+
+export type GetIntegrationDeliveryData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The delivery's id (`id` in the delivery log).
+         */
+        deliveryId: string;
+    };
+    query?: never;
+    url: '/api/external/integration/webhook-deliveries/{deliveryId}';
+};
+
+export type GetIntegrationDeliveryErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path names a service order of another tenant, a request of another
+     * partner, or one that does not exist (the same answer: nothing tells them apart).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type GetIntegrationDeliveryError = GetIntegrationDeliveryErrors[keyof GetIntegrationDeliveryErrors];
+
+export type GetIntegrationDeliveryResponses = {
+    /**
+     * The delivery.
+     */
+    200: WebhookDelivery;
+};
+
+export type GetIntegrationDeliveryResponse = GetIntegrationDeliveryResponses[keyof GetIntegrationDeliveryResponses];
+
+export type RedeliverIntegrationDeliveryData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The delivery's id (`id` in the delivery log).
+         */
+        deliveryId: string;
+    };
+    query?: never;
+    url: '/api/external/integration/webhook-deliveries/{deliveryId}/redeliver';
+};
+
+export type RedeliverIntegrationDeliveryErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path names a service order of another tenant, a request of another
+     * partner, or one that does not exist (the same answer: nothing tells them apart).
+     *
+     */
+    404: Problem;
+    /**
+     * `conflict`: the action does not fit the integration's state, said in `detail`: a
+     * partner in polling mode, or with no webhook URL or secret, has nothing to redeliver,
+     * test or rotate; an event still being delivered cannot be redelivered yet.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type RedeliverIntegrationDeliveryError = RedeliverIntegrationDeliveryErrors[keyof RedeliverIntegrationDeliveryErrors];
+
+export type RedeliverIntegrationDeliveryResponses = {
+    /**
+     * The new delivery (pending: its first attempt may already be on its way).
+     */
+    201: WebhookDelivery;
+};
+
+export type RedeliverIntegrationDeliveryResponse = RedeliverIntegrationDeliveryResponses[keyof RedeliverIntegrationDeliveryResponses];
+
+export type SendIntegrationTestEventData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/external/integration/test-event';
+};
+
+export type SendIntegrationTestEventErrors = {
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `conflict`: the action does not fit the integration's state, said in `detail`: a
+     * partner in polling mode, or with no webhook URL or secret, has nothing to redeliver,
+     * test or rotate; an event still being delivered cannot be redelivered yet.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type SendIntegrationTestEventError = SendIntegrationTestEventErrors[keyof SendIntegrationTestEventErrors];
+
+export type SendIntegrationTestEventResponses = {
+    /**
+     * Queued: the delivery to follow in the delivery log.
+     */
+    202: TestEventResult;
+};
+
+export type SendIntegrationTestEventResponse = SendIntegrationTestEventResponses[keyof SendIntegrationTestEventResponses];
+
+export type RotateIntegrationWebhookSecretData = {
+    body?: {
+        /**
+         * How long the replaced secret keeps signing, in seconds (at most 7 days).
+         */
+        overlapSeconds?: number;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/external/integration/rotate-webhook-secret';
+};
+
+export type RotateIntegrationWebhookSecretErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `conflict`: the action does not fit the integration's state, said in `detail`: a
+     * partner in polling mode, or with no webhook URL or secret, has nothing to redeliver,
+     * test or rotate; an event still being delivered cannot be redelivered yet.
+     *
+     */
+    409: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`, optionally with
+     * `charset=utf-8` (JSON is UTF-8). Other types are refused, `+json` types such as
+     * `application/merge-patch+json` and other charsets (`charset=utf-16`) included.
+     *
+     */
+    415: Problem;
+    /**
+     * The body is JSON but cannot be accepted:
+     *
+     * - `validation-failed`: it breaks the schema (an `assetType` other than `POLE`, a
+     * missing required field, a value too long, a bad attachment shape, a string that
+     * holds the NUL character or a UTF-16 surrogate without its pair (`"�"`, which
+     * is not Unicode text and would not be stored as sent), a `requestedAt` before
+     * 2000-01-01 or more than five minutes ahead, ...). `errors[]`
+     * has one entry per problem, with a JSON Pointer into the body. Nothing was stored,
+     * and the `Idempotency-Key` was not consumed: fix the body and retry with the same key.
+     * - `idempotency-key-reused`: the `Idempotency-Key` was already used with a different
+     * body. Use a new key for a new request.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type RotateIntegrationWebhookSecretError = RotateIntegrationWebhookSecretErrors[keyof RotateIntegrationWebhookSecretErrors];
+
+export type RotateIntegrationWebhookSecretResponses = {
+    /**
+     * The new secret (shown once) and until when the replaced one also signs.
+     */
+    200: RotatedWebhookSecret;
+};
+
+export type RotateIntegrationWebhookSecretResponse = RotateIntegrationWebhookSecretResponses[keyof RotateIntegrationWebhookSecretResponses];
+
+export type ListIntegrationRejectedItemsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * open, resolved or all (the default).
+         */
+        status?: 'open' | 'resolved' | 'all';
+        /**
+         * 1-based page number. Values below 1, above 9007199254740991 (2^53 − 1) or non-integers are
+         * 400 `invalid-parameter`; a page beyond the last is an empty page.
+         * Ignored when `cursor` is sent. Page 1 starts a walk; page N+1 continues right after
+         * the last item Lumen served you as page N of the same walk (same ExternalSystem,
+         * `updatedSince` and `pageSize`), so request pages in order, one at a time.
+         *
+         */
+        page?: number;
+        /**
+         * Items per page, default 50, at most 500 (larger values are cut down to 500).
+         */
+        pageSize?: number;
+    };
+    url: '/api/external/integration/rejected-items';
+};
+
+export type ListIntegrationRejectedItemsErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type ListIntegrationRejectedItemsError = ListIntegrationRejectedItemsErrors[keyof ListIntegrationRejectedItemsErrors];
+
+export type ListIntegrationRejectedItemsResponses = {
+    /**
+     * One page of refused items.
+     */
+    200: RejectedInboundPage;
+};
+
+export type ListIntegrationRejectedItemsResponse = ListIntegrationRejectedItemsResponses[keyof ListIntegrationRejectedItemsResponses];
+
+export type ListIntegrationAttachmentFailuresData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only failures recorded at or after this instant (ISO 8601).
+         */
+        since?: string;
+        /**
+         * At most this many failures, default 100, at most 500.
+         */
+        limit?: number;
+    };
+    url: '/api/external/integration/attachment-failures';
+};
+
+export type ListIntegrationAttachmentFailuresErrors = {
+    /**
+     * The request is malformed: `malformed-json` (the body is not JSON, is not UTF-8, or
+     * names one property twice in an object: `errors[]` points at the repeated property),
+     * `invalid-parameter` (a query parameter or header has a bad value; `errors[]` points at
+     * `/query/<name>` or `/header/<name>`; integers are plain decimal digits with an optional
+     * leading minus, so `0x10`, `1e3`, ` 1` and `+5` are refused), `invalid-idempotency-key` (POST only) or
+     * `invalid-cursor` (list endpoints only). Fix the request before retrying.
+     *
+     */
+    400: Problem;
+    /**
+     * `unauthorized`: the `X-Api-Key` header is missing, or the key is unknown, was
+     * rotated away (rotation invalidates the previous key at once) or expired. Not retried
+     * by waiting: get a valid key.
+     *
+     */
+    401: Problem;
+    /**
+     * The key is valid but may not call this endpoint: `forbidden` (the ExternalSystem lacks
+     * the scope the endpoint needs; `detail` names it) or `partner-disabled` (the
+     * ExternalSystem is disabled).
+     *
+     */
+    403: Problem;
+    /**
+     * `rate-limited`, for one of three reasons, told apart by `RateLimit-Policy`:
+     * - `"default"`: this key exceeded its quota per minute (configured per ExternalSystem);
+     * `Retry-After` says when the window has room again.
+     * - `"in-progress"`: this key already has as many requests in progress on this instance
+     * as it may (`LUMEN_INTAKE_CONCURRENCY_PER_KEY`, 8 by default; each may carry
+     * megabytes of inline photos), refused before its body was read; `Retry-After: 1`.
+     * The minute quota was not charged.
+     * - no `RateLimit-Policy` (the key was not recognised): too many requests from this
+     * address failed to authenticate within a minute (nothing is looked up for it until
+     * the minute is over).
+     * Wait `Retry-After` seconds before the next call. Nothing was stored.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure. Nothing about it is disclosed beyond
+     * `requestId`; quote it to support. Safe to retry with backoff (for the POST, with the
+     * same `Idempotency-Key`).
+     *
+     */
+    500: Problem;
+};
+
+export type ListIntegrationAttachmentFailuresError = ListIntegrationAttachmentFailuresErrors[keyof ListIntegrationAttachmentFailuresErrors];
+
+export type ListIntegrationAttachmentFailuresResponses = {
+    /**
+     * The failures, newest first.
+     */
+    200: AttachmentFailureList;
+};
+
+export type ListIntegrationAttachmentFailuresResponse = ListIntegrationAttachmentFailuresResponses[keyof ListIntegrationAttachmentFailuresResponses];
 
 export type ServiceOrderEventWebhookPayload = Event;
 

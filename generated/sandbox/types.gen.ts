@@ -82,7 +82,7 @@ export type SandboxEventResult = {
  * | `method-not-allowed` | 405 | The path exists but not with this method |
  * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
- * | `conflict` | 409 | The change conflicts with the current state (administrative API) |
+ * | `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |

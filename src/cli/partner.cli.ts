@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { createPartner, DEFAULT_SECRET_OVERLAP_SECONDS, getPartner, listPartners, rotatePartnerKey, rotateWebhookSecret, setPartnerEnabled, updatePartner, type PartnerView, type UpdatePartnerInput } from '../services/partners/index.js';
+import { parseDuration } from '../config.js';
 import { CliError, jsonOption, printResult, cliActorOf, secretOption, withRuntime, type CliIo, type JsonOption } from './context.js';
 import { createSandboxPartner } from '../services/sandbox/index.js';
 import { getWebhookDelivery, sendTestEvent, type WebhookDeliveryView } from '../services/events/index.js';
@@ -37,7 +38,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .option('--tenant <id>', 'tenant id (required unless --sandbox)')
       .option('--sandbox', 'create a sandbox city (demo data, manual triage) for the partner; its key is lmn_test_ and it may cause events (POST /api/external/sandbox/events)')
       .requiredOption('--code <code>', 'unique partner code')
-      .requiredOption('--scopes <list>', 'comma list: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
+      .requiredOption('--scopes <list>', 'comma list: canCreateServiceOrders, canCreateAlerts, canReadCityData, canManageIntegration (PascalCase accepted)')
       .option('--transport <mode>', 'event transport: webhook or polling', 'webhook')
       .option('--webhook-url <url>', 'where events are posted (webhook mode)')
       .option('--webhook-secret-file <path>', 'read the webhook secret (at least 16 characters) from a file, or - for standard input; without one, Lumen makes a secret and shows it once')
@@ -89,7 +90,7 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
       .command('update')
       .description('change settings of a partner; only the options given change ("none" clears a value)')
       .argument('<code>', 'partner code')
-      .option('--scopes <list>', 'the complete new set: canCreateServiceOrders, canCreateAlerts, canReadCityData (PascalCase accepted)')
+      .option('--scopes <list>', 'the complete new set: canCreateServiceOrders, canCreateAlerts, canReadCityData, canManageIntegration (PascalCase accepted)')
       .option('--transport <mode>', 'event transport: webhook or polling')
       .option('--webhook-url <url>', 'where events are posted; none to clear')
       .option('--webhook-secret-file <path>', 'read a new webhook secret (at least 16 characters) from a file, or - for standard input')
@@ -120,12 +121,24 @@ export function registerPartnerCommands(program: Command, io: CliIo): void {
     printResult(io, opts, p, () => `Updated ${describeSettings(p)}`);
   });
 
-  jsonOption(partner.command('rotate-key').description('issue a new API key; the previous one stops working at once').argument('<code>', 'partner code')).action(
-    async (code: string, opts: JsonOption) => {
-      const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code, cliActorOf(rt)));
-      printResult(io, opts, p, () => `Rotated the key of ${p.code}; the previous key no longer works.\n${keyNotice(p.apiKey)}`);
-    },
-  );
+  jsonOption(
+    partner
+      .command('rotate-key')
+      .description('issue a new API key; the previous one stops working at once, or after --overlap')
+      .argument('<code>', 'partner code')
+      .option('--overlap <duration>', 'keep the previous key working this long (90s, 30m, 24h, 7d at most; default none)'),
+  ).action(async (code: string, opts: JsonOption & { overlap?: string }) => {
+    const ms = opts.overlap === undefined ? 0 : /^\s*\d+\s*$/.test(opts.overlap) ? Number(opts.overlap) * 1000 : parseDuration(opts.overlap);
+    const overlapSeconds = ms === null ? null : Math.round(ms / 1000);
+    if (overlapSeconds === null) throw new CliError(`--overlap: "${opts.overlap}" is not a duration (for example 90s, 30m, 24h or 7d)`);
+    const p = await withRuntime(io, (rt) => rotatePartnerKey(rt, code, cliActorOf(rt), { overlapSeconds }));
+    printResult(io, opts, p, () =>
+      [
+        `Rotated the key of ${p.code}; ${p.previousKey ? `the previous key (${p.previousKey.keyPrefix}…) keeps working until ${p.previousKey.expiresAt}` : 'the previous key no longer works'}.`,
+        keyNotice(p.apiKey),
+      ].join('\n'),
+    );
+  });
 
   jsonOption(
     partner

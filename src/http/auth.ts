@@ -17,6 +17,10 @@ export interface PartnerPrincipal {
   readonly rateLimitPerMinute: number | null;
   /** Where this request left the key's quota, when authentication counted it (reported in RateLimit headers). */
   readonly quota?: RateLimitDecision;
+  /** When the presented key stops working (a rotation's overlap); reported as Lumen-Key-Expires. */
+  readonly keyExpiresAt?: Date | null;
+  /** The readable prefix of the presented key (counted requests only). */
+  readonly keyPrefix?: string;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -46,7 +50,7 @@ export async function authenticatePartnerCounted(db: Database, headers: Incoming
   const now = Date.now();
   const row = await findActiveKeyCounted(db, keyId, hashKey(presented), { window: rateLimitWindow(now), anyOfScopes: opts.anyOfScopes });
   if (!row) throw new AppError('unauthorized');
-  const principal = principalOf(row);
+  const principal = { ...principalOf(row), keyExpiresAt: row.expires_at, keyPrefix: row.key_prefix };
   if (row.window_count === null) return principal;
   return { ...principal, quota: decideRateLimit(db, row.window_count, row.rate_limit_per_minute ?? opts.defaultLimitPerMinute, now) };
 }

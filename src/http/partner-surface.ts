@@ -26,8 +26,12 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     authenticate: (deps, headers, { operationId }) =>
       authenticatePartnerCounted(deps.db, headers, { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute }),
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
-    // Counted by authenticate; this only reports the quota on the answer.
-    rateLimit: async (_deps, principal) => (principal.quota ? rateLimitHeaders(principal.quota) : {}),
+    // Counted by authenticate; this only reports the quota on the answer, and when the
+    // key is a rotated one still working for its overlap, when it stops.
+    rateLimit: async (_deps, principal) => ({
+      ...(principal.quota ? rateLimitHeaders(principal.quota) : {}),
+      ...(principal.keyExpiresAt ? { 'lumen-key-expires': principal.keyExpiresAt.toISOString() } : {}),
+    }),
     admit: (deps, principal, operationId) => {
       if (operationId !== 'createServiceOrder') return null;
       intake ??= new InProgressLimit(deps.config.intakeConcurrencyPerKey);

@@ -228,9 +228,11 @@ export function createHttpServer(deps: AppDeps, surfaces: readonly ApiSurface<un
     r: AdmittedRequest,
   ): Promise<HttpResult> {
     let body: unknown;
-    const held = r.operation.requestBody ? await holdBodyMemory(req, ctx.signal) : null;
+    // A body the operation may go without (`required: false`), not sent at all: nothing to read.
+    const expectsBody = !!r.operation.requestBody && !(optionalBody(r.operation.requestBody) && bodyAbsent(req));
+    const held = expectsBody ? await holdBodyMemory(req, ctx.signal) : null;
     try {
-      if (r.operation.requestBody) {
+      if (expectsBody) {
         // Held whole until the request ends: the parsed value lives that long, and the
         // bytes and text it was parsed from are garbage that the collector frees only later.
         body = await readJson(req, config.bodyLimitBytes, config.bodyTimeoutMs);
@@ -480,4 +482,14 @@ function cutShortByAbort(err: unknown, signal: AbortSignal): boolean {
   if (err === signal.reason) return true;
   if (!(err instanceof Error)) return false;
   return err.name === 'AbortError' || (err as { kind?: unknown }).kind === 'aborted';
+}
+
+function optionalBody(requestBody: unknown): boolean {
+  return !(requestBody as { required?: boolean }).required;
+}
+
+/** No body on the wire: no Content-Length (or 0) and no Transfer-Encoding. */
+function bodyAbsent(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length.trim() === '0');
 }

@@ -1,6 +1,6 @@
 import type { Scope } from '../db/tables/foundation.js';
 
-export const SCOPES: readonly Scope[] = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'];
+export const SCOPES: readonly Scope[] = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData', 'canManageIntegration'];
 
 /** Canonical camelCase scope for a camelCase or PascalCase name (N3); null when unknown. */
 export function normalizeScope(name: string): Scope | null {

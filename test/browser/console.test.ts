@@ -353,13 +353,24 @@ describe('the console', () => {
     const probe = (key: string) => fetch(`${lumen.baseUrl}/api/external/health`, { headers: { 'x-api-key': key } }).then((r) => r.status);
     expect(await probe(oldKey)).toBe(401);
     expect(await probe(newKey)).toBe(200);
-    city.apiKey = newKey;
+    // Again, with an overlap: the key just issued keeps working for the hour chosen, and the page says until when.
+    await page.reload();
+    await page.getByTestId('partner-settings').waitFor();
+    await page.getByTestId('rotate-key').getByTestId('rotate').click();
+    await page.getByTestId('key-overlap').selectOption('3600');
+    await page.getByTestId('rotate-key').getByText('continua funcionando pelo prazo escolhido').waitFor();
+    await page.getByTestId('rotate-key').getByTestId('rotate-confirm').click();
+    const overlapped = (await page.getByTestId('rotate-key').getByTestId('new-secret').textContent())!;
+    expect(await probe(newKey)).toBe(200);
+    expect(await probe(overlapped)).toBe(200);
+    city.apiKey = overlapped;
     await page.getByTestId('rotate-secret').getByTestId('rotate').click();
     await page.getByTestId('rotate-secret').getByTestId('rotate-confirm').click();
     expect(await page.getByTestId('rotate-secret').getByTestId('new-secret').textContent()).toMatch(/^whsec_/);
     await page.reload();
     await page.getByTestId('partner-settings').waitFor();
     expect(await page.getByTestId('rotate-key').getByTestId('new-secret').count()).toBe(0); // shown once only
+    expect(await page.getByTestId('previous-key').textContent()).toMatch(new RegExp(`^${newKey.slice(0, 17)}… funciona até \\d{2}/\\d{2}/\\d{4}`));
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -239,8 +239,8 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
 
     const created = async (code: string, body: Record<string, unknown>) =>
       (await ex.strict('admin', { operationId: 'createPartner', method: 'POST', path: '/api/admin/partners', headers: bearer(), body: { code, ...body }, expect: 201 })).body.apiKey as string;
-    s.hook.apiKey = await created(s.hook.code, { tenantId: s.auto.tenantId, scopes: ['canCreateServiceOrders', 'canReadCityData'], transport: 'webhook', webhookUrl: receiverUrl, webhookSecret: WEBHOOK_SECRET });
-    s.poll.apiKey = await created(s.poll.code, { tenantId: s.manual.tenantId, scopes: ['CanCreateServiceOrders'], transport: 'polling', pollingUrl, pollingKey: 'partner-issued-key-0123456789', pollingIntervalSeconds: 180 });
+    s.hook.apiKey = await created(s.hook.code, { tenantId: s.auto.tenantId, scopes: ['canCreateServiceOrders', 'canReadCityData', 'canManageIntegration'], transport: 'webhook', webhookUrl: receiverUrl, webhookSecret: WEBHOOK_SECRET });
+    s.poll.apiKey = await created(s.poll.code, { tenantId: s.manual.tenantId, scopes: ['CanCreateServiceOrders', 'CanManageIntegration'], transport: 'polling', pollingUrl, pollingKey: 'partner-issued-key-0123456789', pollingIntervalSeconds: 180 });
     s.reader.apiKey = await created(s.reader.code, { tenantId: s.auto.tenantId, scopes: ['canReadCityData'] });
     // Polling transport (events pulled from /events), without an endpoint of its own to poll.
     s.writer.apiKey = await created(s.writer.code, { tenantId: s.manual.tenantId, scopes: ['canCreateAlerts'], transport: 'polling' });
@@ -651,6 +651,13 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'rotatePartnerKey', method: 'POST', path: '/api/admin/partners/conf-unknown/rotate-key', headers: bearer(), expect: 404 });
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': s.reader.apiKey }, expect: 401, problem: 'unauthorized' });
     await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': rotated.body.apiKey }, expect: 200 });
+    // With an overlap the replaced key keeps working, and says until when.
+    const overlapped = await ex.strict('admin', { operationId: 'rotatePartnerKey', method: 'POST', path: `/api/admin/partners/${s.reader.code}/rotate-key`, headers: bearer(), body: { overlapSeconds: 600 }, expect: 200 });
+    expect(overlapped.body.previousKey.keyPrefix).toBe(rotated.body.keyPrefix);
+    const old = await ex.strict('partner', { operationId: 'getHealth', method: 'GET', path: '/api/external/health', headers: { 'x-api-key': rotated.body.apiKey }, expect: 200 });
+    expect(old.headers.get('lumen-key-expires')).toBe(overlapped.body.previousKey.expiresAt);
+    await ex.lax('admin', { operationId: 'rotatePartnerKey', method: 'POST', path: `/api/admin/partners/${s.reader.code}/rotate-key`, headers: bearer(), body: { overlapSeconds: 999_999_999 }, expect: 422 });
+    s.reader.apiKey = overlapped.body.apiKey;
   });
 
   it('admin: webhook secret rotation with an overlap', async () => {
@@ -758,6 +765,44 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await o('strict', 'getServiceRequest', 'GET', `requests/${id}.json?api_key=${s.hook.apiKey}`, 200);
     await o('strict', 'getServiceRequest', 'GET', `requests/${id}.json`, 404, { headers: { 'x-api-key': s.poll.apiKey } });
     await o('lax', 'getServiceRequest', 'GET', 'requests/abc.json', 400, { headers: hook });
+  });
+
+  it('partner: its own integration (settings, delivery log, redelivery, test event, webhook secret, refused items, photos), with 400, 403, 404 and 409', async () => {
+    const own = (mode: 'strict' | 'lax', operationId: string, method: string, p: string, apiKey: string, expectStatus: number, body?: unknown, problem?: string) =>
+      ex[mode]('partner', { operationId, method, path: `/api/external/integration${p}`, headers: { 'x-api-key': apiKey }, ...(body !== undefined ? { body } : {}), expect: expectStatus, ...(problem ? { problem } : {}) });
+    const me = await own('strict', 'getIntegration', 'GET', '', s.hook.apiKey, 200);
+    expect(me.body).toMatchObject({ externalSystemCode: s.hook.code, transport: 'webhook' });
+    await own('strict', 'getIntegration', 'GET', '', s.poll.apiKey, 200);
+    await own('strict', 'getIntegration', 'GET', '', s.reader.apiKey, 403, undefined, 'forbidden');
+    await own('strict', 'getIntegration', 'GET', '', 'lmn_test_unknown', 401, undefined, 'unauthorized');
+    const log = await own('strict', 'listIntegrationDeliveries', 'GET', '/webhook-deliveries?status=succeeded&limit=5', s.hook.apiKey, 200);
+    const delivery = log.body.deliveries[0] as { id: string; partnerCode: string };
+    expect(delivery.partnerCode).toBe(s.hook.code);
+    await own('lax', 'listIntegrationDeliveries', 'GET', '/webhook-deliveries?status=lost', s.hook.apiKey, 400);
+    await own('strict', 'listIntegrationDeliveries', 'GET', '/webhook-deliveries', s.reader.apiKey, 403);
+    await own('strict', 'getIntegrationDelivery', 'GET', `/webhook-deliveries/${delivery.id}`, s.hook.apiKey, 200);
+    // Another partner's delivery is not found, as one that does not exist.
+    await own('strict', 'getIntegrationDelivery', 'GET', `/webhook-deliveries/${delivery.id}`, s.poll.apiKey, 404, undefined, 'not-found');
+    await own('strict', 'getIntegrationDelivery', 'GET', `/webhook-deliveries/${randomUUID()}`, s.hook.apiKey, 404);
+    await own('lax', 'getIntegrationDelivery', 'GET', '/webhook-deliveries/not-a-uuid', s.hook.apiKey, 400);
+    const before = webhooks.length;
+    await own('strict', 'redeliverIntegrationDelivery', 'POST', `/webhook-deliveries/${delivery.id}/redeliver`, s.hook.apiKey, 201);
+    await own('strict', 'redeliverIntegrationDelivery', 'POST', `/webhook-deliveries/${delivery.id}/redeliver`, s.poll.apiKey, 404);
+    await until('the partner’s redelivery', async () => webhooks.length > before);
+    await own('strict', 'redeliverDeadIntegrationDeliveries', 'POST', '/webhook-deliveries/redeliver-dead', s.hook.apiKey, 200);
+    await own('strict', 'redeliverDeadIntegrationDeliveries', 'POST', '/webhook-deliveries/redeliver-dead', s.poll.apiKey, 409, undefined, 'conflict');
+    const ping = await own('strict', 'sendIntegrationTestEvent', 'POST', '/test-event', s.hook.apiKey, 202);
+    await own('strict', 'sendIntegrationTestEvent', 'POST', '/test-event', s.poll.apiKey, 409, undefined, 'conflict');
+    await until('the partner’s Test.Ping', async () => webhooks.some((w) => w.headers['x-lumen-event-id'] === ping.body.eventId && w.answered === 204));
+    await own('strict', 'listIntegrationRejectedItems', 'GET', '/rejected-items?status=open&page=1&pageSize=10', s.poll.apiKey, 200);
+    await own('lax', 'listIntegrationRejectedItems', 'GET', '/rejected-items?page=0', s.poll.apiKey, 400);
+    await own('strict', 'listIntegrationAttachmentFailures', 'GET', '/attachment-failures?limit=10', s.hook.apiKey, 200);
+    await own('lax', 'listIntegrationAttachmentFailures', 'GET', '/attachment-failures?since=yesterday', s.hook.apiKey, 400);
+    // Last: its own webhook secret, the replaced one signing for an hour beside the new.
+    const rotated = await own('strict', 'rotateIntegrationWebhookSecret', 'POST', '/rotate-webhook-secret', s.hook.apiKey, 200, { overlapSeconds: 3600 });
+    expect(rotated.body.webhookSecret).toMatch(/^whsec_/);
+    await own('lax', 'rotateIntegrationWebhookSecret', 'POST', '/rotate-webhook-secret', s.hook.apiKey, 422, { overlapSeconds: -1 });
+    await own('strict', 'rotateIntegrationWebhookSecret', 'POST', '/rotate-webhook-secret', s.poll.apiKey, 409, undefined, 'conflict');
   });
 
   it('covers every operation of every document with zero violations, and records the figures', () => {

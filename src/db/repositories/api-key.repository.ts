@@ -42,6 +42,10 @@ export async function findActiveKey(db: Executor, keyId: string): Promise<Active
 export interface CountedKey extends ActiveKey {
   /** The request's place in its partner's rate-limit window; null when it was not counted (disabled partner, scope missing). */
   window_count: number | null;
+  /** When this key stops working (a rotation's overlap, a sandbox key); null: until rotated. */
+  expires_at: Date | null;
+  /** The key's readable prefix. */
+  key_prefix: string;
 }
 
 /**
@@ -56,7 +60,7 @@ export interface CountedKey extends ActiveKey {
  */
 export async function findActiveKeyCounted(db: Executor, keyId: string, keyHash: Buffer, count: { window: number; anyOfScopes: readonly string[] }): Promise<CountedKey | undefined> {
   const { rows } = await sql<CountedKey>`WITH k AS (
-      SELECT k.key_hash, k.external_system_id, es.code, es.tenant_id, es.scopes, es.enabled, t.ibge_code, es.rate_limit_per_minute
+      SELECT k.key_hash, k.external_system_id, es.code, es.tenant_id, es.scopes, es.enabled, t.ibge_code, es.rate_limit_per_minute, k.expires_at, k.key_prefix
         FROM api_key k JOIN external_system es ON es.id = k.external_system_id JOIN tenant t ON t.id = es.tenant_id
        WHERE k.key_id = ${keyId} AND k.key_hash = ${keyHash} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
     ), counted AS (
@@ -79,4 +83,39 @@ export async function findLiveKeyPrefix(db: Executor, externalSystemId: string):
     .orderBy('created_at', 'desc')
     .executeTakeFirst();
   return row?.key_prefix;
+}
+
+/** A partner's working keys, newest first: the live one, and the previous one while a rotation's overlap lasts. */
+export async function findWorkingKeys(db: Executor, externalSystemId: string): Promise<{ key_prefix: string; expires_at: Date | null }[]> {
+  return db
+    .selectFrom('api_key')
+    .select(['key_prefix', 'expires_at'])
+    .where('external_system_id', '=', externalSystemId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .orderBy('created_at', 'desc')
+    .limit(2)
+    .execute();
+}
+
+/**
+ * Before a rotation with an overlap: the newest working key keeps working until
+ * `until` (or its own earlier expiry), every other key of the partner (an earlier
+ * overlap's) stops at once. Returns the kept key's prefix and expiry, if any.
+ */
+export async function keepNewestKeyUntil(tx: Tx, externalSystemId: string, until: Date): Promise<{ key_prefix: string; expires_at: Date } | undefined> {
+  const { rows } = await sql<{ key_prefix: string; expires_at: Date | null; n: string }>`
+    WITH live AS (
+      SELECT id, row_number() OVER (ORDER BY created_at DESC, id) AS n
+        FROM api_key
+       WHERE external_system_id = ${externalSystemId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+    )
+    UPDATE api_key k
+       SET revoked_at = CASE WHEN live.n > 1 THEN now() ELSE NULL END,
+           expires_at = CASE WHEN live.n = 1 THEN least(coalesce(k.expires_at, 'infinity'::timestamptz), ${until}) ELSE k.expires_at END
+      FROM live
+     WHERE k.id = live.id
+    RETURNING k.key_prefix, k.expires_at, live.n::text AS n`.execute(tx);
+  const kept = rows.find((r) => r.n === '1');
+  return kept ? { key_prefix: kept.key_prefix, expires_at: kept.expires_at! } : undefined;
 }

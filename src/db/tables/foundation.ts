@@ -5,7 +5,7 @@ export type IntakePolicy = 'automatic' | 'manual';
 export type Transport = 'webhook' | 'polling';
 /** Which signature headers a partner's webhooks carry (migration 0027). */
 export type WebhookSignatureScheme = 'lumen' | 'standard' | 'both';
-export type Scope = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData';
+export type Scope = 'canCreateServiceOrders' | 'canCreateAlerts' | 'canReadCityData' | 'canManageIntegration';
 
 export interface TenantTable {
   id: Generated<string>;

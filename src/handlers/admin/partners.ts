@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, rotateWebhookSecret, updatePartner as update, type RotateWebhookSecretInput, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/index.js';
+import { createPartner as create, getPartner as find, listPartners as list, rotatePartnerKey as rotate, rotateWebhookSecret, type RotatePartnerKeyInput, updatePartner as update, type RotateWebhookSecretInput, type CreatePartnerInput, type UpdatePartnerInput } from '../../services/partners/index.js';
 import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listPartners: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await list(ctx.deps, ctx.principal.access, queryOf(ctx, 'tenantId')) } });
@@ -16,7 +16,7 @@ export const updatePartner: Handler<AdminPrincipal> = async (ctx) => ({ status: 
 
 export const rotatePartnerKey: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await rotate(ctx.deps, ctx.request.params.code!, actorOf(ctx)),
+  body: await rotate(ctx.deps, ctx.request.params.code!, actorOf(ctx), bodyOf<RotatePartnerKeyInput | undefined>(ctx) ?? {}),
   headers: { 'cache-control': 'no-store' },
 });
 

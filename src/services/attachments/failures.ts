@@ -50,13 +50,13 @@ export async function failureView(db: Executor, id: string): Promise<AttachmentF
 export async function attachmentFailures(
   deps: ServiceDeps,
   tenantId: string,
-  opts: { limit?: number; since?: Date; includeDismissed?: boolean } = {},
+  opts: { limit?: number; since?: Date; includeDismissed?: boolean; externalSystemId?: string } = {},
   access: AdminAccess = PLATFORM_ACCESS,
 ): Promise<AttachmentFailureView[]> {
   const resource = `tenant ${tenantId}`;
   if (!isUuid(tenantId)) throw new AppError('not-found', { resource });
   requireTenantRole(access, tenantId, 'viewer', resource);
   if (!(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource });
-  const rows = await listAttachmentFailures(deps.db, tenantId, { limit: opts.limit ?? 100, since: opts.since, includeDismissed: opts.includeDismissed });
+  const rows = await listAttachmentFailures(deps.db, tenantId, { limit: opts.limit ?? 100, since: opts.since, includeDismissed: opts.includeDismissed, externalSystemId: opts.externalSystemId });
   return rows.map(view);
 }

@@ -12,7 +12,7 @@ import { PLATFORM_ACCESS, visibleTenants, type AdminAccess } from '../operators/
  * a service token (API), a system user (CLI on the server) or a sandbox partner.
  */
 export interface Actor {
-  readonly kind: 'admin-token' | 'operator' | 'cli' | 'sandbox';
+  readonly kind: 'admin-token' | 'operator' | 'cli' | 'sandbox' | 'partner';
   /** The token's name, the operator's e-mail, the system user (or `--as` e-mail), the partner code. */
   readonly name: string;
   /** The admin token's id, when a token carried the action. */
@@ -25,7 +25,7 @@ export interface Actor {
   readonly access: AdminAccess;
 }
 
-/** How an actor is written in status history and the audit log: admin-token:<name>, operator:<email>, cli:<user> or sandbox:<partner code>. */
+/** How an actor is written in status history and the audit log: admin-token:<name>, operator:<email>, cli:<user>, sandbox:<partner code> or partner:<partner code> (its own integration). */
 export function actorLabel(actor: Actor): string {
   return `${actor.kind}:${actor.name}`.slice(0, 200);
 }

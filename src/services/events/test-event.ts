@@ -9,6 +9,7 @@ import { requirePartner, requireWebhookPartner } from './deliveries.js';
 import { wakeDeliveries } from './dispatch.js';
 
 const MESSAGE = 'Test event sent by the city operator from Lumen: your receiver is reachable when it answers 2xx. No action is needed.';
+const OWN_MESSAGE = 'Test event your integration asked for (POST /api/external/integration/test-event): your receiver is reachable when it answers 2xx. No action is needed.';
 
 /**
  * Sends a `Test.Ping` to a partner's webhook: writes a test event (never an event: it
@@ -26,7 +27,7 @@ export async function sendTestEvent(deps: ServiceDeps, partnerCode: string, acto
   return deps.db.transaction().execute(async (tx) => {
     const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(tx);
     const occurredAt = rows[0]!.now;
-    const envelope: TestPingEvent = { eventId: randomUUID(), eventType: 'Test.Ping', occurredAt: occurredAt.toISOString(), partnerCode: partner.code, message: MESSAGE };
+    const envelope: TestPingEvent = { eventId: randomUUID(), eventType: 'Test.Ping', occurredAt: occurredAt.toISOString(), partnerCode: partner.code, message: actor.kind === 'partner' ? OWN_MESSAGE : MESSAGE };
     const requestedBy = actorLabel(actor);
     await tx
       .insertInto('test_event')

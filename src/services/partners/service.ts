@@ -14,7 +14,7 @@ import {
   updateExternalSystem,
   type ExternalSystemRow,
 } from '../../db/repositories/external-system.repository.js';
-import { findLiveKeyPrefix, insertApiKey, revokeApiKeys } from '../../db/repositories/api-key.repository.js';
+import { findLiveKeyPrefix, findWorkingKeys, insertApiKey, keepNewestKeyUntil, revokeApiKeys } from '../../db/repositories/api-key.repository.js';
 import type { Executor, Tx } from '../../db/database.js';
 import type { ServiceDeps } from '../deps.js';
 import { isIP } from 'node:net';
@@ -35,7 +35,20 @@ export interface IssuedPartnerKey {
   keyPrefix: string;
 }
 
-export function partnerView(row: ExternalSystemRow, keyPrefix: string | null): PartnerView {
+/** A partner's working keys as operators see them: the live key's prefix, and the previous key while a rotation's overlap lasts. */
+export interface PartnerKeys {
+  keyPrefix: string | null;
+  previousKey: { keyPrefix: string; expiresAt: string } | null;
+}
+
+/** The working keys of a partner (see PartnerKeys). */
+export async function partnerKeys(db: Executor, externalSystemId: string): Promise<PartnerKeys> {
+  const [live, previous] = await findWorkingKeys(db, externalSystemId);
+  return { keyPrefix: live?.key_prefix ?? null, previousKey: previous?.expires_at ? { keyPrefix: previous.key_prefix, expiresAt: previous.expires_at.toISOString() } : null };
+}
+
+export function partnerView(row: ExternalSystemRow, keys: string | null | PartnerKeys): PartnerView {
+  const { keyPrefix, previousKey } = keys !== null && typeof keys === 'object' ? keys : { keyPrefix: keys, previousKey: null };
   return {
     id: row.id,
     code: row.code,
@@ -49,6 +62,7 @@ export function partnerView(row: ExternalSystemRow, keyPrefix: string | null): P
     pollingIntervalSeconds: row.polling_interval_seconds,
     enabled: row.enabled,
     keyPrefix,
+    previousKey,
     eventTypes: row.event_types as EventType[] | null,
     rateLimitPerMinute: row.rate_limit_per_minute,
     eventsMinIntervalSeconds: row.events_min_interval_seconds,
@@ -239,27 +253,54 @@ export function checkDeliverySettings(
 
 export async function getPartner(deps: ServiceDeps, access: AdminAccess, code: string): Promise<PartnerView> {
   const row = inScope(access, await findExternalSystemByCode(deps.db, code), 'viewer', `partner ${code}`);
-  return partnerView(row, (await findLiveKeyPrefix(deps.db, row.id)) ?? null);
+  return partnerView(row, await partnerKeys(deps.db, row.id));
 }
 
 /** Partners of the caller's tenants, or of one of them; a tenant the caller cannot see has none. */
 export async function listPartners(deps: ServiceDeps, access: AdminAccess, tenantId?: string): Promise<PartnerView[]> {
   if (tenantId !== undefined && !canSee(access, tenantId)) return [];
   const rows = await listExternalSystems(deps.db, visibleTenants(access), tenantId);
-  return Promise.all(rows.map(async (r) => partnerView(r, (await findLiveKeyPrefix(deps.db, r.id)) ?? null)));
+  return Promise.all(rows.map(async (r) => partnerView(r, await partnerKeys(deps.db, r.id))));
 }
 
-/** Issues a new key and invalidates the previous one in the same transaction. */
-export async function rotatePartnerKey(deps: ServiceDeps, code: string, actor?: Actor): Promise<PartnerView & IssuedPartnerKey> {
+/** The longest a replaced API key may keep working after a rotation: 7 days. */
+export const MAX_KEY_OVERLAP_SECONDS = 7 * 86_400;
+
+export interface RotatePartnerKeyInput {
+  /** Seconds the replaced key keeps working; default 0: it stops at once, as the interface says. */
+  overlapSeconds?: number | string;
+}
+
+/**
+ * Issues a new key. Without an overlap the previous key stops working in the same
+ * transaction (the interface's rule); with one it keeps working until then (its
+ * answers carry `Lumen-Key-Expires`), and a key left over from an earlier overlap stops
+ * at once: never more than two working keys.
+ */
+export async function rotatePartnerKey(deps: ServiceDeps, code: string, actor?: Actor, input: RotatePartnerKeyInput = {}): Promise<PartnerView & IssuedPartnerKey> {
+  const overlap = input.overlapSeconds === undefined || input.overlapSeconds === '' ? 0 : Number(input.overlapSeconds);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_KEY_OVERLAP_SECONDS) {
+    throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/overlapSeconds', message: `must be a whole number of seconds from 0 to ${MAX_KEY_OVERLAP_SECONDS}` }]);
+  }
   return deps.db.transaction().execute(async (tx) => {
     const found = await lockExternalSystemByCode(tx, code);
     const row = actor ? inScope(actor.access, found, 'city-admin', `partner ${code}`) : found;
     if (!row) throw new AppError('not-found', { resource: `partner ${code}` });
     const previousPrefix = (await findLiveKeyPrefix(tx, row.id)) ?? null;
-    await revokeApiKeys(tx, row.id);
+    const kept = overlap > 0 ? await keepNewestKeyUntil(tx, row.id, new Date(Date.now() + overlap * 1000)) : (await revokeApiKeys(tx, row.id), undefined);
     const key = await issuePartnerKey(tx, deps, row.id);
-    if (actor) await recordAudit(tx, actor, { tenantId: row.tenant_id, action: 'partner.rotate-key', entityType: 'partner', entityId: row.id, before: { keyPrefix: previousPrefix }, after: { keyPrefix: key.keyPrefix } });
-    return { ...partnerView(row, key.keyPrefix), ...key };
+    const previousKey = kept ? { keyPrefix: kept.key_prefix, expiresAt: kept.expires_at.toISOString() } : null;
+    if (actor) {
+      await recordAudit(tx, actor, {
+        tenantId: row.tenant_id,
+        action: 'partner.rotate-key',
+        entityType: 'partner',
+        entityId: row.id,
+        before: { keyPrefix: previousPrefix },
+        after: { keyPrefix: key.keyPrefix, previousKeyExpiresAt: previousKey?.expiresAt ?? null },
+      });
+    }
+    return { ...partnerView(row, { keyPrefix: key.keyPrefix, previousKey }), ...key };
   });
 }
 

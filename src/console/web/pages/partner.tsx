@@ -4,6 +4,7 @@
  * and "send test event" (city-admin, webhook partners), and the polling link with the
  * items intake refused.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { call, useApi, type types } from '../api.js';
 import { useAction, useFeedback } from '../feedback.js';
@@ -14,10 +15,19 @@ import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 import { AttachmentFailures } from './attachment-failures.js';
 import { ReasonMapping } from './reason-mapping.js';
 
-const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData'] as const;
+const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData', 'canManageIntegration'] as const;
+
+/** How long a replaced API key may keep working (seconds), as the rotation offers it. */
+const KEY_OVERLAPS: readonly (readonly [number, MessageKey])[] = [
+  [0, 'partner.rotate.overlap.none'],
+  [3600, 'partner.rotate.overlap.hour'],
+  [86_400, 'partner.rotate.overlap.day'],
+  [604_800, 'partner.rotate.overlap.week'],
+];
 
 export function PartnerPage({ code }: { code: string }) {
   const { t } = useI18n();
+  const [keyOverlap, setKeyOverlap] = useState(0);
   const { can } = useSession();
   const partner = useApi('getPartner', { path: { code } });
   if (partner.error) return <LoadError error={partner.error} retry={() => void partner.mutate()} />;
@@ -46,12 +56,23 @@ export function PartnerPage({ code }: { code: string }) {
             <>
               <RotateSecret
                 title={t('partner.rotate')}
-                confirm={t('partner.rotate.confirm')}
+                confirm={keyOverlap === 0 ? t('partner.rotate.confirm') : t('partner.rotate.confirmOverlap')}
                 shown={t('partner.rotate.done')}
                 testid="rotate-key"
-                rotate={async () => (await call('rotatePartnerKey', { path: { code: p.code } })).apiKey}
+                rotate={async () => (await call('rotatePartnerKey', { path: { code: p.code }, body: { overlapSeconds: keyOverlap } })).apiKey}
                 onRotated={() => void partner.mutate()}
-              />
+              >
+                <label>
+                  <span>{t('partner.rotate.overlap')}</span>
+                  <select data-testid="key-overlap" value={String(keyOverlap)} onChange={(e) => setKeyOverlap(Number((e.target as HTMLSelectElement).value))}>
+                    {KEY_OVERLAPS.map(([seconds, label]) => (
+                      <option key={seconds} value={String(seconds)}>
+                        {t(label)}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              </RotateSecret>
               {p.transport === 'webhook' ? (
                 <RotateSecret
                   title={t('partner.rotateSecret')}
@@ -71,7 +92,7 @@ export function PartnerPage({ code }: { code: string }) {
 }
 
 function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; onSaved: (p: types.Partner) => void }) {
-  const { t } = useI18n();
+  const { t, dateTime } = useI18n();
   const [enabled, setEnabled] = useState(p.enabled);
   const [scopes, setScopes] = useState<string[]>(p.scopes);
   const [transport, setTransport] = useState(p.transport);
@@ -111,6 +132,11 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
         <Field label={t('partner.keyPrefix')}>
           <code>{p.keyPrefix}</code>
         </Field>
+        {p.previousKey ? (
+          <Field label={t('partner.previousKey')}>
+            <span data-testid="previous-key">{t('partner.previousKey.until', { prefix: p.previousKey.keyPrefix, until: dateTime(p.previousKey.expiresAt) })}</span>
+          </Field>
+        ) : null}
         <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
       </dl>
       <label class="check">
@@ -122,15 +148,15 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
         {SCOPES.map((s) => (
           <label key={s} class="check">
             <input type="checkbox" checked={scopes.includes(s)} onChange={() => setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s])} />
-            <span>{s}</span>
+            <span>{t(`scope.${s}`)}</span>
           </label>
         ))}
       </fieldset>
       <label>
         <span>{t('partner.transport')}</span>
         <select value={transport} onChange={(e) => setTransport((e.target as HTMLSelectElement).value as typeof transport)}>
-          <option value="webhook">webhook</option>
-          <option value="polling">polling</option>
+          <option value="webhook">{t('partner.transport.webhook')}</option>
+          <option value="polling">{t('partner.transport.polling')}</option>
         </select>
       </label>
       <label>
@@ -153,7 +179,23 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
 }
 
 /** A secret made on the server and shown once: confirm, then see it with a copy button. */
-function RotateSecret({ title, confirm, shown, testid, rotate, onRotated }: { title: string; confirm: string; shown: string; testid: string; rotate: () => Promise<string>; onRotated: () => void }) {
+function RotateSecret({
+  title,
+  confirm,
+  shown,
+  testid,
+  rotate,
+  onRotated,
+  children,
+}: {
+  title: string;
+  confirm: string;
+  shown: string;
+  testid: string;
+  rotate: () => Promise<string>;
+  onRotated: () => void;
+  children?: ComponentChildren;
+}) {
   const { t } = useI18n();
   const feedback = useFeedback();
   const [confirming, setConfirming] = useState(false);
@@ -184,6 +226,7 @@ function RotateSecret({ title, confirm, shown, testid, rotate, onRotated }: { ti
         </div>
       ) : confirming ? (
         <div>
+          {children}
           <p class="warn-text">{confirm}</p>
           <div class="row">
             <button type="button" class="danger" disabled={run.busy} onClick={() => void run.run()} data-testid="rotate-confirm">

@@ -22,7 +22,7 @@ export function PartnersPage() {
                   <td>
                     <Link to={`/partners/${encodeURIComponent(p.code)}`}>{p.code}</Link>
                   </td>
-                  <td>{p.transport}</td>
+                  <td>{p.transport === 'polling' ? t('partners.transport.polling') : t('partners.transport.webhook')}</td>
                   <td>
                     <code>{p.keyPrefix ?? '—'}</code>
                   </td>

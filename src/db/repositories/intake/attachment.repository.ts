@@ -23,7 +23,7 @@ export async function insertAttachmentFailure(tx: Tx, row: Insertable<Attachment
 }
 
 /** The tenant's failed attachment URLs, newest first. */
-export async function listAttachmentFailures(db: Executor, tenantId: string, opts: { limit: number; since?: Date; includeDismissed?: boolean }): Promise<(AttachmentFailureRow & { partner: string; alert_number: number })[]> {
+export async function listAttachmentFailures(db: Executor, tenantId: string, opts: { limit: number; since?: Date; includeDismissed?: boolean; externalSystemId?: string }): Promise<(AttachmentFailureRow & { partner: string; alert_number: number })[]> {
   let q = db
     .selectFrom('attachment_failure as f')
     .innerJoin('external_system as e', 'e.id', 'f.external_system_id')
@@ -32,6 +32,7 @@ export async function listAttachmentFailures(db: Executor, tenantId: string, opt
     .select(['e.code as partner', 'a.alert_number'])
     .where('f.tenant_id', '=', tenantId);
   if (opts.since) q = q.where('f.created_at', '>=', opts.since);
+  if (opts.externalSystemId) q = q.where('f.external_system_id', '=', opts.externalSystemId);
   if (!opts.includeDismissed) q = q.where('f.dismissed_at', 'is', null);
   return q.orderBy('f.created_at', 'desc').orderBy('f.id').limit(opts.limit).execute();
 }
