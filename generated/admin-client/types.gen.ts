@@ -16,6 +16,20 @@ export type ClientOptions = {
 export type IntakePolicy = 'automatic' | 'manual';
 
 /**
+ * Extent
+ *
+ * A WGS-84 bounding box: south and north latitudes, west and east longitudes (a box
+ * that crosses the antimeridian is not supported: no city needs one).
+ *
+ */
+export type Extent = {
+    south: number;
+    west: number;
+    north: number;
+    east: number;
+};
+
+/**
  * Tenant
  *
  * A municipality or operating contract.
@@ -35,6 +49,26 @@ export type Tenant = {
      *
      */
     sandbox: boolean;
+    /**
+     * Where the city is, for every map (opened on the object shown, else on this box)
+     * and for the location check of `setAlertLocation`: the box an operator configured
+     * (`setTenantExtent`, `lumen tenant update ID --extent S,W,N,E`) when there is one,
+     * else the bounding box of the city's active poles, kept current by every pole
+     * write (imports included). Null for a city with neither: its maps open on the whole
+     * country, never on another city.
+     *
+     */
+    extent: null | Extent;
+    /**
+     * Where `extent` comes from; null when there is none.
+     */
+    extentSource: 'configured' | 'poles' | null;
+    /**
+     * A location an operator sets farther than this from every pole of the city, or
+     * outside its extent, needs `confirmOutside: true` (default 200 m).
+     *
+     */
+    locationCheckMeters: number;
     createdAt: string;
     updatedAt: string;
 };
@@ -70,6 +104,7 @@ export type Tenant = {
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
+ * | `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
  * | `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |
@@ -2013,6 +2048,212 @@ export type SetTenantIntakePolicyResponses = {
 };
 
 export type SetTenantIntakePolicyResponse = SetTenantIntakePolicyResponses[keyof SetTenantIntakePolicyResponses];
+
+export type SetTenantExtentData = {
+    body: {
+        extent?: null | Extent;
+        locationCheckMeters?: number;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/extent';
+};
+
+export type SetTenantExtentErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SetTenantExtentError = SetTenantExtentErrors[keyof SetTenantExtentErrors];
+
+export type SetTenantExtentResponses = {
+    /**
+     * The tenant with its extent.
+     */
+    200: Tenant;
+};
+
+export type SetTenantExtentResponse = SetTenantExtentResponses[keyof SetTenantExtentResponses];
+
+export type SearchTenantPlacesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query: {
+        /**
+         * What the operator typed (an address, `Rua X, 123`, or a pole code).
+         */
+        q: string;
+    };
+    url: '/api/admin/tenants/{tenantId}/places';
+};
+
+export type SearchTenantPlacesErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SearchTenantPlacesError = SearchTenantPlacesErrors[keyof SearchTenantPlacesErrors];
+
+export type SearchTenantPlacesResponses = {
+    /**
+     * The places found.
+     */
+    200: {
+        items: Array<{
+            label: string;
+            latitude: number;
+            longitude: number;
+            /**
+             * `pole`: one of the city's poles; `geocoder`: the configured geocoder.
+             */
+            source: 'pole' | 'geocoder';
+        }>;
+    };
+};
+
+export type SearchTenantPlacesResponse = SearchTenantPlacesResponses[keyof SearchTenantPlacesResponses];
 
 export type GetTenantAttentionData = {
     body?: never;
@@ -4235,6 +4476,10 @@ export type SetAlertLocationData = {
     body: {
         latitude: number;
         longitude: number;
+        /**
+         * The operator confirmed a location outside the city's extent or far from every pole.
+         */
+        confirmOutside?: boolean;
     };
     headers?: {
         /**

@@ -11,6 +11,49 @@ export const IntakePolicySchema = {
     ]
 } as const;
 
+export const ExtentSchema = {
+    type: 'object',
+    title: 'Extent',
+    description: 'A WGS-84 bounding box: south and north latitudes, west and east longitudes (a box\nthat crosses the antimeridian is not supported: no city needs one).\n',
+    required: [
+        'south',
+        'west',
+        'north',
+        'east'
+    ],
+    additionalProperties: false,
+    properties: {
+        south: {
+            type: 'number',
+            minimum: -90,
+            maximum: 90
+        },
+        west: {
+            type: 'number',
+            minimum: -180,
+            maximum: 180
+        },
+        north: {
+            type: 'number',
+            minimum: -90,
+            maximum: 90
+        },
+        east: {
+            type: 'number',
+            minimum: -180,
+            maximum: 180
+        }
+    },
+    examples: [
+        {
+            south: -3.19,
+            west: -60.13,
+            north: -2.92,
+            east: -59.81
+        }
+    ]
+} as const;
+
 export const TenantSchema = {
     type: 'object',
     title: 'Tenant',
@@ -21,6 +64,9 @@ export const TenantSchema = {
         'ibgeCode',
         'intakePolicy',
         'sandbox',
+        'extent',
+        'extentSource',
+        'locationCheckMeters',
         'createdAt',
         'updatedAt'
     ],
@@ -62,6 +108,39 @@ export const TenantSchema = {
                 false
             ]
         },
+        extent: {
+            description: 'Where the city is, for every map (opened on the object shown, else on this box)\nand for the location check of `setAlertLocation`: the box an operator configured\n(`setTenantExtent`, `lumen tenant update ID --extent S,W,N,E`) when there is one,\nelse the bounding box of the city\'s active poles, kept current by every pole\nwrite (imports included). Null for a city with neither: its maps open on the whole\ncountry, never on another city.\n',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    $ref: '#/components/schemas/Extent'
+                }
+            ]
+        },
+        extentSource: {
+            description: 'Where `extent` comes from; null when there is none.',
+            type: [
+                'string',
+                'null'
+            ],
+            enum: [
+                'configured',
+                'poles',
+                null
+            ]
+        },
+        locationCheckMeters: {
+            description: 'A location an operator sets farther than this from every pole of the city, or\noutside its extent, needs `confirmOutside: true` (default 200 m).\n',
+            type: 'integer',
+            format: 'int32',
+            minimum: 10,
+            maximum: 100000,
+            examples: [
+                200
+            ]
+        },
         createdAt: {
             type: 'string',
             format: 'date-time',
@@ -84,7 +163,7 @@ export const TenantSchema = {
 export const ProblemSchema = {
     type: 'object',
     title: 'Problem',
-    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
+    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
     required: [
         'type',
         'title',

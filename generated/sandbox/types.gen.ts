@@ -86,6 +86,7 @@ export type SandboxEventResult = {
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
+ * | `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
  * | `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |

@@ -4,7 +4,9 @@ import { createTenantAs, listAllTenants, type TenantView } from '../services/ten
 import { changeIntakePolicy } from '../services/tenants/index.js';
 import { tenantAttention } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
-import { jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
+import { setTenantExtent, type Extent } from '../services/city-extent/index.js';
+import { tenantView } from '../services/tenants/index.js';
+import { CliError, jsonOption, printResult, cliActorOf, withRuntime, type CliIo, type JsonOption } from './context.js';
 
 const describe = (t: TenantView): string => `${t.id}  ${t.name}  ibge=${t.ibgeCode ?? '-'}  intake=${t.intakePolicy}`;
 
@@ -38,6 +40,36 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
         `Dead webhook deliveries: ${a.deadDeliveries}`,
         `Rejected inbound items:  ${a.rejectedInboundItems}`,
         `Failed attachment URLs:  ${a.failedAttachmentUrls}`,
+      ].join('\n'),
+    );
+  });
+
+  jsonOption(
+    tenant
+      .command('update')
+      .description("set where the city is (the box its maps open on, checked when a location is set) and the location check distance")
+      .argument('<id>', 'tenant id')
+      .option('--extent <box>', 'south,west,north,east in decimal degrees (for example -3.19,-60.13,-2.92,-59.81), or none to use the box of the poles again')
+      .option('--location-check-meters <m>', 'a location farther than this from every pole needs a confirmation (10..100000, default 200)'),
+  ).action(async (id: string, opts: JsonOption & { extent?: string; locationCheckMeters?: string }) => {
+    if (opts.extent === undefined && opts.locationCheckMeters === undefined) throw new CliError('give --extent, --location-check-meters or both', 2);
+    let extent: Extent | null | undefined;
+    if (opts.extent !== undefined) {
+      if (opts.extent.trim().toLowerCase() === 'none') extent = null;
+      else {
+        const parts = opts.extent.split(',').map((p) => p.trim());
+        if (parts.length !== 4 || parts.some((p) => !/^-?[0-9]+(\.[0-9]+)?$/.test(p))) throw new CliError(`--extent: "${opts.extent}" is not south,west,north,east in decimal degrees (for example -3.19,-60.13,-2.92,-59.81)`, 2);
+        const [south, west, north, east] = parts.map(Number) as [number, number, number, number];
+        extent = { south, west, north, east };
+      }
+    }
+    const meters = opts.locationCheckMeters === undefined ? undefined : /^[0-9]+$/.test(opts.locationCheckMeters.trim()) ? Number(opts.locationCheckMeters) : NaN;
+    const t = tenantView(await withRuntime(io, (rt) => setTenantExtent(rt, cliActorOf(rt), id, { ...(extent !== undefined ? { extent } : {}), ...(meters !== undefined ? { locationCheckMeters: meters } : {}) })));
+    printResult(io, opts, t, () =>
+      [
+        `Tenant ${t.id} (${t.name})`,
+        t.extent ? `Extent (${t.extentSource === 'configured' ? 'configured' : 'from its poles'}): south ${t.extent.south}, west ${t.extent.west}, north ${t.extent.north}, east ${t.extent.east}` : 'No extent: no box configured and no poles yet.',
+        `A location farther than ${t.locationCheckMeters} m from every pole needs a confirmation.`,
       ].join('\n'),
     );
   });

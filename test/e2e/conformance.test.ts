@@ -398,6 +398,14 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await post('reclassifyAlert', `/api/admin/alerts/${first}/reclassify`, { reasonCode: 'EXTERNAL_OTHER' }, 200);
     await post('reclassifyAlert', `/api/admin/alerts/${randomUUID()}/reclassify`, { reasonCode: 'EXTERNAL_OTHER' }, 404);
     await ex.lax('admin', { operationId: 'reclassifyAlert', method: 'POST', path: `/api/admin/alerts/${first}/reclassify`, headers: bearer(), body: { reasonCode: 'not a code!' }, expect: 422 });
+    // Far from the city (Manaus) it asks for a confirmation first; near it, it does not.
+    await ex.strict('admin', { operationId: 'setTenantExtent', method: 'PUT', path: `/api/admin/tenants/${s.manual.tenantId}/extent`, headers: bearer(), body: { extent: { south: -24.01, west: -46.83, north: -23.35, east: -46.36 } }, expect: 200 });
+    await ex.strict('admin', { operationId: 'setTenantExtent', method: 'PUT', path: `/api/admin/tenants/${randomUUID()}/extent`, headers: bearer(), body: { locationCheckMeters: 300 }, expect: 404 });
+    await ex.lax('admin', { operationId: 'setTenantExtent', method: 'PUT', path: `/api/admin/tenants/${s.manual.tenantId}/extent`, headers: bearer(), body: { extent: { south: 1, west: 1, north: 0, east: 2 } }, expect: 422 });
+    await post('setAlertLocation', `/api/admin/alerts/${second}/set-location`, { latitude: -3.1316, longitude: -60.0233 }, 422, 'location-unconfirmed');
+    await ex.strict('admin', { operationId: 'searchTenantPlaces', method: 'GET', path: `/api/admin/tenants/${s.manual.tenantId}/places?q=${encodeURIComponent('Rua Augusta, 1500')}`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'searchTenantPlaces', method: 'GET', path: `/api/admin/tenants/${randomUUID()}/places?q=MAO-1`, headers: bearer(), expect: 404 });
+    await ex.lax('admin', { operationId: 'searchTenantPlaces', method: 'GET', path: `/api/admin/tenants/${s.manual.tenantId}/places`, headers: bearer(), expect: 400 });
     await post('setAlertLocation', `/api/admin/alerts/${second}/set-location`, { latitude: -23.5614, longitude: -46.6559 }, 200);
     await ex.lax('admin', { operationId: 'setAlertLocation', method: 'POST', path: `/api/admin/alerts/${second}/set-location`, headers: bearer(), body: { latitude: 91, longitude: 0 }, expect: 422 });
 

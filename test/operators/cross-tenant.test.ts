@@ -91,8 +91,12 @@ function bodyFor(op: OperationInfo): string | undefined {
 }
 
 function pathFor(op: OperationInfo): string {
-  const query = op.parameters.some((p) => p.in === 'query' && p.name === 'tenantId') ? `?tenantId=${a.tenantId}` : '';
-  return op.path.replace('/api/admin', '').replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(a[name] ?? randomUUID())) + query;
+  const values = [
+    ...(op.parameters.some((p) => p.in === 'query' && p.name === 'tenantId') ? [`tenantId=${a.tenantId}`] : []),
+    // Other required query values (the place search's text), aimed at A's streets.
+    ...op.parameters.filter((p) => p.in === 'query' && p.required && p.name !== 'tenantId').map((p) => `${p.name}=${encodeURIComponent('Rua Augusta, 1500')}`),
+  ];
+  return op.path.replace('/api/admin', '').replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(a[name] ?? randomUUID())) + (values.length ? `?${values.join('&')}` : '');
 }
 
 const tally = { requests: 0, notFound: 0, forbidden: 0, unprocessable: 0, emptyReads: 0 };

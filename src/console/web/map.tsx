@@ -5,7 +5,8 @@
  * as text, never as HTML.
  */
 import L from 'leaflet';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useI18n } from './i18n.js';
 import { SETTINGS } from './settings.js';
 
 export type PointKind = 'alert' | 'alert-selected' | 'order' | 'pole' | 'pole-online' | 'pole-offline' | 'pole-unknown' | 'picked';
@@ -47,11 +48,19 @@ export interface MapViewProps {
   focus?: [number, number] | null;
   /** The closest fitting to the points may zoom. Default 17. */
   maxFitZoom?: number;
+  /** The city's extent (Tenant.extent): where the map opens when it has no object to show. */
+  extent?: { south: number; west: number; north: number; east: number } | null;
 }
 
-const FALLBACK_CENTER: [number, number] = [-23.5505, -46.6333];
+/** A city with no extent yet (no poles, none configured): the whole country, never another city. */
+const COUNTRY: L.LatLngBoundsExpression = [
+  [-33.75, -73.99],
+  [5.27, -34.79],
+];
 
-export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17 }: MapViewProps) {
+export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17, extent }: MapViewProps) {
+  const { t } = useI18n();
+  const [tilesFailed, setTilesFailed] = useState(false);
   const el = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
@@ -63,16 +72,26 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
     if (!el.current) return;
     // No zoom animation: a page left while one runs would have Leaflet finish it on a
     // removed map (a "_leaflet_pos" error); operators gain nothing from the motion.
-    const m = L.map(el.current, { center: center ?? FALLBACK_CENTER, zoom, zoomControl: true, attributionControl: true, keyboard: true, zoomAnimation: false });
+    const m = L.map(el.current, { zoomControl: true, attributionControl: true, keyboard: true, zoomAnimation: false });
+    // The object when there is one (the points fit below), else the city, else the country.
+    if (center) m.setView(center, zoom);
+    else if (extent) m.fitBounds(boxOf(extent), { maxZoom: maxFitZoom });
+    else m.fitBounds(COUNTRY);
     if (SETTINGS.tileUrl) {
-      // A tile that does not load is left blank; the markers do not depend on it.
-      L.tileLayer(SETTINGS.tileUrl, { maxZoom: 19, attribution: escapeText(SETTINGS.tileAttribution), crossOrigin: false }).addTo(m);
+      // A tile that does not load is left blank; the markers do not depend on it. The
+      // operator is told once, so a grey plane is not taken for an empty city.
+      const tiles = L.tileLayer(SETTINGS.tileUrl, { maxZoom: 19, attribution: escapeText(SETTINGS.tileAttribution), crossOrigin: false });
+      tiles.once('tileerror', () => setTilesFailed(true));
+      tiles.addTo(m);
     }
     L.control.scale({ imperial: false }).addTo(m);
     layer.current = L.layerGroup().addTo(m);
     m.on('click', (e: L.LeafletMouseEvent) => handlers.current.onMapClick?.(e.latlng.lat, e.latlng.lng));
     const report = () => {
       const b = m.getBounds();
+      // Where the map looks, readable by tests and by anyone inspecting the page.
+      const c = m.getCenter();
+      el.current?.setAttribute('data-view', `${c.lat.toFixed(5)},${c.lng.toFixed(5)},${m.getZoom()}`);
       handlers.current.onView?.([b.getSouth(), b.getWest(), b.getNorth(), b.getEast()], m.getZoom());
     };
     m.on('moveend', report);
@@ -117,12 +136,33 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
     if (center && map.current && !fitted.current) map.current.setView(center, map.current.getZoom());
   }, [center?.[0], center?.[1]]);
 
+  // The city's extent arrives after the map opened: look at the city, unless an object is shown.
+  useEffect(() => {
+    if (extent && map.current && !fitted.current && !center && points.length === 0) map.current.fitBounds(boxOf(extent), { maxZoom: maxFitZoom });
+  }, [extent?.south, extent?.west, extent?.north, extent?.east]);
+
   useEffect(() => {
     const m = map.current;
     if (focus && m && !m.getBounds().contains(focus)) m.setView(focus, m.getZoom());
   }, [focus?.[0], focus?.[1]]);
 
-  return <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />;
+  return (
+    <div class="map-frame">
+      {tilesFailed ? (
+        <p class="map-notice" role="status" data-testid="tiles-failed">
+          {t('map.tilesFailed')}
+        </p>
+      ) : null}
+      <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />
+    </div>
+  );
+}
+
+function boxOf(e: { south: number; west: number; north: number; east: number }): L.LatLngBoundsExpression {
+  return [
+    [e.south, e.west],
+    [e.north, e.east],
+  ];
 }
 
 /** Leaflet puts the attribution in as HTML; the operator-configured text goes in escaped. */

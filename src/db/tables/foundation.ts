@@ -21,6 +21,18 @@ export interface TenantTable {
   night_ends: ColumnType<string, string | undefined, string>;
   /** IANA time zone of the night window. */
   timezone: ColumnType<string, string | undefined, string>;
+  /** The extent an operator configured (0084): all four or none. */
+  extent_south: ColumnType<number | null, number | null | undefined, number | null>;
+  extent_west: ColumnType<number | null, number | null | undefined, number | null>;
+  extent_north: ColumnType<number | null, number | null | undefined, number | null>;
+  extent_east: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The bounding box of the active poles, kept by triggers on pole (0084). */
+  pole_extent_south: ColumnType<number | null, never, never>;
+  pole_extent_west: ColumnType<number | null, never, never>;
+  pole_extent_north: ColumnType<number | null, never, never>;
+  pole_extent_east: ColumnType<number | null, never, never>;
+  /** A location set farther than this from every pole needs a confirmation (default 200). */
+  location_check_meters: ColumnType<number, number | undefined, number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

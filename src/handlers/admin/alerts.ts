@@ -52,8 +52,8 @@ export const reclassifyAlert: Handler<AdminPrincipal> = async (ctx) => {
 };
 
 export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
-  const { latitude, longitude } = bodyOf<{ latitude: number; longitude: number }>(ctx);
-  return { status: 200, body: await setLocation(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, latitude, longitude, ctx.lang) };
+  const { latitude, longitude, confirmOutside } = bodyOf<{ latitude: number; longitude: number; confirmOutside?: boolean }>(ctx);
+  return { status: 200, body: await setLocation(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, latitude, longitude, ctx.lang, confirmOutside === true) };
 };
 
 export const getAlertTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertTimeline(ctx.deps.db, ctx.principal.access, await alertOf(ctx)) });

@@ -10,7 +10,7 @@ import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listRe
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
 import { createTeam, listTeams } from './teams.js';
-import { createTenant, getTenant, getTenantAttention, listTenants, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
@@ -29,6 +29,8 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getTenant,
   setTenantIntakePolicy,
   getTenantAttention,
+  setTenantExtent,
+  searchTenantPlaces,
   // Reports
   getTenantReport,
   exportServiceOrders,

@@ -1,8 +1,9 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { changeIntakePolicy, createTenantAs, listVisibleTenants, showTenant, type CreateTenantInput } from '../../services/tenants/index.js';
+import { changeIntakePolicy, createTenantAs, listVisibleTenants, showTenant, tenantView, type CreateTenantInput } from '../../services/tenants/index.js';
+import { searchPlaces, setTenantExtent as setExtent, type SetExtentInput } from '../../services/city-extent/index.js';
 import { tenantAttention } from '../../services/operations/index.js';
-import { actorOf, bodyOf } from './context.js';
+import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const listTenants: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await listVisibleTenants(ctx.deps, ctx.principal.access) } });
 
@@ -19,3 +20,13 @@ export const setTenantIntakePolicy: Handler<AdminPrincipal> = async (ctx) => {
 };
 
 export const getTenantAttention: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await tenantAttention(ctx.deps, ctx.principal.access, ctx.request.params.tenantId!) });
+
+export const setTenantExtent: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: tenantView(await setExtent(ctx.deps, actorOf(ctx), ctx.request.params.tenantId!, bodyOf<SetExtentInput>(ctx))),
+});
+
+export const searchTenantPlaces: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await searchPlaces(ctx.deps, ctx.principal.access, ctx.request.params.tenantId!, queryOf(ctx, 'q') ?? '', ctx.lang, ctx.signal),
+});

@@ -24,6 +24,8 @@ import {
 } from '../../db/repositories/operations/triage.repository.js';
 import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { doubtAbout, locationUnconfirmed } from '../city-extent/index.js';
+import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { operatorTransaction } from './transaction.js';
 import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
@@ -344,7 +346,7 @@ export async function reclassifyAlert(deps: ServiceDeps, actor: Actor, alertId: 
  * Pending, or Linked to an open order; an order without coordinates takes them, one
  * that has coordinates keeps them (an order's location never moves silently).
  */
-export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId: string, latitude: number, longitude: number, lang: Language): Promise<Alert> {
+export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId: string, latitude: number, longitude: number, lang: Language, confirmOutside = false): Promise<Alert> {
   if (!isUuid(alertId)) throw notFound(alertId);
   const errors: FieldError[] = [];
   if (typeof latitude !== 'number' || !Number.isFinite(latitude) || latitude < -90 || latitude > 90) errors.push({ pointer: '/latitude', message: 'must be a number from -90 to 90' });
@@ -353,6 +355,11 @@ export async function setAlertLocation(deps: ServiceDeps, actor: Actor, alertId:
   return operatorTransaction(deps, async (tx) => {
     const { alert, order } = await lockAlertAndOrder(tx, actor.access, alertId);
     requireEditable(alert, order, ACTION_NAMES.setLocation);
+    if (!confirmOutside) {
+      const tenant = (await findTenant(tx, alert.tenant_id))!;
+      const doubt = await doubtAbout(tx, tenant, latitude, longitude);
+      if (doubt) throw locationUnconfirmed(doubt, tenant.name);
+    }
     const updated = await updateAlert(tx, alert.id, { latitude, longitude, location_source: 'operator' });
     const after: Record<string, unknown> = alertSnapshot(updated);
     let before: Record<string, unknown> = alertSnapshot(alert);

@@ -5,4 +5,4 @@
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
 export { changeIntakePolicy } from './policy.js';
-export { createTenant, createTenantAs, getTenant, isUuid, listAllTenants, listVisibleTenants, showTenant, type CreateTenantInput, type TenantView } from './service.js';
+export { createTenant, createTenantAs, getTenant, isUuid, listAllTenants, listVisibleTenants, showTenant, tenantView, type CreateTenantInput, type TenantView } from './service.js';

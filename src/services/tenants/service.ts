@@ -3,6 +3,7 @@ import { AppError, type FieldError } from '../../lib/errors.js';
 import type { IntakePolicy } from '../../db/tables/foundation.js';
 import { findTenant, insertTenant, listTenants, updateTenant, type TenantRow } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
+import { extentOf } from '../city-extent/index.js';
 import { recordAudit, type Actor } from '../audit/index.js';
 import { requirePlatformAdmin, requireTenantRole, visibleTenants, type AdminAccess } from '../operators/index.js';
 
@@ -10,12 +11,16 @@ import { requirePlatformAdmin, requireTenantRole, visibleTenants, type AdminAcce
 export type TenantView = Tenant;
 
 export function tenantView(row: TenantRow): TenantView {
+  const where = extentOf(row);
   return {
     id: row.id,
     name: row.name,
     ibgeCode: row.ibge_code,
     intakePolicy: row.intake_policy,
     sandbox: row.sandbox,
+    extent: where?.extent ?? null,
+    extentSource: where?.source ?? null,
+    locationCheckMeters: row.location_check_meters,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -3,7 +3,7 @@
  * actions its state and the operator's role allow; its timeline from the audit log.
  */
 import { useState } from 'preact/hooks';
-import { call, useApi, type types } from '../api.js';
+import { ApiError, call, useApi, type Output, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
@@ -103,12 +103,35 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
   const near = a.latitude !== null && a.longitude !== null ? `${a.latitude},${a.longitude}` : null;
   const poles = useApi('listMapPoles', near ? { path: { tenantId: a.tenantId }, query: { near, radius: 200, limit: 60 } } : null);
   const editable = can('triage', a.tenantId) && (a.status === 'Pending' || (a.status === 'Linked' && a.serviceOrder !== null && ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(a.serviceOrder.status)));
+  const city = useApi('getTenant', { path: { tenantId: a.tenantId } });
+  // A location far from the city or from every pole: the API says how far, the operator confirms.
+  const [doubt, setDoubt] = useState<{ detail: string; lat: number; lon: number } | null>(null);
+  const [places, setPlaces] = useState<Output<'searchTenantPlaces'>['items'] | null>(null);
   const save = useAction(
-    (lat: number, lon: number) => call('setAlertLocation', { path: { alertId: a.id }, body: { latitude: lat, longitude: lon } }),
+    async (lat: number, lon: number, confirmOutside = false) => {
+      try {
+        return await call('setAlertLocation', { path: { alertId: a.id }, body: { latitude: lat, longitude: lon, ...(confirmOutside ? { confirmOutside: true } : {}) } });
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'location-unconfirmed') {
+          setDoubt({ detail: err.detail, lat, lon });
+          return null;
+        }
+        throw err;
+      }
+    },
     (next) => {
+      if (!next) return;
+      setDoubt(null);
       setPicked(null);
       onChanged(next);
       return t('alert.located');
+    },
+  );
+  const find = useAction(
+    (q: string) => call('searchTenantPlaces', { path: { tenantId: a.tenantId }, query: { q } }),
+    (found) => {
+      setPlaces(found.items);
+      if (found.items[0]) setPicked([found.items[0].latitude, found.items[0].longitude]);
     },
   );
   const points: MapPoint[] = (poles.data?.items ?? []).map((p) => ({
@@ -138,7 +161,50 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
           </li>
         </ul>
       ) : null}
-      <MapView points={points} label={t('alert.map')} onMapClick={editable ? (lat, lon) => setPicked([lat, lon]) : undefined} fit focus={picked} />
+      {editable ? (
+        <form
+          class="row place-search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const q = String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? '').trim();
+            if (q.length >= 2) void find.run(q);
+          }}
+        >
+          <label>
+            <span>{t('alert.place.search')}</span>
+            <input name="q" type="search" minLength={2} maxLength={200} required data-testid="place-query" />
+          </label>
+          <button type="submit" class="secondary" disabled={find.busy} data-testid="place-find">
+            {t('alert.place.find')}
+          </button>
+        </form>
+      ) : null}
+      {editable && places ? (
+        places.length === 0 ? (
+          <p class="muted small" data-testid="places-none">
+            {t('alert.place.none')}
+          </p>
+        ) : (
+          <ul class="places" data-testid="places">
+            {places.map((p) => (
+              <li key={`${p.latitude},${p.longitude}`}>
+                <button type="button" class="link" onClick={() => setPicked([p.latitude, p.longitude])}>
+                  {p.label}
+                </button>{' '}
+                <span class="muted small">({t(p.source === 'pole' ? 'alert.place.pole' : 'alert.place.geocoder')})</span>
+              </li>
+            ))}
+          </ul>
+        )
+      ) : null}
+      <MapView
+        points={points}
+        label={t('alert.map')}
+        onMapClick={editable ? (lat, lon) => (setDoubt(null), setPicked([lat, lon])) : undefined}
+        fit
+        focus={picked}
+        extent={city.data?.extent ?? null}
+      />
       {editable && poles.data && poles.data.items.length > 0 ? (
         <label>
           <span>{t('alert.pole')}</span>
@@ -180,7 +246,20 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
           </form>
         </details>
       ) : null}
-      {picked && editable ? (
+      {doubt && editable ? (
+        <div class="confirm" role="alert" data-testid="location-doubt">
+          <p class="warn-text">{doubt.detail}</p>
+          <div class="row">
+            <button type="button" class="danger" disabled={save.busy} onClick={() => void save.run(doubt.lat, doubt.lon, true)} data-testid="confirm-outside">
+              {t('alert.confirmOutside')}
+            </button>
+            <button type="button" class="secondary" onClick={() => (setDoubt(null), setPicked(null))}>
+              {t('common.cancel')}
+            </button>
+          </div>
+        </div>
+      ) : null}
+      {picked && editable && !doubt ? (
         <div class="row">
           <button type="button" disabled={save.busy} onClick={() => void save.run(picked[0], picked[1])} data-testid="set-location">
             {t('alert.setLocation', { lat: picked[0].toFixed(5), lon: picked[1].toFixed(5) })}

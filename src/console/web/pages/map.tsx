@@ -21,6 +21,7 @@ export function MapPage() {
   const { tenantId } = useSession();
   const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
   const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
+  const city = useApi('getTenant', { path: { tenantId } });
   const [view, setView] = useState<{ bbox: string; zoom: number } | null>(null);
   const showPoles = view !== null && view.zoom >= POLE_ZOOM;
   const poles = useApi('listMapPoles', showPoles ? { path: { tenantId }, query: { bbox: view.bbox, limit: POLE_LIMIT } } : null, { keepPreviousData: true });
@@ -64,6 +65,7 @@ export function MapPage() {
         fit
         zoom={13}
         maxFitZoom={POLE_ZOOM - 1}
+        extent={city.data?.extent ?? null}
         onView={(b, zoom) => setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom })}
       />
     </Page>
