@@ -11,7 +11,7 @@ import type { PartnerPrincipal } from '../../http/auth.js';
 import { AppError } from '../../lib/errors.js';
 import partnerDocument from '../../../generated/openapi/partner.json' with { type: 'json' };
 import { findExternalSystem } from '../../db/repositories/external-system.repository.js';
-import { countPartnerAttention } from '../../db/repositories/integration.repository.js';
+import { countPartnerAttention } from '../../db/repositories/operations/attention.repository.js';
 import { attachmentFailures, MAX_ATTACHMENT_BYTES, type AttachmentFailureView } from '../attachments/index.js';
 import type { Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
