@@ -143,11 +143,12 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .argument('<alertId>', 'alert id or number (42, #42)')
       .option(...TENANT_HINT)
       .requiredOption('--lat <latitude>', 'latitude, -90..90')
-      .requiredOption('--lon <longitude>', 'longitude, -180..180'),
-  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; lat: string; lon: string }) => {
+      .requiredOption('--lon <longitude>', 'longitude, -180..180')
+      .option('--confirm-outside', 'save a point outside the city or far from every pole (refused without it, saying how far)'),
+  ).action(async (alertId: string, opts: JsonOption & { tenant?: string; lat: string; lon: string; confirmOutside?: boolean }) => {
     const lat = coordinate('--lat', opts.lat);
     const lon = coordinate('--lon', opts.lon);
-    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en'));
+    const a = await withRuntime(io, async (rt) => setAlertLocation(rt, cliActorOf(rt), await alertIdOf(rt, alertId, opts.tenant), lat, lon, 'en', opts.confirmOutside === true));
     printResult(io, opts, a, () => `Located ${describeAlert(a)}`);
   });
 }

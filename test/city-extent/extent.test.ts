@@ -135,10 +135,16 @@ describe('a location that cannot be wrong by one click', () => {
     // Beside a pole: no question asked.
     const near = await setLocation({ latitude: -3.0932, longitude: -60.0231 });
     expect(near.status, await near.clone().text()).toBe(200);
+    // The CLI says the same, and takes --confirm-outside.
+    const cli = await t.cli('alert', 'set-location', alert.id, '--lat', '-23.5573', '--lon', '-46.6602');
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toMatch(/This point is 2,\d{3} km outside Manaus\. Confirm to save it anyway\./);
     // Confirmed: saved where the operator said.
     const confirmed = await setLocation({ latitude: -3.1100, longitude: -60.0130, confirmOutside: true });
     expect(confirmed.status).toBe(200);
     expect(await confirmed.json()).toMatchObject({ latitude: -3.11, longitude: -60.013 });
+    const moved = cliJson(await t.cli('alert', 'set-location', alert.id, '--lat', '-23.5573', '--lon', '-46.6602', '--confirm-outside', '--json'));
+    expect(moved).toMatchObject({ latitude: -23.5573, longitude: -46.6602 });
   });
 
   it('asks nothing in a city with neither an extent nor poles', async () => {
