@@ -5,10 +5,12 @@
  */
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import { WORDS_EN, WORDS_PT } from './words.js';
 
 export type Language = 'pt-BR' | 'en';
 
 const PT = {
+  ...WORDS_PT,
   'app.name': 'Lumen',
   'app.console': 'Console de operação',
   'nav.inbox': 'Caixa de entrada',
@@ -337,6 +339,7 @@ const PT = {
 export type MessageKey = keyof typeof PT;
 
 const EN: Record<MessageKey, string> = {
+  ...WORDS_EN,
   'app.name': 'Lumen',
   'app.console': 'Operations console',
   'nav.inbox': 'Inbox',

@@ -5,6 +5,7 @@ import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
+import { actionWords, actorWords, entityWords, fieldWords, valueWords } from '../words.js';
 
 const ENTITY_TYPES = ['alert', 'service_order', 'partner', 'team', 'tenant', 'admin_token'] as const;
 
@@ -22,7 +23,7 @@ export function AuditPage() {
             <option value="">{t('inbox.filter.all')}</option>
             {ENTITY_TYPES.map((x) => (
               <option key={x} value={x}>
-                {x}
+                {entityWords(t, x)}
               </option>
             ))}
           </select>
@@ -36,10 +37,12 @@ export function AuditPage() {
   );
 }
 
-function entityLink(e: types.AuditEntry) {
-  if (e.entityType === 'alert') return <Link to={`/alerts/${e.entityId}`}>{e.entityType}</Link>;
-  if (e.entityType === 'service_order') return <Link to={`/orders/${e.entityId}`}>{e.entityType}</Link>;
-  return <span>{e.entityType}</span>;
+function EntityLink({ e }: { e: types.AuditEntry }) {
+  const { t } = useI18n();
+  const words = entityWords(t, e.entityType);
+  if (e.entityType === 'alert') return <Link to={`/alerts/${e.entityId}`}>{words}</Link>;
+  if (e.entityType === 'service_order') return <Link to={`/orders/${e.entityId}`}>{words}</Link>;
+  return <span>{words}</span>;
 }
 
 function AuditTable({ items }: { items: types.AuditEntry[] }) {
@@ -49,10 +52,9 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
           {items.map((e) => (
             <tr key={e.id}>
               <td class="nowrap">{dateTime(e.at)}</td>
-              <td>{e.actor}</td>
+              <td>{actorWords(t, e.actor)}</td>
               <td>
-                <strong>{e.action}</strong> {entityLink(e)}
-                {e.note ? <div class="note">{e.note}</div> : null}
+                <strong>{actionWords(t, e.action)}</strong> · <EntityLink e={e} />
               </td>
               <td>
                 <Change before={e.before} after={e.after} />
@@ -63,18 +65,9 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
   );
 }
 
-function show(v: unknown): string {
-  if (v === null || v === undefined) return '—';
-  if (typeof v === 'string') return v;
-  // A list of records (an order's alerts) reads better as what each one became.
-  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object')) {
-    return v.map((x: Record<string, unknown>) => Object.entries(x).filter(([k]) => k !== 'id').map(([, y]) => String(y)).join(' ') || '·').join(', ');
-  }
-  return JSON.stringify(v);
-}
-
 /** The fields that differ between before and after, one line each. */
 export function Change({ before, after }: { before: unknown; after: unknown }) {
+  const { t, dateTime } = useI18n();
   const b = before && typeof before === 'object' ? (before as Record<string, unknown>) : {};
   const a = after && typeof after === 'object' ? (after as Record<string, unknown>) : {};
   const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]));
@@ -83,7 +76,7 @@ export function Change({ before, after }: { before: unknown; after: unknown }) {
     <ul class="changes">
       {keys.map((k) => (
         <li key={k}>
-          <code>{k}</code>: <span class="before">{show(b[k])}</span> → <span class="after">{show(a[k])}</span>
+          {fieldWords(t, k)}: <span class="before">{valueWords(t, dateTime, k, b[k])}</span> → <span class="after">{valueWords(t, dateTime, k, a[k])}</span>
         </li>
       ))}
     </ul>

@@ -13,6 +13,7 @@ import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 import { AttachmentFailures } from './attachment-failures.js';
+import { deliveryErrorWords, eventTypeWords, pollErrorWords } from '../words.js';
 import { ReasonMapping } from './reason-mapping.js';
 
 const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData', 'canManageIntegration'] as const;
@@ -336,13 +337,13 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
             <tr key={d.id} data-status={d.status} data-event-type={d.eventType}>
               <td class="nowrap">{dateTime(d.occurredAt)}</td>
               <td>
-                <code>{d.eventType}</code>
+                {eventTypeWords(t, d.eventType)}
               </td>
               <td>
                 <Badge kind={d.status === 'succeeded' ? 'ok' : d.status === 'dead' ? 'danger' : 'warn'}>{t(`delivery.${d.status}` as MessageKey)}</Badge>
               </td>
               <td>{d.attempts}</td>
-              <td class="small">{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+              <td class="small">{deliveryErrorWords(t, d.lastStatusCode, d.lastError)}</td>
               {onRedelivered ? (
                 <td>
                   <button type="button" class="secondary small" disabled={again.busy} onClick={() => void again.run(d.id)}>
@@ -387,11 +388,11 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
       {state.error ? <LoadError error={state.error} /> : null}
       {state.data ? (
         <dl class="fields">
-          <Field label="polling">{state.data.polling ? t('common.yes') : (state.data.notPolledBecause ?? t('common.no'))}</Field>
-          <Field label="lastSuccessAt">{dateTime(state.data.lastSuccessAt)}</Field>
-          <Field label="lagSeconds">{state.data.lagSeconds}</Field>
-          <Field label="consecutiveFailures">{state.data.consecutiveFailures}</Field>
-          <Field label="lastError">{state.data.lastError ? `${state.data.lastError.kind}: ${state.data.lastError.message}` : null}</Field>
+          <Field label={t('polling.active')}>{state.data.polling ? t('common.yes') : t('common.no')}</Field>
+          <Field label={t('polling.lastSuccessAt')}>{dateTime(state.data.lastSuccessAt)}</Field>
+          <Field label={t('polling.lag')}>{state.data.lagSeconds === null ? '—' : t('polling.lagSeconds', { seconds: state.data.lagSeconds })}</Field>
+          <Field label={t('polling.failures')}>{state.data.consecutiveFailures}</Field>
+          <Field label={t('polling.lastError')}>{state.data.lastError ? pollErrorWords(t, state.data.lastError.kind) : '—'}</Field>
         </dl>
       ) : null}
       {admin ? (

@@ -6,6 +6,7 @@ import { useEffect } from 'preact/hooks';
 import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Badge, LoadError, Loading } from '../ui.js';
+import { actorWords, noteWords, timelineWords } from '../words.js';
 
 export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: string; version: string }) {
   const alertTimeline = useApi('getAlertTimeline', of === 'alert' ? { path: { alertId: id } } : null);
@@ -29,13 +30,12 @@ function TimelineList({ items }: { items: types.TimelineEntry[] }) {
       {newestFirst.map((e, i) => (
         <li key={i}>
           <div class="timeline-head">
-            <Badge kind={KIND[e.kind]}>{e.kind}</Badge> <strong>{e.title}</strong>
+            <Badge kind={KIND[e.kind]}>{t(`timeline.kind.${e.kind}`)}</Badge> <strong>{timelineWords(t, e)}</strong>
           </div>
           <div class="muted small">
-            {dateTime(e.at)}
-            {e.actor ? ` · ${e.actor}` : ''}
+            {dateTime(e.at)} · {actorWords(t, e.actor)}
           </div>
-          {e.note ? <div class="note">{e.note}</div> : null}
+          {e.note && e.kind === 'status' ? <div class="note">{noteWords(t, e.note)}</div> : null}
         </li>
       ))}
     </ol>

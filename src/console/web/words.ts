@@ -1,0 +1,408 @@
+/**
+ * The operator's words for what the API records in its own terms: audit actions, the
+ * kinds of object, who did something, the fields of a before/after, timeline entries,
+ * event types and delivery outcomes. Part of the message catalogue (i18n.ts spreads
+ * these tables into it), so the console never shows `service-order.complete`,
+ * `OPEN -> ASSIGNED` or `admin-token:desk`.
+ */
+import type { types } from './api.js';
+
+export const WORDS_PT = {
+  'action.admin-token.create': 'Token de acesso criado',
+  'action.admin-token.revoke': 'Token de acesso revogado',
+  'action.alert.create-order': 'Ordem de serviço criada a partir do alerta',
+  'action.alert.discard': 'Alerta descartado',
+  'action.alert.link': 'Alerta vinculado a uma ordem',
+  'action.alert.reclassify': 'Motivo do alerta alterado',
+  'action.alert.set-location': 'Localização do alerta definida',
+  'action.attachment.dismiss': 'Foto com falha dispensada',
+  'action.attachment.retry': 'Download da foto tentado de novo',
+  'action.inbound.dismiss': 'Pedido recusado dispensado',
+  'action.inbound.retry': 'Pedido recusado tentado de novo',
+  'action.operator.create': 'Operador criado',
+  'action.operator.set-password': 'Senha do operador definida',
+  'action.operator.disable': 'Operador desativado',
+  'action.operator.enable': 'Operador reativado',
+  'action.operator.grant': 'Papel concedido',
+  'action.operator.revoke': 'Papel retirado',
+  'action.operator.platform-admin': 'Administração da plataforma alterada',
+  'action.partner.create': 'Parceiro cadastrado',
+  'action.partner.poll-now': 'Consulta ao parceiro pedida',
+  'action.partner.rotate-key': 'Chave de API trocada',
+  'action.partner.rotate-secret': 'Segredo do webhook trocado',
+  'action.partner.update': 'Configuração do parceiro alterada',
+  'action.reason.apply-mapping': 'Mapeamento de motivo aplicado aos pendentes',
+  'action.reason.create': 'Motivo criado',
+  'action.reason.map': 'Código do parceiro mapeado',
+  'action.reason.unmap': 'Mapeamento de código removido',
+  'action.service-order.assign': 'Ordem atribuída a uma equipe',
+  'action.service-order.start': 'Ordem iniciada',
+  'action.service-order.complete': 'Ordem concluída',
+  'action.service-order.cancel': 'Ordem cancelada',
+  'action.service-order.set-pole': 'Poste da ordem definido',
+  'action.session.password-refused': 'Troca de senha recusada',
+  'action.session.sign-in': 'Entrada no console',
+  'action.session.sign-in-failed': 'Tentativa de entrada recusada',
+  'action.session.sign-out': 'Saída do console',
+  'action.team.create': 'Equipe criada',
+  'action.tenant.create': 'Cidade cadastrada',
+  'action.tenant.lamp-out-policy': 'Regra de lâmpada apagada alterada',
+  'action.tenant.set-extent': 'Área da cidade alterada',
+  'action.tenant.set-intake': 'Modo de entrada alterado',
+  'action.webhook.redeliver': 'Evento reenviado ao parceiro',
+  'action.webhook.redeliver-dead': 'Entregas que desistiram reenviadas',
+  'action.webhook.redeliver-since': 'Eventos reenviados desde uma data',
+  'action.webhook.test-event': 'Evento de teste enviado',
+  'action.other': 'Ação registrada',
+  'entity.alert': 'Alerta',
+  'entity.service_order': 'Ordem de serviço',
+  'entity.partner': 'Parceiro',
+  'entity.team': 'Equipe',
+  'entity.tenant': 'Cidade',
+  'entity.admin_token': 'Token de acesso',
+  'entity.operator': 'Operador',
+  'actor.intake': 'Recebido do parceiro',
+  'actor.lumen': 'Lumen (automático)',
+  'actor.token': 'token {name}',
+  'actor.cli': 'linha de comando ({name})',
+  'actor.partner': 'parceiro {name}',
+  'actor.sandbox': 'parceiro {name} (teste)',
+  'field.status': 'Situação',
+  'field.serviceOrderId': 'Ordem de serviço',
+  'field.reasonCode': 'Motivo',
+  'field.priority': 'Prioridade',
+  'field.slaDueAt': 'Prazo',
+  'field.latitude': 'Latitude',
+  'field.longitude': 'Longitude',
+  'field.locationSource': 'Origem da localização',
+  'field.cancelReason': 'Motivo do descarte',
+  'field.number': 'Número',
+  'field.teamId': 'Equipe',
+  'field.closedAt': 'Encerrada em',
+  'field.alerts': 'Alertas',
+  'field.keyPrefix': 'Chave de API',
+  'field.previousKeyExpiresAt': 'Chave anterior funciona até',
+  'field.previousWebhookSecretUntil': 'Segredo anterior assina até',
+  'field.intakePolicy': 'Modo de entrada',
+  'field.extent': 'Área da cidade',
+  'field.extentSource': 'Origem da área',
+  'field.locationCheckMeters': 'Distância máxima de um poste',
+  'field.enabled': 'Ativo',
+  'field.scopes': 'Permissões',
+  'field.webhookUrl': 'URL do webhook',
+  'field.transport': 'Entrega de eventos',
+  'field.rateLimitPerMinute': 'Limite por minuto',
+  'field.poleId': 'Poste',
+  'field.role': 'Papel',
+  'field.other': 'Outro dado',
+  'value.set': 'definido',
+  'value.none': 'nenhum',
+  'value.yes': 'sim',
+  'value.no': 'não',
+  'value.alerts': '{count} alerta(s)',
+  'locationSource.partner': 'informada pelo parceiro',
+  'locationSource.poles': 'pelos postes da cidade',
+  'locationSource.geocoder': 'pelo geocodificador',
+  'locationSource.operator': 'definida por um operador',
+  'timeline.kind.status': 'situação',
+  'timeline.kind.audit': 'ação',
+  'timeline.kind.event': 'evento',
+  'timeline.kind.delivery': 'entrega',
+  'timeline.status': '{from} → {to}',
+  'timeline.event': 'Evento ao parceiro {partner}: {type}',
+  'timeline.delivery': 'Entrega de “{type}”: {outcome}',
+  'timeline.delivery.attempts': '{count} tentativa(s)',
+  'eventType.ServiceOrder.Created': 'ordem criada',
+  'eventType.ServiceOrder.Completed': 'ordem concluída',
+  'eventType.ServiceOrder.StatusChanged': 'situação da ordem mudou',
+  'eventType.ServiceOrder.Cancelled': 'ordem cancelada',
+  'eventType.Alert.Cancelled': 'pedido descartado',
+  'eventType.Test.Ping': 'evento de teste',
+  'eventType.other': 'outro evento',
+  'note.order': 'ordem {number}: {status}',
+  'note.team': 'equipe {name}',
+  'note.createdInTriage': 'criada na triagem do alerta #{number}',
+  'note.createdAtIntake': 'criada ao receber o pedido {protocol}',
+  'note.newOrder': 'nova ordem {number}',
+  'note.linked': 'vinculado à ordem {number}',
+  'note.demo': 'cidade de demonstração',
+  'polling.active': 'Consultando',
+  'polling.lastSuccessAt': 'Última consulta bem-sucedida',
+  'polling.lag': 'Atraso',
+  'polling.lagSeconds': '{seconds} s',
+  'polling.failures': 'Falhas seguidas',
+  'polling.lastError': 'Última falha',
+  'pollError.http-status': 'o parceiro respondeu com erro',
+  'pollError.timeout': 'o parceiro não respondeu a tempo',
+  'pollError.network': 'falha de rede',
+  'pollError.tls': 'falha na conexão segura (TLS)',
+  'pollError.blocked-address': 'endereço não permitido',
+  'pollError.too-large': 'resposta grande demais',
+  'pollError.invalid-json': 'resposta ilegível',
+  'pollError.invalid-envelope': 'resposta fora do formato combinado',
+  'pollError.redirect': 'redirecionamento não aceito',
+  'pollError.configuration': 'configuração incompleta',
+  'pollError.intake': 'falha ao registrar um pedido (lido de novo depois)',
+  'pollError.cursor-stalled': 'o parceiro disse que há mais, mas não avançou',
+  'deliveryError.status': 'resposta {code}',
+  'deliveryError.other': 'sem resposta (rede ou tempo esgotado)',
+} as const;
+
+export type WordKey = keyof typeof WORDS_PT;
+
+export const WORDS_EN: Record<WordKey, string> = {
+  'action.admin-token.create': 'Access token created',
+  'action.admin-token.revoke': 'Access token revoked',
+  'action.alert.create-order': 'Service order created from the alert',
+  'action.alert.discard': 'Alert discarded',
+  'action.alert.link': 'Alert linked to an order',
+  'action.alert.reclassify': 'Alert reason changed',
+  'action.alert.set-location': 'Alert location set',
+  'action.attachment.dismiss': 'Failed photo dismissed',
+  'action.attachment.retry': 'Photo download tried again',
+  'action.inbound.dismiss': 'Refused request dismissed',
+  'action.inbound.retry': 'Refused request tried again',
+  'action.operator.create': 'Operator created',
+  'action.operator.set-password': 'Operator password set',
+  'action.operator.disable': 'Operator disabled',
+  'action.operator.enable': 'Operator enabled again',
+  'action.operator.grant': 'Role granted',
+  'action.operator.revoke': 'Role revoked',
+  'action.operator.platform-admin': 'Platform administration changed',
+  'action.partner.create': 'Partner registered',
+  'action.partner.poll-now': 'Poll of the partner requested',
+  'action.partner.rotate-key': 'API key rotated',
+  'action.partner.rotate-secret': 'Webhook secret rotated',
+  'action.partner.update': 'Partner settings changed',
+  'action.reason.apply-mapping': 'Reason mapping applied to waiting alerts',
+  'action.reason.create': 'Reason created',
+  'action.reason.map': 'Partner code mapped',
+  'action.reason.unmap': 'Code mapping removed',
+  'action.service-order.assign': 'Order assigned to a team',
+  'action.service-order.start': 'Order started',
+  'action.service-order.complete': 'Order completed',
+  'action.service-order.cancel': 'Order cancelled',
+  'action.service-order.set-pole': 'Order pole set',
+  'action.session.password-refused': 'Password change refused',
+  'action.session.sign-in': 'Signed in to the console',
+  'action.session.sign-in-failed': 'Sign-in refused',
+  'action.session.sign-out': 'Signed out of the console',
+  'action.team.create': 'Team created',
+  'action.tenant.create': 'City registered',
+  'action.tenant.lamp-out-policy': 'Lamp-out rule changed',
+  'action.tenant.set-extent': 'City area changed',
+  'action.tenant.set-intake': 'Intake mode changed',
+  'action.webhook.redeliver': 'Event sent to the partner again',
+  'action.webhook.redeliver-dead': 'Given-up deliveries sent again',
+  'action.webhook.redeliver-since': 'Events sent again since a date',
+  'action.webhook.test-event': 'Test event sent',
+  'action.other': 'Action recorded',
+  'entity.alert': 'Alert',
+  'entity.service_order': 'Service order',
+  'entity.partner': 'Partner',
+  'entity.team': 'Team',
+  'entity.tenant': 'City',
+  'entity.admin_token': 'Access token',
+  'entity.operator': 'Operator',
+  'actor.intake': 'Received from the partner',
+  'actor.lumen': 'Lumen (automatic)',
+  'actor.token': 'token {name}',
+  'actor.cli': 'command line ({name})',
+  'actor.partner': 'partner {name}',
+  'actor.sandbox': 'partner {name} (test)',
+  'field.status': 'Status',
+  'field.serviceOrderId': 'Service order',
+  'field.reasonCode': 'Reason',
+  'field.priority': 'Priority',
+  'field.slaDueAt': 'Deadline',
+  'field.latitude': 'Latitude',
+  'field.longitude': 'Longitude',
+  'field.locationSource': 'Location from',
+  'field.cancelReason': 'Discard reason',
+  'field.number': 'Number',
+  'field.teamId': 'Team',
+  'field.closedAt': 'Closed at',
+  'field.alerts': 'Alerts',
+  'field.keyPrefix': 'API key',
+  'field.previousKeyExpiresAt': 'Previous key works until',
+  'field.previousWebhookSecretUntil': 'Previous secret signs until',
+  'field.intakePolicy': 'Intake mode',
+  'field.extent': 'City area',
+  'field.extentSource': 'Area from',
+  'field.locationCheckMeters': 'Greatest distance from a pole',
+  'field.enabled': 'Enabled',
+  'field.scopes': 'Scopes',
+  'field.webhookUrl': 'Webhook URL',
+  'field.transport': 'Event transport',
+  'field.rateLimitPerMinute': 'Limit per minute',
+  'field.poleId': 'Pole',
+  'field.role': 'Role',
+  'field.other': 'Other detail',
+  'value.set': 'set',
+  'value.none': 'none',
+  'value.yes': 'yes',
+  'value.no': 'no',
+  'value.alerts': '{count} alert(s)',
+  'locationSource.partner': 'sent by the partner',
+  'locationSource.poles': 'from the city’s poles',
+  'locationSource.geocoder': 'from the geocoder',
+  'locationSource.operator': 'set by an operator',
+  'timeline.kind.status': 'status',
+  'timeline.kind.audit': 'action',
+  'timeline.kind.event': 'event',
+  'timeline.kind.delivery': 'delivery',
+  'timeline.status': '{from} → {to}',
+  'timeline.event': 'Event to partner {partner}: {type}',
+  'timeline.delivery': 'Delivery of “{type}”: {outcome}',
+  'timeline.delivery.attempts': '{count} attempt(s)',
+  'eventType.ServiceOrder.Created': 'order created',
+  'eventType.ServiceOrder.Completed': 'order completed',
+  'eventType.ServiceOrder.StatusChanged': 'order status changed',
+  'eventType.ServiceOrder.Cancelled': 'order cancelled',
+  'eventType.Alert.Cancelled': 'request discarded',
+  'eventType.Test.Ping': 'test event',
+  'eventType.other': 'another event',
+  'note.order': 'order {number}: {status}',
+  'note.team': 'team {name}',
+  'note.createdInTriage': 'created in triage from alert #{number}',
+  'note.createdAtIntake': 'created when request {protocol} arrived',
+  'note.newOrder': 'new order {number}',
+  'note.linked': 'linked to order {number}',
+  'note.demo': 'demo city',
+  'polling.active': 'Polling',
+  'polling.lastSuccessAt': 'Last successful poll',
+  'polling.lag': 'Lag',
+  'polling.lagSeconds': '{seconds} s',
+  'polling.failures': 'Failures in a row',
+  'polling.lastError': 'Last failure',
+  'pollError.http-status': 'the partner answered with an error',
+  'pollError.timeout': 'the partner did not answer in time',
+  'pollError.network': 'network failure',
+  'pollError.tls': 'secure connection (TLS) failed',
+  'pollError.blocked-address': 'address not allowed',
+  'pollError.too-large': 'answer too large',
+  'pollError.invalid-json': 'unreadable answer',
+  'pollError.invalid-envelope': 'answer not in the agreed shape',
+  'pollError.redirect': 'redirect not accepted',
+  'pollError.configuration': 'configuration incomplete',
+  'pollError.intake': 'a request could not be registered (read again later)',
+  'pollError.cursor-stalled': 'the partner said there was more but did not move on',
+  'deliveryError.status': 'answer {code}',
+  'deliveryError.other': 'no answer (network or timeout)',
+};
+
+type T = (key: never, params?: Record<string, string | number>) => string;
+
+const has = (key: string): key is WordKey => Object.hasOwn(WORDS_PT, key);
+
+/** An audit action (`service-order.complete`) in words. */
+export function actionWords(t: T, action: string): string {
+  const key = `action.${action}`;
+  return (t as (k: string) => string)(has(key) ? key : 'action.other');
+}
+
+/** The kind of an audited object (`service_order`) in words. */
+export function entityWords(t: T, type: string): string {
+  const key = `entity.${type}`;
+  return has(key) ? (t as (k: string) => string)(key) : (t as (k: string) => string)('field.other');
+}
+
+/** Who did something, from the API's `kind:name` label: an operator's e-mail as it is, a token, the command line, a partner. */
+export function actorWords(t: T, actor: string | null): string {
+  const tt = t as (k: string, p?: Record<string, string>) => string;
+  if (actor === null) return tt('actor.lumen');
+  if (actor === 'intake') return tt('actor.intake');
+  const i = actor.indexOf(':');
+  if (i < 0) return actor;
+  const kind = actor.slice(0, i);
+  const name = actor.slice(i + 1);
+  if (kind === 'operator') return name;
+  if (kind === 'admin-token') return tt('actor.token', { name });
+  if (kind === 'cli') return tt('actor.cli', { name });
+  if (kind === 'partner') return tt('actor.partner', { name });
+  if (kind === 'sandbox') return tt('actor.sandbox', { name });
+  return name;
+}
+
+/** A status of an alert or an order in words (`status.OPEN`), or the value as it is when unknown. */
+export function statusWords(t: T, status: unknown): string {
+  const tt = t as (k: string) => string;
+  return typeof status === 'string' && (STATUSES as readonly string[]).includes(status) ? tt(`status.${status}`) : String(status ?? '—');
+}
+
+const STATUSES = ['Pending', 'Linked', 'Resolved', 'Cancelled', 'OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
+const PRIORITIES = ['Low', 'Medium', 'High', 'Critical'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+
+/** A field of a before/after in words; null for one the operator has nothing to read in. */
+export function fieldWords(t: T, field: string): string {
+  const key = `field.${field}`;
+  return (t as (k: string) => string)(has(key) ? key : 'field.other');
+}
+
+/** A value of a before/after in words: statuses, priorities, dates, yes/no; ids say only whether one is set. */
+export function valueWords(t: T, dateTime: (iso: string | null) => string, field: string, v: unknown): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  if (v === null || v === undefined || v === '') return tt('value.none');
+  if (field === 'status') return statusWords(t, v);
+  if (field === 'priority' && (PRIORITIES as readonly string[]).includes(String(v))) return tt(`priority.${String(v)}`);
+  if (field === 'locationSource' && has(`locationSource.${String(v)}`)) return tt(`locationSource.${String(v)}`);
+  if (typeof v === 'boolean') return tt(v ? 'value.yes' : 'value.no');
+  if (Array.isArray(v)) return field === 'alerts' ? tt('value.alerts', { count: v.length }) : v.map(String).join(', ');
+  if (typeof v === 'string' && UUID.test(v)) return tt('value.set');
+  if (typeof v === 'string' && INSTANT.test(v)) return dateTime(v);
+  if (typeof v === 'object') return tt('value.set');
+  return String(v);
+}
+
+/** What a timeline entry says, in words. */
+export function timelineWords(t: T, e: types.TimelineEntry): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  const data = (e.data ?? {}) as Record<string, unknown>;
+  if (e.kind === 'status') return data.from ? tt('timeline.status', { from: statusWords(t, data.from), to: statusWords(t, data.to) }) : statusWords(t, data.to);
+  if (e.kind === 'audit') return actionWords(t, e.title);
+  if (e.kind === 'event') return tt('timeline.event', { partner: String(data.partner ?? ''), type: eventTypeWords(t, e.title) });
+  const type = e.title.replace(/ delivery \w+$/, '');
+  const outcome = has(`delivery.${String(data.status)}` as never) || ['pending', 'failed', 'succeeded', 'dead'].includes(String(data.status)) ? tt(`delivery.${String(data.status)}`) : String(data.status);
+  const attempts = typeof data.attempts === 'number' && data.attempts > 0 ? ` · ${tt('timeline.delivery.attempts', { count: data.attempts })}` : '';
+  const answer = typeof data.lastStatusCode === 'number' ? ` · ${tt('deliveryError.status', { code: data.lastStatusCode })}` : '';
+  return `${tt('timeline.delivery', { type: eventTypeWords(t, type), outcome })}${attempts}${answer}`;
+}
+
+/** An event type (`ServiceOrder.Created`) in words. */
+export function eventTypeWords(t: T, type: string): string {
+  const key = `eventType.${type}`;
+  return (t as (k: string) => string)(has(key) ? key : 'eventType.other');
+}
+
+/**
+ * A status change's note: Lumen's own phrases (written by the API in English, for logs
+ * and the CLI) in the operator's words; anything else is an operator's or a partner's
+ * own text, shown as written.
+ */
+export function noteWords(t: T, note: string): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  let m: RegExpExecArray | null;
+  if ((m = /^order (\S+) ([A-Z_]+)$/.exec(note))) return tt('note.order', { number: m[1]!, status: statusWords(t, m[2]) });
+  if ((m = /^created in triage from alert (\d+)$/.exec(note))) return tt('note.createdInTriage', { number: m[1]! });
+  if ((m = /^created at intake of (.+)$/.exec(note))) return tt('note.createdAtIntake', { protocol: m[1]! });
+  if ((m = /^new order (\S+)$/.exec(note))) return tt('note.newOrder', { number: m[1]! });
+  if ((m = /^linked to order (\S+)$/.exec(note))) return tt('note.linked', { number: m[1]! });
+  if ((m = /^team (.+)$/.exec(note))) return tt('note.team', { name: m[1]! });
+  if (note === 'demo city') return tt('note.demo');
+  return note;
+}
+
+/** Why a poll of the partner failed, in words (the kind; the partner's own message is shown beside it). */
+export function pollErrorWords(t: T, kind: string): string {
+  const key = `pollError.${kind}`;
+  return has(key) ? (t as (k: string) => string)(key) : kind;
+}
+
+/** A delivery's last outcome: the receiver's HTTP status, or that nothing answered. */
+export function deliveryErrorWords(t: T, statusCode: number | null, error: string | null): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  if (statusCode !== null) return tt('deliveryError.status', { code: statusCode });
+  return error ? tt('deliveryError.other') : '—';
+}
