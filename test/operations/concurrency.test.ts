@@ -77,7 +77,7 @@ describe('two operators on the same alert at once', () => {
     const events = (await outboxOf(t, alert.id)).map((e) => e.type);
     if (api.status === 201) {
       expect(cli.code).toBe(1);
-      expect(cli.stderr).toContain('Cannot discard the alert: the current state is Linked.');
+      expect(cli.stderr).toContain('Cannot discard the alert: the current state is Linked to an order.');
       expect(row.status).toBe('Linked');
       expect(events).toEqual(['ServiceOrder.Created']);
     } else {

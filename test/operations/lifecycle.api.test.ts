@@ -1,3 +1,4 @@
+import { ORDER_STATUS_WORDS } from '../../src/lib/status-words.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeTeam, makeTenant, type MadeAlert } from '../support/factories.js';
@@ -76,7 +77,7 @@ describe('the order status machine, every (status, action) pair', () => {
           expect(res.status).toBe(409);
           const p = await problemOf(res);
           expect(p.type).toBe('urn:lumen:problem:invalid-transition');
-          expect(p.detail).toContain(from);
+          expect(p.detail).toContain(ORDER_STATUS_WORDS[from]!['pt-BR']);
           expect(await snapshot(t, o.alerts.map((a) => a.id), [o.orderId])).toBe(before);
         }
       });

@@ -1,3 +1,4 @@
+import { ORDER_STATUS_WORDS } from '../../src/lib/status-words.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/audit/log.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, startServiceOrder } from '../../src/services/operations/order-lifecycle.js';
@@ -63,7 +64,7 @@ describe('lumen order: every (status, action) pair through the CLI', () => {
         if (!allowed) {
           expect(out.code).toBe(1);
           expect(out.stdout).toBe('');
-          expect(out.stderr).toContain(`Cannot ${VERB[action]}: the current state is ${from}.`);
+          expect(out.stderr).toContain(`Cannot ${VERB[action]}: the current state is ${ORDER_STATUS_WORDS[from]!.en}.`);
           expect(await snapshot(t, ids, [o.id])).toBe(before);
           return;
         }

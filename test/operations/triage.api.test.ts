@@ -1,3 +1,4 @@
+import { statusWords } from '../../src/lib/status-words.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
@@ -26,7 +27,8 @@ async function expectInvalidTransition(res: Response, state: string) {
   expect(res.status).toBe(409);
   const p = await problemOf(res);
   expect(p.type).toBe('urn:lumen:problem:invalid-transition');
-  expect(p.detail).toContain(state);
+  // The state in words, in the answer's language (pt-BR by default).
+  expect(p.detail).toContain((statusWords(state) as { 'pt-BR': string })['pt-BR']);
   return p;
 }
 
@@ -121,9 +123,9 @@ describe('create-order: Pending -> Linked with a new order', () => {
     const before = await snapshot(t, [linked.id], [linked.serviceOrderId!]);
     const p = await expectInvalidTransition(await api(`/alerts/${linked.id}/create-order`, { json: {} }), 'Linked');
     expect(p.title).toBe('Transição inválida');
-    expect(p.detail).toBe('Não é possível criar uma ordem de serviço para o alerta: o estado atual é Linked.');
+    expect(p.detail).toBe('Não é possível criar uma ordem de serviço para o alerta: o estado atual é Vinculado a uma ordem.');
     const en = await api(`/alerts/${linked.id}/create-order`, { json: {}, headers: { 'accept-language': 'en' } });
-    expect((await problemOf(en)).detail).toBe('Cannot create a service order for the alert: the current state is Linked.');
+    expect((await problemOf(en)).detail).toBe('Cannot create a service order for the alert: the current state is Linked to an order.');
     expect(await snapshot(t, [linked.id], [linked.serviceOrderId!])).toBe(before);
 
     const discarded = await pending();
@@ -225,7 +227,7 @@ describe('discard: Pending -> Cancelled', () => {
     const linked = await pending({ status: 'Linked' });
     const before = await snapshot(t, [linked.id], [linked.serviceOrderId!]);
     const p = await expectInvalidTransition(await api(`/alerts/${linked.id}/discard`, { json: { reason: 'x' } }), 'Linked');
-    expect(p.detail).toBe('Não é possível descartar o alerta: o estado atual é Linked.');
+    expect(p.detail).toBe('Não é possível descartar o alerta: o estado atual é Vinculado a uma ordem.');
     expect(await snapshot(t, [linked.id], [linked.serviceOrderId!])).toBe(before);
     const gone = await pending();
     await api(`/alerts/${gone.id}/discard`, { json: {} });

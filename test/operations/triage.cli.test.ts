@@ -72,10 +72,10 @@ describe('lumen alert (triage through the CLI)', () => {
 
   it('create-order is refused for Linked, Resolved and Cancelled alerts and for unknown ids', async () => {
     const linked = await pending({ status: 'Linked' });
-    await refused(['alert', 'create-order', linked.id, '--json'], 'Cannot create a service order for the alert: the current state is Linked.', [linked.id], [linked.serviceOrderId!]);
+    await refused(['alert', 'create-order', linked.id, '--json'], 'Cannot create a service order for the alert: the current state is Linked to an order.', [linked.id], [linked.serviceOrderId!]);
     const gone = await pending();
     cliJson(await t.cli('alert', 'discard', gone.id, '--json'));
-    await refused(['alert', 'create-order', gone.id], 'the current state is Cancelled', [gone.id]);
+    await refused(['alert', 'create-order', gone.id], 'the current state is Discarded', [gone.id]);
     const team = await makeTeam(t.rt, { tenantId });
     cliJson(await t.cli('order', 'assign', linked.serviceOrderId!, '--team', team.id, '--json'));
     cliJson(await t.cli('order', 'complete', linked.serviceOrderId!, '--json'));
@@ -92,10 +92,10 @@ describe('lumen alert (triage through the CLI)', () => {
     expect(linked).toMatchObject({ id: dup.id, status: 'Linked', serviceOrder: { id: first.serviceOrderId, status: 'OPEN' } });
     expect((await outboxOf(t, dup.id)).map((e) => [e.type, e.serviceOrderId])).toEqual([['ServiceOrder.Created', first.serviceOrderId]]);
 
-    await refused(['alert', 'link', dup.id, '--order', first.serviceOrderId!], 'Cannot link the alert: the current state is Linked.', [dup.id], [first.serviceOrderId!]);
+    await refused(['alert', 'link', dup.id, '--order', first.serviceOrderId!], 'Cannot link the alert: the current state is Linked to an order.', [dup.id], [first.serviceOrderId!]);
     cliJson(await t.cli('order', 'cancel', first.serviceOrderId!, '--json'));
     const another = await pending();
-    await refused(['alert', 'link', another.id, '--order', first.serviceOrderId!], `Cannot link the alert (${first.serviceOrderNumber}): the current state is CANCELLED.`, [another.id], [first.serviceOrderId!]);
+    await refused(['alert', 'link', another.id, '--order', first.serviceOrderId!], `Cannot link the alert (${first.serviceOrderNumber}): the current state is Cancelled.`, [another.id], [first.serviceOrderId!]);
     expect((await t.cli('alert', 'link', another.id)).code).toBe(2);
   });
 
@@ -107,8 +107,8 @@ describe('lumen alert (triage through the CLI)', () => {
     expect(events.map((e) => [e.type, e.serviceOrderId])).toEqual([['Alert.Cancelled', null]]);
     expect(events[0]!.payload).toMatchObject({ serviceOrder: null, alert: { status: 'Cancelled' } });
     const linked = await pending({ status: 'Linked' });
-    await refused(['alert', 'discard', linked.id, '--reason', 'x'], 'Cannot discard the alert: the current state is Linked.', [linked.id], [linked.serviceOrderId!]);
-    await refused(['alert', 'discard', alert.id], 'the current state is Cancelled', [alert.id]);
+    await refused(['alert', 'discard', linked.id, '--reason', 'x'], 'Cannot discard the alert: the current state is Linked to an order.', [linked.id], [linked.serviceOrderId!]);
+    await refused(['alert', 'discard', alert.id], 'the current state is Discarded', [alert.id]);
   });
 
   it('reclassify: Pending and Linked (the order follows); refused for Resolved; unknown reason named', async () => {
@@ -134,6 +134,6 @@ describe('lumen alert (triage through the CLI)', () => {
     await refused(['alert', 'set-location', alert.id, '--lat', 'north', '--lon', '1'], '--lat must be a number', [alert.id]);
     await refused(['alert', 'set-location', alert.id, '--lat', '100', '--lon', '1'], 'latitude: must be a number from -90 to 90', [alert.id]);
     cliJson(await t.cli('alert', 'discard', alert.id, '--json'));
-    await refused(['alert', 'set-location', alert.id, '--lat', '1', '--lon', '1'], 'Cannot set the location of the alert: the current state is Cancelled.', [alert.id]);
+    await refused(['alert', 'set-location', alert.id, '--lat', '1', '--lon', '1'], 'Cannot set the location of the alert: the current state is Discarded.', [alert.id]);
   });
 });

@@ -4,16 +4,16 @@
  * A button stays disabled while its request runs, so nothing is sent twice.
  */
 import { createContext, type ComponentChildren } from 'preact';
-import { useCallback, useContext, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { useI18n } from './i18n.js';
+import { problemWords } from './words.js';
 
 interface Message {
   id: number;
   kind: 'ok' | 'error';
   title: string;
   detail?: string;
-  errors?: { pointer: string; message: string }[];
 }
 
 interface Feedback {
@@ -27,33 +27,32 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   const { t } = useI18n();
   const [messages, setMessages] = useState<Message[]>([]);
   const next = useRef(1);
+  const bar = useRef<HTMLDivElement>(null);
   const push = useCallback((m: Omit<Message, 'id'>) => {
     const id = next.current++;
-    setMessages((list) => [...list.slice(-3), { ...m, id }]);
+    // One toast per cause: the same message again replaces the one shown.
+    setMessages((list) => [...list.filter((x) => x.title !== m.title || x.detail !== m.detail).slice(-2), { ...m, id }]);
     // Errors stay until dismissed; confirmations go after a while.
     if (m.kind === 'ok') setTimeout(() => setMessages((list) => list.filter((x) => x.id !== id)), 6000);
   }, []);
   const feedback: Feedback = {
     ok: (title) => push({ kind: 'ok', title }),
-    error: (err) => push(err instanceof ApiError ? { kind: 'error', title: err.title, detail: err.detail, errors: err.errors } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
+    error: (err) => push(err instanceof ApiError ? { kind: 'error', ...problemWords(t, err) } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
   };
+  // The toasts sit in a bar along the bottom; the page gets room below its content for
+  // it, so no button is ever under a toast (it can always be scrolled into view).
+  useEffect(() => {
+    const height = messages.length > 0 && bar.current ? bar.current.offsetHeight : 0;
+    document.body.style.paddingBottom = height ? `${height + 16}px` : '';
+  }, [messages]);
   return (
     <FeedbackContext.Provider value={feedback}>
       {children}
-      <div class="toasts" role="status" aria-live="polite">
+      <div class="toasts" role="status" aria-live="polite" ref={bar}>
         {messages.map((m) => (
           <div key={m.id} class={`toast toast-${m.kind}`} data-testid={`toast-${m.kind}`}>
             <strong>{m.title}</strong>
             {m.detail ? <span>{m.detail}</span> : null}
-            {m.errors && m.errors.length > 0 ? (
-              <ul class="toast-errors">
-                {m.errors.map((e, i) => (
-                  <li key={i}>
-                    <code>{e.pointer || '/'}</code> {e.message}
-                  </li>
-                ))}
-              </ul>
-            ) : null}
             <button type="button" class="toast-close" aria-label="×" onClick={() => setMessages((list) => list.filter((x) => x.id !== m.id))}>
               ×
             </button>

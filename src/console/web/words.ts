@@ -94,6 +94,21 @@ export const WORDS_PT = {
   'field.rateLimitPerMinute': 'Limite por minuto',
   'field.poleId': 'Poste',
   'field.role': 'Papel',
+  'field.reason': 'Nota para o parceiro',
+  'field.note': 'Nota',
+  'field.name': 'Nome',
+  'field.email': 'E-mail',
+  'field.code': 'Código',
+  'field.namePt': 'Nome em português',
+  'field.nameEn': 'Nome em inglês',
+  'field.slaHours': 'Prazo em horas',
+  'field.password': 'Senha',
+  'field.webhookSecret': 'Segredo do webhook',
+  'field.text': 'Busca',
+  'field.north': 'Norte',
+  'field.south': 'Sul',
+  'field.east': 'Leste',
+  'field.west': 'Oeste',
   'field.other': 'Outro dado',
   'value.set': 'definido',
   'value.none': 'nenhum',
@@ -146,6 +161,9 @@ export const WORDS_PT = {
   'pollError.cursor-stalled': 'o parceiro disse que há mais, mas não avançou',
   'deliveryError.status': 'resposta {code}',
   'deliveryError.other': 'sem resposta (rede ou tempo esgotado)',
+  'problem.forbidden': 'Seu papel nesta cidade não permite esta ação.',
+  'problem.fields': 'Confira: {fields}.',
+  'problem.field.body': 'o formulário',
 } as const;
 
 export type WordKey = keyof typeof WORDS_PT;
@@ -237,6 +255,21 @@ export const WORDS_EN: Record<WordKey, string> = {
   'field.rateLimitPerMinute': 'Limit per minute',
   'field.poleId': 'Pole',
   'field.role': 'Role',
+  'field.reason': 'Note to the partner',
+  'field.note': 'Note',
+  'field.name': 'Name',
+  'field.email': 'E-mail',
+  'field.code': 'Code',
+  'field.namePt': 'Name in Portuguese',
+  'field.nameEn': 'Name in English',
+  'field.slaHours': 'Deadline in hours',
+  'field.password': 'Password',
+  'field.webhookSecret': 'Webhook secret',
+  'field.text': 'Search',
+  'field.north': 'North',
+  'field.south': 'South',
+  'field.east': 'East',
+  'field.west': 'West',
   'field.other': 'Other detail',
   'value.set': 'set',
   'value.none': 'none',
@@ -289,6 +322,9 @@ export const WORDS_EN: Record<WordKey, string> = {
   'pollError.cursor-stalled': 'the partner said there was more but did not move on',
   'deliveryError.status': 'answer {code}',
   'deliveryError.other': 'no answer (network or timeout)',
+  'problem.forbidden': 'Your role in this city does not allow this.',
+  'problem.fields': 'Check: {fields}.',
+  'problem.field.body': 'the form',
 };
 
 type T = (key: never, params?: Record<string, string | number>) => string;
@@ -405,4 +441,28 @@ export function deliveryErrorWords(t: T, statusCode: number | null, error: strin
   const tt = t as (k: string, p?: Record<string, string | number>) => string;
   if (statusCode !== null) return tt('deliveryError.status', { code: statusCode });
   return error ? tt('deliveryError.other') : '—';
+}
+
+/**
+ * A problem from the API in the operator's words: the API's title and detail are
+ * already in the operator's language; a refusal for a role says so as a person reads
+ * it, and a validation problem names the fields as the forms label them, never a JSON
+ * pointer or a pattern.
+ */
+export function problemWords(t: T, err: { code: string; title: string; detail: string; errors: { pointer: string; message: string }[] }): { title: string; detail: string } {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  if (err.code === 'forbidden') return { title: err.title, detail: tt('problem.forbidden') };
+  if ((err.code === 'validation-failed' || err.code === 'invalid-parameter') && err.errors.length > 0) {
+    const fields = [...new Set(err.errors.map((e) => fieldOfPointer(t, e.pointer)))];
+    return { title: err.title, detail: tt('problem.fields', { fields: fields.join(', ') }) };
+  }
+  return { title: err.title, detail: err.detail };
+}
+
+/** `/reasonCode`, `/query/text`, `/extent/north` → the field's words. */
+function fieldOfPointer(t: T, pointer: string): string {
+  const parts = pointer.split('/').filter(Boolean).filter((p) => p !== 'query' && p !== 'header' && !/^\d+$/.test(p));
+  const last = parts[parts.length - 1];
+  if (!last) return (t as (k: string) => string)('problem.field.body');
+  return has(`field.${last}`) ? (t as (k: string) => string)(`field.${last}`) : (t as (k: string) => string)('field.other');
 }

@@ -1,3 +1,4 @@
+import { statusWords } from '../../lib/status-words.js';
 import { sql } from 'kysely';
 import type { AdminServiceOrder, ServiceOrder } from '../../../generated/admin/types.gen.js';
 import type { EventType } from '../../../generated/partner/types.gen.js';
@@ -85,7 +86,7 @@ async function move(
   const who = actorLabel(actor);
   return operatorTransaction(deps, async (tx) => {
     const order = inScope(actor.access, await lockOrder(tx, orderId), 'triager', `service order ${orderId}`);
-    if (!rule.from.includes(order.status)) throw new AppError('invalid-transition', { action: ACTION_NAMES[name] as Localized, state: order.status });
+    if (!rule.from.includes(order.status)) throw new AppError('invalid-transition', { action: ACTION_NAMES[name] as Localized, state: statusWords(order.status) });
     const alerts = await lockAlertsOfOrder(tx, order.id);
     const planned = await change({ tx, order, alerts });
     if (!planned) return serviceOrderView((await loadServiceOrder(tx, order.id))!);

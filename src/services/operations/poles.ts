@@ -1,3 +1,4 @@
+import { statusWords } from '../../lib/status-words.js';
 import type { DuplicateSuggestions, MapPole, MapPoles, ServiceOrder } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Executor } from '../../db/database.js';
@@ -132,7 +133,7 @@ export async function setOrderPole(deps: ServiceDeps, by: Actor, ref: Ref, pole:
   requireTenantRole(by.access, ref.tenantId, 'triager', `service order ${ref.id}`);
   return operatorTransaction(deps, async (tx) => {
     const order = (await lockOrder(tx, ref.id))!;
-    if (!['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(order.status)) throw new AppError('invalid-transition', { action: SET_POLE, state: order.status });
+    if (!['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(order.status)) throw new AppError('invalid-transition', { action: SET_POLE, state: statusWords(order.status) });
     const poleId = pole === null ? null : await poleForOrder(deps, tx, order.tenant_id, pole, order);
     if (poleId === order.pole_id) return serviceOrderView((await loadServiceOrder(tx, order.id))!);
     await updateOrder(tx, order.id, { pole_id: poleId });

@@ -1,3 +1,4 @@
+import { statusWords } from '../../lib/status-words.js';
 import type { Alert, AlertPage, ServiceOrder } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
@@ -151,7 +152,7 @@ async function lockPendingAlert(tx: Tx, access: AdminAccess, id: string, action:
 }
 
 function requirePending(alert: AlertRow, action: (typeof ACTION_NAMES)[keyof typeof ACTION_NAMES]): void {
-  if (alert.status !== 'Pending') throw new AppError('invalid-transition', { action, state: alert.status });
+  if (alert.status !== 'Pending') throw new AppError('invalid-transition', { action, state: statusWords(alert.status) });
 }
 
 async function requireReason(tx: Executor, tenantId: string, code: string): Promise<ReasonRow> {
@@ -270,7 +271,7 @@ export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string
     const alert = inScope(actor.access, await lockAlert(tx, alertId), 'triager', `alert ${alertId}`);
     if (!order || order.tenant_id !== alert.tenant_id) throw invalid('/serviceOrderId', "no such service order in the alert's tenant");
     requirePending(alert, ACTION_NAMES.link);
-    if (!OPEN_ORDER_STATUSES.has(order.status)) throw new AppError('invalid-transition', { action: onOrder(ACTION_NAMES.link, order.number), state: order.status });
+    if (!OPEN_ORDER_STATUSES.has(order.status)) throw new AppError('invalid-transition', { action: onOrder(ACTION_NAMES.link, order.number), state: statusWords(order.status) });
     const linked = await updateAlert(tx, alert.id, { status: 'Linked', service_order_id: order.id });
     await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Linked', actor: actorLabel(actor), note: `linked to order ${order.number}` });
     await recordAudit(tx, actor, {
@@ -305,8 +306,8 @@ export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: str
 function requireEditable(alert: AlertRow, order: OrderRow | null, action: (typeof ACTION_NAMES)[keyof typeof ACTION_NAMES]): void {
   if (alert.status === 'Pending') return;
   if (alert.status === 'Linked' && order && OPEN_ORDER_STATUSES.has(order.status)) return;
-  if (alert.status === 'Linked' && order) throw new AppError('invalid-transition', { action: onOrder(action, order.number), state: order.status });
-  throw new AppError('invalid-transition', { action, state: alert.status });
+  if (alert.status === 'Linked' && order) throw new AppError('invalid-transition', { action: onOrder(action, order.number), state: statusWords(order.status) });
+  throw new AppError('invalid-transition', { action, state: statusWords(alert.status) });
 }
 
 /**

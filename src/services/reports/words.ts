@@ -1,4 +1,5 @@
 import type { Language } from '../../lib/i18n.js';
+import { ALERT_STATUS_WORDS, ORDER_STATUS_WORDS } from '../../lib/status-words.js';
 
 /**
  * The words an export writes instead of codes, in the caller's language: a spreadsheet
@@ -7,20 +8,9 @@ import type { Language } from '../../lib/i18n.js';
  */
 type Words = Readonly<Record<string, { 'pt-BR': string; en: string }>>;
 
-export const ORDER_STATUS: Words = {
-  OPEN: { 'pt-BR': 'Aberta', en: 'Open' },
-  ASSIGNED: { 'pt-BR': 'Atribuída', en: 'Assigned' },
-  IN_PROGRESS: { 'pt-BR': 'Em execução', en: 'In progress' },
-  COMPLETED: { 'pt-BR': 'Concluída', en: 'Completed' },
-  CANCELLED: { 'pt-BR': 'Cancelada', en: 'Cancelled' },
-};
+export const ORDER_STATUS: Words = ORDER_STATUS_WORDS;
 
-export const ALERT_STATUS: Words = {
-  Pending: { 'pt-BR': 'Pendente', en: 'Pending' },
-  Linked: { 'pt-BR': 'Vinculado a uma ordem', en: 'Linked to an order' },
-  Resolved: { 'pt-BR': 'Resolvido', en: 'Resolved' },
-  Cancelled: { 'pt-BR': 'Descartado', en: 'Discarded' },
-};
+export const ALERT_STATUS: Words = ALERT_STATUS_WORDS;
 
 export const PRIORITY: Words = {
   Critical: { 'pt-BR': 'Crítica', en: 'Critical' },

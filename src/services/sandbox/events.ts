@@ -1,3 +1,4 @@
+import { statusWords } from '../../lib/status-words.js';
 import type { SandboxEventRequest, SandboxEventResult } from '../../../generated/sandbox/types.gen.js';
 import { findAlertByProtocol } from '../../db/repositories/intake/alert.repository.js';
 import { AppError } from '../../lib/errors.js';
@@ -35,7 +36,7 @@ export async function triggerSandboxEvent(deps: ServiceDeps, caller: SandboxCall
   const mark = await lastWriteSeq(deps, caller.externalSystemId);
   const orderId = alert.service_order_id;
   const needOrder = (): string => {
-    if (!orderId) throw new AppError('invalid-transition', { action: NO_ORDER, state: alert.status });
+    if (!orderId) throw new AppError('invalid-transition', { action: NO_ORDER, state: statusWords(alert.status) });
     return orderId;
   };
   const firstTeam = async (): Promise<string> => {
