@@ -11,7 +11,7 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
-import { cityHint } from '../refs.js';
+import { cityHint, polePath } from '../refs.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -49,6 +49,10 @@ export function AlertPage({ id }: { id: string }) {
 
 function AlertDetails({ alert: a }: { alert: types.Alert }) {
   const { t, dateTime } = useI18n();
+  const { tenantId } = useSession();
+  // The pole of the alert's order, by its code (the order carries it).
+  const order = useApi('getServiceOrder', a.serviceOrder ? { path: { serviceOrderId: a.serviceOrder.id } } : null);
+  const poleCode = order.data?.poleCode ?? null;
   const d = useDurations();
   const overdue = d.overdue(a.slaDueAt) && a.status === 'Pending';
   return (
@@ -88,6 +92,11 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
             </Link>
           ) : null}
         </Field>
+        {poleCode ? (
+          <Field label={t('alert.pole')}>
+            <Link to={polePath(poleCode, a.tenantId, tenantId)}>{poleCode}</Link>
+          </Field>
+        ) : null}
         {a.cancelReason ? <Field label={t('alert.cancelReason')}>{a.cancelReason}</Field> : null}
       </dl>
     </section>
