@@ -77,7 +77,7 @@ export interface StatePoint {
  * `points` oldest first; the last state is drawn on to `until` (epoch seconds).
  * `levels` names the four levels bottom to top: offline, online, relay off, relay on.
  */
-export function StateChart({ points, until, levels, connection, relay, time, title, height = 200 }: { points: StatePoint[]; until: number; levels: [string, string, string, string]; connection: string; relay: string; time: (epochSeconds: number) => string; title: string; height?: number }) {
+export function StateChart({ points, until, levels, connection, relay, timeLabel, time, tick, title, height = 200 }: { points: StatePoint[]; until: number; levels: [string, string, string, string]; connection: string; relay: string; timeLabel: string; time: (epochSeconds: number) => string; tick: (epochSeconds: number) => string; title: string; height?: number }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -94,9 +94,10 @@ export function StateChart({ points, until, levels, connection, relay, time, tit
         height,
         cursor: { drag: { x: false, y: false } },
         scales: { y: { range: [-0.4, 3.4] } },
-        axes: [{}, { size: 96, splits: () => [0, 1, 2, 3], values: (_u, ticks) => ticks.map((v) => levels[Math.round(v)] ?? '') }],
+        // Times in the operator's language (uPlot's own are English).
+        axes: [{ values: (_u, ticks) => ticks.map((v) => tick(v)), space: 90 }, { size: 118, splits: () => [0, 1, 2, 3], values: (_u, ticks) => ticks.map((v) => levels[Math.round(v)] ?? '') }],
         series: [
-          { label: title, value: (_u: uPlot, v: number | null) => (v === null ? '—' : time(v)) },
+          { label: timeLabel, value: (_u: uPlot, v: number | null) => (v === null ? '—' : time(v)) },
           { label: connection, stroke: '#1d4ed8', width: 2, paths: stepped, points: { show: false }, value: (_u: uPlot, v: number | null) => (v === null ? '—' : levels[v]!) },
           { label: relay, stroke: '#c2410c', width: 2, paths: stepped, points: { show: false }, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : levels[v]!) },
         ],
@@ -110,6 +111,6 @@ export function StateChart({ points, until, levels, connection, relay, time, tit
       resize.disconnect();
       plot.destroy();
     };
-  }, [JSON.stringify({ points, until, levels, connection, relay, title })]);
+  }, [JSON.stringify({ points, until, levels, connection, relay, timeLabel, title })]);
   return <div class="chart" ref={box} role="img" aria-label={title} />;
 }

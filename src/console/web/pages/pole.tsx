@@ -93,7 +93,8 @@ function OrderItem({ order: o }: { order: types.PoleDetail['serviceOrders'][numb
 }
 
 function Telegestor({ pole: p }: { pole: types.PoleDetail }) {
-  const { t, dateTime } = useI18n();
+  const { t, dateTime, lang } = useI18n();
+  const ticks = new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit' });
   const g = p.telegestor;
   if (!g) {
     return (
@@ -129,18 +130,22 @@ function Telegestor({ pole: p }: { pole: types.PoleDetail }) {
             levels={levels}
             connection={t('pole.states.connection')}
             relay={t('pole.states.relay')}
+            timeLabel={t('pole.states.time')}
             time={(s) => dateTime(new Date(s * 1000).toISOString())}
+            tick={(s) => ticks.format(new Date(s * 1000))}
             title={t('pole.states.chart')}
           />
-          <Table testid="pole-states" headers={[t('pole.states.time'), t('pole.states.connection'), t('pole.states.relay')]}>
-            {p.states.slice(0, 10).map((s, i) => (
-              <tr key={i}>
-                <td class="nowrap">{dateTime(s.reportedAt)}</td>
-                <td>{s.online ? t('pole.connection.online') : t('pole.connection.offline')}</td>
-                <td>{s.relayOn === null ? t('pole.relay.unknown') : s.relayOn ? t('pole.relay.on') : t('pole.relay.off')}</td>
-              </tr>
-            ))}
-          </Table>
+          <div class="states">
+            <Table testid="pole-states" headers={[t('pole.states.time'), t('pole.states.connection'), t('pole.states.relay')]}>
+              {p.states.slice(0, 10).map((s, i) => (
+                <tr key={i}>
+                  <td>{dateTime(s.reportedAt)}</td>
+                  <td>{s.online ? t('pole.connection.online') : t('pole.connection.offline')}</td>
+                  <td>{s.relayOn === null ? t('pole.relay.unknown') : s.relayOn ? t('pole.relay.on') : t('pole.relay.off')}</td>
+                </tr>
+              ))}
+            </Table>
+          </div>
         </>
       )}
     </section>
