@@ -519,6 +519,17 @@ export const MapPolesSchema = {
     }
 } as const;
 
+export const ServiceOrderNumberSchema = {
+    type: 'string',
+    maxLength: 20,
+    title: 'ServiceOrderNumber',
+    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
+    pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
+    examples: [
+        'OS-2026-00042'
+    ]
+} as const;
+
 export const ServiceOrderStatusSchema = {
     title: 'ServiceOrderStatus',
     description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
@@ -786,11 +797,7 @@ export const PoleDetailSchema = {
                         ]
                     },
                     number: {
-                        type: 'string',
-                        maxLength: 100,
-                        examples: [
-                            'OS-2026-00042'
-                        ]
+                        $ref: '#/components/schemas/ServiceOrderNumber'
                     },
                     status: {
                         $ref: '#/components/schemas/ServiceOrderStatus'
@@ -801,6 +808,7 @@ export const PoleDetailSchema = {
                     type: {
                         type: 'string',
                         maxLength: 100,
+                        pattern: '^[A-Za-z0-9_.-]{1,64}$',
                         description: 'Internal reason code.',
                         examples: [
                             'LAMP_OUT'
@@ -882,6 +890,7 @@ export const PoleDetailSchema = {
                     reasonCode: {
                         type: 'string',
                         maxLength: 100,
+                        pattern: '^[A-Za-z0-9_.-]{1,64}$',
                         examples: [
                             'LAMP_OUT'
                         ]
@@ -1209,17 +1218,6 @@ export const AdminTeamSchema = {
             ]
         }
     }
-} as const;
-
-export const ServiceOrderNumberSchema = {
-    type: 'string',
-    maxLength: 20,
-    title: 'ServiceOrderNumber',
-    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
-    pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
-    examples: [
-        'OS-2026-00042'
-    ]
 } as const;
 
 export const AlertSchema = {

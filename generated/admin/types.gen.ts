@@ -229,6 +229,17 @@ export type MapPoles = {
 };
 
 /**
+ * ServiceOrderNumber
+ *
+ * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
+ * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
+ * form). Unique within the tenant and increasing; the sequence may skip values (a
+ * number taken by a request that did not complete is not reused).
+ *
+ */
+export type ServiceOrderNumber = string;
+
+/**
  * ServiceOrderStatus
  *
  * Status of a service order (raw internal value, stable between calls).
@@ -338,7 +349,7 @@ export type PoleDetail = {
      */
     serviceOrders: Array<{
         id: string;
-        number: string;
+        number: ServiceOrderNumber;
         status: ServiceOrderStatus;
         priority: Priority;
         /**
@@ -463,17 +474,6 @@ export type AdminTeam = {
     name: string;
     createdAt: string;
 };
-
-/**
- * ServiceOrderNumber
- *
- * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
- * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
- * form). Unique within the tenant and increasing; the sequence may skip values (a
- * number taken by a request that did not complete is not reused).
- *
- */
-export type ServiceOrderNumber = string;
 
 /**
  * Alert
