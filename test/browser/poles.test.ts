@@ -120,6 +120,16 @@ describe('A pole page', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     await page.setViewportSize(DESKTOP);
 
+    // The orders table and the alert page name the pole by code, linked to it.
+    await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
+    await page.getByTestId('orders-table').getByRole('link', { name: orderNumber }).waitFor();
+    expect(await page.getByTestId('orders-table').getByRole('link', { name: 'POA-004217' }).count()).toBe(2);
+    const linked = (await alertsOf(lumen, poa, 'Linked')).find((a: { serviceOrder: { number: string } | null }) => a.serviceOrder?.number === orderNumber);
+    await page.goto(`${lumen.baseUrl}/console/alerts/${linked.id}`);
+    await page.getByTestId('alert-details').getByRole('link', { name: 'POA-004217' }).click();
+    await page.waitForURL(/\/console\/poles\/POA-004217$/);
+    await page.getByTestId('pole-details').waitFor();
+
     // The inbox search finds a pole by its code.
     await page.goto(`${lumen.baseUrl}/console/inbox`);
     await page.getByRole('searchbox').fill('POA-004218');

@@ -3,6 +3,7 @@
  * actions its state and the operator's role allow; its timeline from the audit log.
  */
 import { useState } from 'preact/hooks';
+import { useSWRConfig } from 'swr';
 import { call, useApi, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
@@ -205,6 +206,7 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
 
 function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; onChanged: (a: types.Alert) => void; reload: () => void }) {
   const { t } = useI18n();
+  const { mutate } = useSWRConfig();
   const { can } = useSession();
   const teams = useApi('listTeams', can('triage', a.tenantId) ? { query: { tenantId: a.tenantId } } : null);
   const [teamId, setTeamId] = useState('');
@@ -237,6 +239,8 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
     () => call('setServiceOrderPole', { path: { serviceOrderId: a.serviceOrder!.id }, body: { poleId: pole!.id } }),
     (order) => {
       reload();
+      // The order's pole code shown with the alert is read again.
+      void mutate((key) => Array.isArray(key) && key[0] === 'getServiceOrder');
       return t('alert.poleAttached', { pole: pole?.code ?? '', number: order.number });
     },
   );
