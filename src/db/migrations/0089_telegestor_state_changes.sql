@@ -12,3 +12,6 @@ CREATE TABLE telegestor_state_change (
   reported_at   timestamptz NOT NULL
 );
 CREATE INDEX telegestor_state_change_device_idx ON telegestor_state_change (telegestor_id, reported_at DESC);
+
+-- The pole page lists the orders on a pole: found by pole, not by scanning the city's.
+CREATE INDEX service_order_pole_idx ON service_order (pole_id) WHERE pole_id IS NOT NULL;
