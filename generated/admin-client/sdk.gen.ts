@@ -183,6 +183,7 @@ export const listMapPoles = <ThrowOnError extends boolean = false>(options: Opti
  * one that does not exist. Any role on the tenant may read it. A triager creates an
  * order on it with `POST /api/admin/alerts/{alertId}/create-order` (`poleId`) from an
  * alert, or sets it on an open order with `POST /api/admin/service-orders/{id}/set-pole`.
+ * Same as `lumen pole show --tenant ID CODE [--states N]`.
  *
  */
 export const getPole = <ThrowOnError extends boolean = false>(options: Options<GetPoleData, ThrowOnError>) => (options.client ?? client).get<GetPoleResponses, GetPoleErrors, ThrowOnError>({

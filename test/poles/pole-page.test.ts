@@ -139,6 +139,17 @@ describe('tenant isolation', () => {
     expect(m!.id).not.toBe(p!.id);
   });
 
+  it('answers the same through `lumen pole show`, and not-found for another city\'s code', async () => {
+    const out = await t.cli('pole', 'show', '--tenant', portoAlegre, 'POA-004217', '--states', '2', '--json');
+    expect(out.stderr).toBe('');
+    const p = JSON.parse(out.stdout) as Record<string, any>;
+    expect(p).toMatchObject({ id: ids.pole, code: 'POA-004217', telegestor: { identifier: 'TG-POA-004217' } });
+    expect(p.states).toHaveLength(2);
+    const foreign = await t.cli('pole', 'show', '--tenant', portoAlegre, 'MAO-000001');
+    expect(foreign.code).not.toBe(0);
+    expect(foreign.stdout).toBe('');
+  });
+
   it('refuses a states count that is not a whole number', async () => {
     expect((await viewer(`/tenants/${portoAlegre}/poles/POA-004217?states=0`)).status).toBe(400);
   });
