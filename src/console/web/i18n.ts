@@ -363,7 +363,6 @@ const PT = {
   'pole.create.created': 'Ordem {number} criada neste poste.',
   'pole.create.viaMap': 'Uma ordem nasce de um alerta: abra no mapa um alerta pendente perto deste poste e escolha o poste ao criar a ordem.',
   'pole.create.openMap': 'Abrir o mapa neste poste',
-  'pole.open': 'Ver o poste {code}',
   'pole.found': 'Poste {code}: abrir a página do poste',
 };
 
@@ -724,7 +723,6 @@ const EN: Record<MessageKey, string> = {
   'pole.create.created': 'Order {number} created on this pole.',
   'pole.create.viaMap': 'An order comes from an alert: open a pending alert near this pole on the map, and pick the pole when creating the order.',
   'pole.create.openMap': 'Open the map at this pole',
-  'pole.open': 'Open pole {code}',
   'pole.found': 'Pole {code}: open its page',
 };
 
