@@ -264,6 +264,159 @@ export type MapPoles = {
 };
 
 /**
+ * ServiceOrderNumber
+ *
+ * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
+ * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
+ * form). Unique within the tenant and increasing; the sequence may skip values (a
+ * number taken by a request that did not complete is not reused).
+ *
+ */
+export type ServiceOrderNumber = string;
+
+/**
+ * ServiceOrderStatus
+ *
+ * Status of a service order (raw internal value, stable between calls).
+ *
+ * | Action | From | To | Also |
+ * |---|---|---|---|
+ * | create | (new) | `OPEN` | |
+ * | assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |
+ * | start | `ASSIGNED` | `IN_PROGRESS` | |
+ * | complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |
+ * | cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |
+ *
+ * `COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each
+ * alert linked to the order: `ServiceOrder.Completed` for complete,
+ * `ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign
+ * (including a reassignment) and start. An order can be completed only once a team was
+ * assigned.
+ *
+ * **Extensible.** More values may be added within this major version. The schema is
+ * `anyOf` the values known today and any string of the same form, so a client generated
+ * from this document keeps working when a new value arrives (it sees a string it does
+ * not know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.
+ *
+ */
+export type ServiceOrderStatus = 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | string;
+
+/**
+ * AlertStatus
+ *
+ * State of an alert.
+ *
+ * | Value | Meaning |
+ * |---|---|
+ * | `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |
+ * | `Linked` | Linked to a service order, created automatically or by an operator in triage |
+ * | `Resolved` | The linked service order was completed |
+ * | `Cancelled` | Discarded by an operator in triage, before being linked to a service order |
+ *
+ * Moves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`
+ * (operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →
+ * `Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event
+ * `ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event
+ * `ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,
+ * it waits for a new triage, where it gets another order — `ServiceOrder.Created` — or
+ * is discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.
+ *
+ * **Extensible.** More values may be added within this major version. The schema is
+ * `anyOf` the values known today and any string of the same form, so a client generated
+ * from this document keeps working when a new value arrives (it sees a string it does
+ * not know): treat an unknown value as "not final yet", never as an error.
+ *
+ */
+export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled' | string;
+
+/**
+ * PoleDetail
+ *
+ * One pole of a tenant for the operators' pole page: where it is, its telegestor
+ * (remote-management device) and the changes of state it reported, and the alerts and
+ * service orders on it, open ones first.
+ *
+ */
+export type PoleDetail = {
+    id: string;
+    tenantId: string;
+    code: string;
+    address: string;
+    neighborhood: string;
+    latitude: number;
+    longitude: number;
+    /**
+     * False when the city's last pole file no longer lists it.
+     */
+    active: boolean;
+    /**
+     * The pole's telegestor, null when it has none.
+     */
+    telegestor: {
+        identifier: string;
+        /**
+         * As last reported; null when it never reported.
+         */
+        online: boolean | null;
+        relayOn: boolean | null;
+        lastCommunicationAt: string | null;
+        /**
+         * Since when (report time) it reports itself offline; null while online.
+         */
+        offlineSince: string | null;
+        /**
+         * Since when (report time) it reports its relay off; null while on or unknown.
+         */
+        relayOffSince: string | null;
+    } | null;
+    /**
+     * The reports that changed the telegestor's state (online, relay), newest first, at
+     * most `states` of the request; empty without a telegestor or before its first report.
+     *
+     */
+    states: Array<{
+        online: boolean;
+        relayOn: boolean | null;
+        reportedAt: string;
+    }>;
+    /**
+     * The service orders on the pole, open ones first, then the newest; at most 100.
+     */
+    serviceOrders: Array<{
+        id: string;
+        number: ServiceOrderNumber;
+        status: ServiceOrderStatus;
+        priority: Priority;
+        /**
+         * Internal reason code.
+         */
+        type: string;
+        openedAt: string;
+        closedAt: string | null;
+        slaDueAt: string;
+        overdue: boolean;
+    }>;
+    /**
+     * The alerts on the pole: those linked to its service orders and the telemetry alert
+     * raised for its lamp, open ones (`Pending`, `Linked`) first, then the newest; at most 100.
+     *
+     */
+    alerts: Array<{
+        id: string;
+        alertNumber: number;
+        status: AlertStatus;
+        reasonCode: string;
+        /**
+         * Name of the internal reason, in the negotiated language.
+         */
+        reasonName: string;
+        priority: Priority;
+        requestedAt: string;
+        serviceOrderId: string | null;
+    }>;
+};
+
+/**
  * ReportAge
  *
  * Age bucket: under a day, 1–3 days, 3–7 days, 7–30 days, 30 days or more.
@@ -356,72 +509,6 @@ export type AdminTeam = {
     name: string;
     createdAt: string;
 };
-
-/**
- * AlertStatus
- *
- * State of an alert.
- *
- * | Value | Meaning |
- * |---|---|
- * | `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |
- * | `Linked` | Linked to a service order, created automatically or by an operator in triage |
- * | `Resolved` | The linked service order was completed |
- * | `Cancelled` | Discarded by an operator in triage, before being linked to a service order |
- *
- * Moves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`
- * (operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →
- * `Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event
- * `ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event
- * `ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,
- * it waits for a new triage, where it gets another order — `ServiceOrder.Created` — or
- * is discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.
- *
- * **Extensible.** More values may be added within this major version. The schema is
- * `anyOf` the values known today and any string of the same form, so a client generated
- * from this document keeps working when a new value arrives (it sees a string it does
- * not know): treat an unknown value as "not final yet", never as an error.
- *
- */
-export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled' | string;
-
-/**
- * ServiceOrderNumber
- *
- * Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant
- * and year, zero-padded to at least 5 digits (it grows past 99999 without changing
- * form). Unique within the tenant and increasing; the sequence may skip values (a
- * number taken by a request that did not complete is not reused).
- *
- */
-export type ServiceOrderNumber = string;
-
-/**
- * ServiceOrderStatus
- *
- * Status of a service order (raw internal value, stable between calls).
- *
- * | Action | From | To | Also |
- * |---|---|---|---|
- * | create | (new) | `OPEN` | |
- * | assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |
- * | start | `ASSIGNED` | `IN_PROGRESS` | |
- * | complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |
- * | cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |
- *
- * `COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each
- * alert linked to the order: `ServiceOrder.Completed` for complete,
- * `ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign
- * (including a reassignment) and start. An order can be completed only once a team was
- * assigned.
- *
- * **Extensible.** More values may be added within this major version. The schema is
- * `anyOf` the values known today and any string of the same form, so a client generated
- * from this document keeps working when a new value arrives (it sees a string it does
- * not know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.
- *
- */
-export type ServiceOrderStatus = 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | string;
 
 /**
  * Alert
@@ -707,12 +794,16 @@ export type ServiceOrder = {
  * AdminServiceOrder
  *
  * A service order in the shape partners read (interface 2.3), plus what an operator's
- * list needs: its tenant, its SLA deadline, whether it is overdue (not closed and past
+ * list needs: its tenant, its pole's code, its SLA deadline, whether it is overdue (not closed and past
  * the deadline), how many alerts are linked to it and from which partners.
  *
  */
 export type AdminServiceOrder = ServiceOrder & {
     tenantId: string;
+    /**
+     * The code of the order's pole (`poleId`) in its city, null when the order has none.
+     */
+    poleCode: string | null;
     slaDueAt: string;
     overdue: boolean;
     alertCount: number;
@@ -1566,6 +1657,11 @@ export type AcceptLanguage = string;
  * Id of the tenant.
  */
 export type TenantIdPath = string;
+
+/**
+ * The pole's code in its city (as printed on the pole and in the city's pole file), never its id.
+ */
+export type PoleCodePath = string;
 
 /**
  * Start of the period (inclusive). Default 30 days before `to`.
@@ -2614,6 +2710,87 @@ export type ListMapPolesResponses = {
 
 export type ListMapPolesResponse = ListMapPolesResponses[keyof ListMapPolesResponses];
 
+export type GetPoleData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+        /**
+         * The pole's code in its city (as printed on the pole and in the city's pole file), never its id.
+         */
+        poleCode: string;
+    };
+    query?: {
+        /**
+         * At most this many changes of state (default 50; larger values are cut down to 200).
+         */
+        states?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/poles/{poleCode}';
+};
+
+export type GetPoleErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetPoleError = GetPoleErrors[keyof GetPoleErrors];
+
+export type GetPoleResponses = {
+    /**
+     * The pole.
+     */
+    200: PoleDetail;
+};
+
+export type GetPoleResponse = GetPoleResponses[keyof GetPoleResponses];
+
 export type GetTenantReportData = {
     body?: never;
     headers?: {
@@ -3206,7 +3383,7 @@ export type ListAlertsData = {
          */
         overdue?: boolean;
         /**
-         * Case-insensitive substring of the protocol number, description or address.
+         * Case-insensitive substring of the protocol number, description, address, or the code of the pole of the alert's service order.
          */
         text?: string;
         /**
@@ -4650,7 +4827,7 @@ export type ListServiceOrdersData = {
          */
         partner?: string;
         /**
-         * Case-insensitive substring of the number, address or neighborhood.
+         * Case-insensitive substring of the number, address, neighborhood or pole code.
          */
         text?: string;
         /**

@@ -598,6 +598,418 @@ export const MapPolesSchema = {
     }
 } as const;
 
+export const ServiceOrderNumberSchema = {
+    type: 'string',
+    maxLength: 20,
+    title: 'ServiceOrderNumber',
+    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
+    pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
+    examples: [
+        'OS-2026-00042'
+    ]
+} as const;
+
+export const ServiceOrderStatusSchema = {
+    title: 'ServiceOrderStatus',
+    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownServiceOrderStatus',
+            enum: [
+                'OPEN',
+                'ASSIGNED',
+                'IN_PROGRESS',
+                'COMPLETED',
+                'CANCELLED'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherServiceOrderStatus',
+            description: 'A status added after this version of the document.',
+            pattern: '^[A-Z][A-Z_]*$',
+            maxLength: 50
+        }
+    ]
+} as const;
+
+export const AlertStatusSchema = {
+    title: 'AlertStatus',
+    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "not final yet", never as an error.\n',
+    anyOf: [
+        {
+            type: 'string',
+            title: 'KnownAlertStatus',
+            enum: [
+                'Pending',
+                'Linked',
+                'Resolved',
+                'Cancelled'
+            ]
+        },
+        {
+            type: 'string',
+            title: 'OtherAlertStatus',
+            description: 'A state added after this version of the document.',
+            pattern: '^[A-Z][A-Za-z]*$',
+            maxLength: 50
+        }
+    ]
+} as const;
+
+export const PoleDetailSchema = {
+    type: 'object',
+    title: 'PoleDetail',
+    description: 'One pole of a tenant for the operators\' pole page: where it is, its telegestor\n(remote-management device) and the changes of state it reported, and the alerts and\nservice orders on it, open ones first.\n',
+    required: [
+        'id',
+        'tenantId',
+        'code',
+        'address',
+        'neighborhood',
+        'latitude',
+        'longitude',
+        'active',
+        'telegestor',
+        'states',
+        'serviceOrders',
+        'alerts'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        code: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'P-000123'
+            ]
+        },
+        address: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Rua Augusta, 1500'
+            ]
+        },
+        neighborhood: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Consolação'
+            ]
+        },
+        latitude: {
+            type: 'number',
+            examples: [
+                -23.5573
+            ]
+        },
+        longitude: {
+            type: 'number',
+            examples: [
+                -46.6602
+            ]
+        },
+        active: {
+            type: 'boolean',
+            description: 'False when the city\'s last pole file no longer lists it.',
+            examples: [
+                true
+            ]
+        },
+        telegestor: {
+            type: [
+                'object',
+                'null'
+            ],
+            description: 'The pole\'s telegestor, null when it has none.',
+            required: [
+                'identifier',
+                'online',
+                'relayOn',
+                'lastCommunicationAt',
+                'offlineSince',
+                'relayOffSince'
+            ],
+            properties: {
+                identifier: {
+                    type: 'string',
+                    maxLength: 1000,
+                    examples: [
+                        'TG-000123'
+                    ]
+                },
+                online: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    description: 'As last reported; null when it never reported.',
+                    examples: [
+                        true
+                    ]
+                },
+                relayOn: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ],
+                    examples: [
+                        false
+                    ]
+                },
+                lastCommunicationAt: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 64,
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-14T12:58:40.101Z'
+                    ]
+                },
+                offlineSince: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 64,
+                    format: 'date-time',
+                    description: 'Since when (report time) it reports itself offline; null while online.',
+                    examples: [
+                        null
+                    ]
+                },
+                relayOffSince: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 64,
+                    format: 'date-time',
+                    description: 'Since when (report time) it reports its relay off; null while on or unknown.',
+                    examples: [
+                        '2026-03-14T02:10:00.000Z'
+                    ]
+                }
+            }
+        },
+        states: {
+            type: 'array',
+            maxItems: 200,
+            description: 'The reports that changed the telegestor\'s state (online, relay), newest first, at\nmost `states` of the request; empty without a telegestor or before its first report.\n',
+            items: {
+                type: 'object',
+                required: [
+                    'online',
+                    'relayOn',
+                    'reportedAt'
+                ],
+                properties: {
+                    online: {
+                        type: 'boolean',
+                        examples: [
+                            true
+                        ]
+                    },
+                    relayOn: {
+                        type: [
+                            'boolean',
+                            'null'
+                        ],
+                        examples: [
+                            false
+                        ]
+                    },
+                    reportedAt: {
+                        type: 'string',
+                        maxLength: 64,
+                        format: 'date-time',
+                        examples: [
+                            '2026-03-14T02:10:00.000Z'
+                        ]
+                    }
+                }
+            }
+        },
+        serviceOrders: {
+            type: 'array',
+            maxItems: 100,
+            description: 'The service orders on the pole, open ones first, then the newest; at most 100.',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'number',
+                    'status',
+                    'priority',
+                    'type',
+                    'openedAt',
+                    'closedAt',
+                    'slaDueAt',
+                    'overdue'
+                ],
+                properties: {
+                    id: {
+                        type: 'string',
+                        maxLength: 36,
+                        format: 'uuid',
+                        examples: [
+                            'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
+                        ]
+                    },
+                    number: {
+                        $ref: '#/components/schemas/ServiceOrderNumber'
+                    },
+                    status: {
+                        $ref: '#/components/schemas/ServiceOrderStatus'
+                    },
+                    priority: {
+                        $ref: '#/components/schemas/Priority'
+                    },
+                    type: {
+                        type: 'string',
+                        maxLength: 100,
+                        pattern: '^[A-Za-z0-9_.-]{1,64}$',
+                        description: 'Internal reason code.',
+                        examples: [
+                            'LAMP_OUT'
+                        ]
+                    },
+                    openedAt: {
+                        type: 'string',
+                        maxLength: 64,
+                        format: 'date-time',
+                        examples: [
+                            '2026-03-14T13:02:11.412Z'
+                        ]
+                    },
+                    closedAt: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 64,
+                        format: 'date-time',
+                        examples: [
+                            null
+                        ]
+                    },
+                    slaDueAt: {
+                        type: 'string',
+                        maxLength: 64,
+                        format: 'date-time',
+                        examples: [
+                            '2026-03-15T13:02:11.412Z'
+                        ]
+                    },
+                    overdue: {
+                        type: 'boolean',
+                        examples: [
+                            false
+                        ]
+                    }
+                }
+            }
+        },
+        alerts: {
+            type: 'array',
+            maxItems: 100,
+            description: 'The alerts on the pole: those linked to its service orders and the telemetry alert\nraised for its lamp, open ones (`Pending`, `Linked`) first, then the newest; at most 100.\n',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'alertNumber',
+                    'status',
+                    'reasonCode',
+                    'reasonName',
+                    'priority',
+                    'requestedAt',
+                    'serviceOrderId'
+                ],
+                properties: {
+                    id: {
+                        type: 'string',
+                        maxLength: 36,
+                        format: 'uuid',
+                        examples: [
+                            '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+                        ]
+                    },
+                    alertNumber: {
+                        type: 'integer',
+                        format: 'int64',
+                        maximum: 9007199254740991,
+                        minimum: 1,
+                        examples: [
+                            1187
+                        ]
+                    },
+                    status: {
+                        $ref: '#/components/schemas/AlertStatus'
+                    },
+                    reasonCode: {
+                        type: 'string',
+                        maxLength: 100,
+                        pattern: '^[A-Za-z0-9_.-]{1,64}$',
+                        examples: [
+                            'LAMP_OUT'
+                        ]
+                    },
+                    reasonName: {
+                        type: 'string',
+                        maxLength: 200,
+                        description: 'Name of the internal reason, in the negotiated language.',
+                        examples: [
+                            'Lâmpada apagada'
+                        ]
+                    },
+                    priority: {
+                        $ref: '#/components/schemas/Priority'
+                    },
+                    requestedAt: {
+                        type: 'string',
+                        maxLength: 64,
+                        format: 'date-time',
+                        examples: [
+                            '2026-03-14T12:29:10.000Z'
+                        ]
+                    },
+                    serviceOrderId: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 36,
+                        format: 'uuid',
+                        examples: [
+                            'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
+                        ]
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
 export const ReportAgeSchema = {
     type: 'string',
     title: 'ReportAge',
@@ -885,66 +1297,6 @@ export const AdminTeamSchema = {
             ]
         }
     }
-} as const;
-
-export const AlertStatusSchema = {
-    title: 'AlertStatus',
-    description: 'State of an alert.\n\n| Value | Meaning |\n|---|---|\n| `Pending` | Registered, awaiting manual triage (manual intake policy, or a key with only `canCreateAlerts`) |\n| `Linked` | Linked to a service order, created automatically or by an operator in triage |\n| `Resolved` | The linked service order was completed |\n| `Cancelled` | Discarded by an operator in triage, before being linked to a service order |\n\nMoves: (new, automatic) → `Linked`; (new, manual) → `Pending`; `Pending` → `Linked`\n(operator creates or picks an order; event `ServiceOrder.Created`); `Pending` →\n`Cancelled` (event `Alert.Cancelled`); `Linked` → `Resolved` (order completed; event\n`ServiceOrder.Completed`); `Linked` → `Pending` (the order was cancelled; event\n`ServiceOrder.Cancelled` carrying the alert as `Pending`: the request is not dropped,\nit waits for a new triage, where it gets another order — `ServiceOrder.Created` — or\nis discarded — `Alert.Cancelled`). `Resolved` and `Cancelled` are final.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "not final yet", never as an error.\n',
-    anyOf: [
-        {
-            type: 'string',
-            title: 'KnownAlertStatus',
-            enum: [
-                'Pending',
-                'Linked',
-                'Resolved',
-                'Cancelled'
-            ]
-        },
-        {
-            type: 'string',
-            title: 'OtherAlertStatus',
-            description: 'A state added after this version of the document.',
-            pattern: '^[A-Z][A-Za-z]*$',
-            maxLength: 50
-        }
-    ]
-} as const;
-
-export const ServiceOrderNumberSchema = {
-    type: 'string',
-    maxLength: 20,
-    title: 'ServiceOrderNumber',
-    description: 'Human-readable service-order number, `OS-<year>-<sequence>`: one sequence per tenant\nand year, zero-padded to at least 5 digits (it grows past 99999 without changing\nform). Unique within the tenant and increasing; the sequence may skip values (a\nnumber taken by a request that did not complete is not reused).\n',
-    pattern: '^OS-[0-9]{4}-[0-9]{5,}$',
-    examples: [
-        'OS-2026-00042'
-    ]
-} as const;
-
-export const ServiceOrderStatusSchema = {
-    title: 'ServiceOrderStatus',
-    description: 'Status of a service order (raw internal value, stable between calls).\n\n| Action | From | To | Also |\n|---|---|---|---|\n| create | (new) | `OPEN` | |\n| assign (a team) | `OPEN`, `ASSIGNED` | `ASSIGNED` | reassigning keeps `ASSIGNED` and changes `team` |\n| start | `ASSIGNED` | `IN_PROGRESS` | |\n| complete | `ASSIGNED`, `IN_PROGRESS` | `COMPLETED` | sets `closedAt`; linked alerts become `Resolved` |\n| cancel | `OPEN`, `ASSIGNED`, `IN_PROGRESS` | `CANCELLED` | sets `closedAt`; linked alerts go back to `Pending` for a new triage |\n\n`COMPLETED` and `CANCELLED` are final. Every move is announced to the partner of each\nalert linked to the order: `ServiceOrder.Completed` for complete,\n`ServiceOrder.Cancelled` for cancel, `ServiceOrder.StatusChanged` for assign\n(including a reassignment) and start. An order can be completed only once a team was\nassigned.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as a status between `OPEN` and a final one (the order is still open; `closedAt` tells when it is over), never as an error.\n',
-    anyOf: [
-        {
-            type: 'string',
-            title: 'KnownServiceOrderStatus',
-            enum: [
-                'OPEN',
-                'ASSIGNED',
-                'IN_PROGRESS',
-                'COMPLETED',
-                'CANCELLED'
-            ]
-        },
-        {
-            type: 'string',
-            title: 'OtherServiceOrderStatus',
-            description: 'A status added after this version of the document.',
-            pattern: '^[A-Z][A-Z_]*$',
-            maxLength: 50
-        }
-    ]
 } as const;
 
 export const AlertSchema = {
@@ -1916,7 +2268,7 @@ export const ServiceOrderSchema = {
 
 export const AdminServiceOrderSchema = {
     title: 'AdminServiceOrder',
-    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners.\n',
+    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its pole\'s code, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners.\n',
     allOf: [
         {
             $ref: '#/components/schemas/ServiceOrder'
@@ -1925,6 +2277,7 @@ export const AdminServiceOrderSchema = {
             type: 'object',
             required: [
                 'tenantId',
+                'poleCode',
                 'slaDueAt',
                 'overdue',
                 'alertCount',
@@ -1937,6 +2290,17 @@ export const AdminServiceOrderSchema = {
                     format: 'uuid',
                     examples: [
                         '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+                    ]
+                },
+                poleCode: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 1000,
+                    description: 'The code of the order\'s pole (`poleId`) in its city, null when the order has none.',
+                    examples: [
+                        'P-000123'
                     ]
                 },
                 slaDueAt: {

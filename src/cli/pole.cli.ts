@@ -2,8 +2,8 @@ import { Option, type Command } from 'commander';
 import type { PoleImportSummary } from '../services/city-data/index.js';
 import { importPoles, UnusableFileError } from '../services/city-data/index.js';
 import type { Progress } from '../services/city-data/index.js';
-import type { MapPoles } from '../../generated/admin/types.gen.js';
-import { mapPoles } from '../services/operations/index.js';
+import type { MapPoles, PoleDetail } from '../../generated/admin/types.gen.js';
+import { mapPoles, poleByCode } from '../services/operations/index.js';
 import { PLATFORM_ACCESS } from '../services/operators/index.js';
 import { CliError, jsonOption, printResult, withRuntime, type CliIo, type JsonOption } from './context.js';
 
@@ -98,6 +98,30 @@ export function registerPoleCommands(program: Command, io: CliIo): void {
     const out = await withRuntime(io, (rt) => mapPoles(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, bbox: opts.bbox, limit: opts.limit }));
     printResult(io, opts, out, () => describeMapPoles(out));
   });
+
+  jsonOption(
+    pole
+      .command('show')
+      .description("one pole of a tenant by its code: its telegestor and its changes of state, the orders and alerts on it (GET /api/admin/tenants/{tenantId}/poles/{poleCode})")
+      .requiredOption('--tenant <id>', 'tenant id')
+      .option('--states <n>', 'at most this many changes of state (200 at most)', '20')
+      .argument('<code>', "the pole's code"),
+  ).action(async (code: string, opts: JsonOption & { tenant: string; states: string }) => {
+    const out = await withRuntime(io, (rt) => poleByCode(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, code, states: opts.states }, 'en'));
+    printResult(io, opts, out, () => describePole(out));
+  });
+}
+
+function describePole(p: PoleDetail): string {
+  const g = p.telegestor;
+  const lines = [
+    `${p.code}  ${p.address} - ${p.neighborhood}  ${p.latitude},${p.longitude}${p.active ? '' : '  (inactive)'}  id=${p.id}`,
+    g ? `telegestor ${g.identifier}: online=${g.online ?? 'unknown'} relayOn=${g.relayOn ?? 'unknown'} last=${g.lastCommunicationAt ?? 'never'}` : 'no telegestor',
+    ...p.states.map((s) => `  ${s.reportedAt}  online=${s.online} relayOn=${s.relayOn ?? 'unknown'}`),
+    `orders: ${p.serviceOrders.length === 0 ? 'none' : p.serviceOrders.map((o) => `${o.number} ${o.status}`).join(', ')}`,
+    `alerts: ${p.alerts.length === 0 ? 'none' : p.alerts.map((a) => `#${a.alertNumber} ${a.status}`).join(', ')}`,
+  ];
+  return lines.join('\n');
 }
 
 function describeMapPoles(out: MapPoles): string {

@@ -448,7 +448,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'listAuditEntries', method: 'GET', path: `/api/admin/audit?entityType=service_order&entityId=${s.autoOrderId}`, headers: bearer(), expect: 200 });
   });
 
-  it('admin: the working day (order list, inbox by number, timelines, reasons and mappings, poles, duplicates, attention, queues)', async () => {
+  it('admin: the working day (order list, inbox by number, timelines, reasons and mappings, poles and a pole by code, duplicates, attention, queues)', async () => {
     const get = (operationId: string, p: string, expectStatus: number, problem?: string) => ex.strict('admin', { operationId, method: 'GET', path: p, headers: bearer(), expect: expectStatus, ...(problem ? { problem } : {}) });
     const post = (operationId: string, p: string, body: unknown, expectStatus: number, method = 'POST') => ex.strict('admin', { operationId, method, path: p, headers: bearer(), body, expect: expectStatus });
     const tenant = s.manual.tenantId;
@@ -485,6 +485,13 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await get('listMapPoles', `/api/admin/tenants/${tenant}/poles?near=-23.5573,-46.6602&radius=100`, 200);
     await get('listMapPoles', `/api/admin/tenants/${tenant}/poles?bbox=-23.6,-46.7,-23.5,-46.6&limit=10`, 200);
     await ex.lax('admin', { operationId: 'listMapPoles', method: 'GET', path: `/api/admin/tenants/${tenant}/poles`, headers: bearer(), expect: 400 });
+    const pole = await get('getPole', `/api/admin/tenants/${s.auto.tenantId}/poles/P-1?states=20`, 200);
+    expect(pole.body).toMatchObject({ code: 'P-1', telegestor: { identifier: 'TG-1' } });
+    await get('getPole', `/api/admin/tenants/${s.auto.tenantId}/poles/P-404`, 404, 'not-found');
+    // Another city's code is not found in this one, exactly like a code nobody has.
+    await get('getPole', `/api/admin/tenants/${tenant}/poles/P-1`, 404, 'not-found');
+    await get('getPole', `/api/admin/tenants/${randomUUID()}/poles/P-1`, 404, 'not-found');
+    await ex.lax('admin', { operationId: 'getPole', method: 'GET', path: `/api/admin/tenants/${s.auto.tenantId}/poles/P-1?states=0`, headers: bearer(), expect: 400 });
     await post('setServiceOrderPole', `/api/admin/service-orders/${s.manualOrderId}/set-pole`, { poleId: null }, 409);
     await post('setServiceOrderPole', `/api/admin/service-orders/${randomUUID()}/set-pole`, { poleId: null }, 404);
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
+import { makeAlert, makeCityPole, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { recordReliability } from '../support/reliability.js';
 import { makeQueueRows } from '../support/queues.js';
 import { emit, subjectFor } from '../events/support.js';
@@ -53,6 +53,11 @@ beforeAll(async () => {
   const tokenA = await makeToken(t.rt, { operator: adminA.email, name: 'alfa-token' });
   const queues = await makeQueueRows(t.rt, { tenantId: cityA.id, externalSystemId: partner.id, alertId: pending.id, protocolNumber: pending.protocolNumber });
   await t.rt.db.insertInto('reason_mapping').values({ external_system_id: partner.id, partner_code: 'LAMPADA', tenant_id: cityA.id, reason_code: 'LAMP_OUT' }).execute();
+  // A's pole on one of A's orders: B asking for its code is answered as for a code nobody has.
+  const pole = await makeCityPole(t.rt, { tenantId: cityA.id, code: 'POSTE-ALFA-0001', address: 'Rua ALFA Secreta, 7', device: 'TG-ALFA-0001' });
+  await t.rt.db.updateTable('service_order').set({ pole_id: pole.id }).where('id', '=', linked.serviceOrderId!).execute();
+  Object.assign(a, { poleCode: pole.code });
+  secrets.push(pole.id, 'Rua ALFA Secreta, 7', 'TG-ALFA-0001');
   Object.assign(a, { partnerCode: 'LAMPADA', attachmentId: queues.attachmentId, failureId: queues.failureId, itemId: queues.itemId });
   secrets.push(queues.attachmentId, queues.failureId, queues.itemId);
   Object.assign(a, { tenantId: cityA.id, alertId: pending.id, serviceOrderId: linked.serviceOrderId!, code: partner.code, deliveryId: delivery.id, teamId: team.id, operatorId: adminA.id, tokenId: tokenA.id });
@@ -139,7 +144,7 @@ describe('another city\'s token and session, on every admin operation', () => {
       statuses[op.operationId] = [await attempt(op, 'token'), await attempt(op, 'session')];
     }
     // An id of A is answered exactly as an unknown id: the reads by id are 404, never 403.
-    for (const id of ['getAlert', 'getServiceOrder', 'getPartner', 'getTenant', 'getWebhookDelivery', 'getPartnerPolling', 'listWebhookDeliveries', 'listRejectedInboundItems', 'listTeams'])
+    for (const id of ['getAlert', 'getServiceOrder', 'getPole', 'getPartner', 'getTenant', 'getWebhookDelivery', 'getPartnerPolling', 'listWebhookDeliveries', 'listRejectedInboundItems', 'listTeams'])
       expect(statuses[id], id).toEqual([404, 404]);
     for (const id of ['discardAlert', 'startServiceOrder', 'rotatePartnerKey', 'updatePartner', 'redeliverWebhook', 'setTenantIntakePolicy', 'revokeAdminToken']) expect(statuses[id], id).toEqual([404, 404]);
     for (const id of ['listOperators', 'createOperator', 'disableOperator', 'createTenant']) expect(statuses[id], id).toEqual([403, 403]);

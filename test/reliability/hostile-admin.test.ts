@@ -76,7 +76,7 @@ beforeAll(async () => {
   const polling = await makePartner(t.rt, { tenantId: other.id, transport: 'polling', pollingUrl: `${partnerStub.url}/lumen/requests`, pollingKey: 'key-0123456789', pollingIntervalSeconds: 180 });
   const team = await makeTeam(t.rt, { tenantId: manual.id });
   await makeReason(t.rt, { tenantId: manual.id, code: 'LAMP_OUT' });
-  await makeCityPole(t.rt, { tenantId: manual.id, device: 'TG-ADM-1' });
+  const pole = await makeCityPole(t.rt, { tenantId: manual.id, device: 'TG-ADM-1' });
   const alerts = [];
   for (let i = 0; i < 6; i++) alerts.push(await makeAlert(t.rt, { tenantId: manual.id, externalSystemId: partner.id, status: i % 2 ? 'Linked' : 'Pending' }));
   await emit(t.rt, ['ServiceOrder.StatusChanged', await subjectFor(t.rt, { tenantId: manual.id, partner: { id: partner.id } })]);
@@ -87,6 +87,8 @@ beforeAll(async () => {
   ids.code = [partner.code, polling.code];
   ids.deliveryId = deliveries.map((d) => d.id);
   ids.teamId = [team.id];
+  // The pole page: a real code, and one of the other city.
+  ids.poleCode = [pole.code, (await makeCityPole(t.rt, { tenantId: other.id })).code];
   // The queues operators clear by hand, and a mapped partner reason code.
   const queues = await makeQueueRows(t.rt, { tenantId: manual.id, externalSystemId: partner.id, alertId: alerts[0]!.id, protocolNumber: alerts[0]!.protocolNumber });
   ids.attachmentId = [queues.attachmentId];

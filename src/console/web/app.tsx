@@ -16,6 +16,7 @@ import { AlertPage } from './pages/alert.js';
 import { OrdersPage } from './pages/orders.js';
 import { OrderPage } from './pages/order.js';
 import { MapPage } from './pages/map.js';
+import { PolePage } from './pages/pole.js';
 import { PartnersPage } from './pages/partners.js';
 import { PartnerPage } from './pages/partner.js';
 import { TeamsPage } from './pages/teams.js';
@@ -199,6 +200,7 @@ function Routes() {
   if (match('/orders', path)) return <OrdersPage />;
   if ((params = match('/orders/:id', path))) return <OrderPage key={params.id} id={params.id!} />;
   if (match('/map', path)) return <MapPage />;
+  if ((params = match('/poles/:code', path))) return <PolePage key={params.code} code={params.code!} />;
   if (match('/partners', path)) return <PartnersPage />;
   if ((params = match('/partners/:code', path))) return <PartnerPage key={params.code} code={params.code!} />;
   if (match('/teams', path)) return <TeamsPage />;

@@ -63,3 +63,54 @@ export function BarChart({ categories, short, xLabel, series, title, height = 22
   }, [JSON.stringify({ categories, short, xLabel, series, title, stacked, counts })]);
   return <div class="chart" ref={box} role="img" aria-label={title} />;
 }
+
+export interface StatePoint {
+  /** Epoch seconds of the report that changed the state. */
+  at: number;
+  online: boolean;
+  relayOn: boolean | null;
+}
+
+/**
+ * A telegestor's state over time as two step lines: its connection (offline/online,
+ * the lower band) and its lamp's relay (off/on, the upper band; a gap while unknown).
+ * `points` oldest first; the last state is drawn on to `until` (epoch seconds).
+ * `levels` names the four levels bottom to top: offline, online, relay off, relay on.
+ */
+export function StateChart({ points, until, levels, connection, relay, timeLabel, time, tick, title, height = 200 }: { points: StatePoint[]; until: number; levels: [string, string, string, string]; connection: string; relay: string; timeLabel: string; time: (epochSeconds: number) => string; tick: (epochSeconds: number) => string; title: string; height?: number }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el || points.length === 0) return;
+    const last = points[points.length - 1]!;
+    const all = [...points, { ...last, at: Math.max(until, last.at + 60) }];
+    const xs = all.map((p) => p.at);
+    const online = all.map((p) => (p.online ? 1 : 0));
+    const relayLine = all.map((p) => (p.relayOn === null ? null : p.relayOn ? 3 : 2));
+    const stepped = uPlot.paths.stepped!({ align: 1 });
+    const plot = new uPlot(
+      {
+        width: Math.max(280, el.clientWidth),
+        height,
+        cursor: { drag: { x: false, y: false } },
+        scales: { y: { range: [-0.4, 3.4] } },
+        // Times in the operator's language (uPlot's own are English).
+        axes: [{ values: (_u, ticks) => ticks.map((v) => tick(v)), space: 90 }, { size: 118, splits: () => [0, 1, 2, 3], values: (_u, ticks) => ticks.map((v) => levels[Math.round(v)] ?? '') }],
+        series: [
+          { label: timeLabel, value: (_u: uPlot, v: number | null) => (v === null ? '—' : time(v)) },
+          { label: connection, stroke: '#1d4ed8', width: 2, paths: stepped, points: { show: false }, value: (_u: uPlot, v: number | null) => (v === null ? '—' : levels[v]!) },
+          { label: relay, stroke: '#c2410c', width: 2, paths: stepped, points: { show: false }, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : levels[v]!) },
+        ],
+      },
+      [xs, online, relayLine],
+      el,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [JSON.stringify({ points, until, levels, connection, relay, timeLabel, title })]);
+  return <div class="chart" ref={box} role="img" aria-label={title} />;
+}

@@ -10,3 +10,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function cityHint(ref: string, tenantId: string): { tenantId: string } | Record<string, never> {
   return UUID.test(ref) || !tenantId ? {} : { tenantId };
 }
+
+/**
+ * The pole page of a pole code: a code is unique only within its city, so a link from
+ * an order or alert of another granted city than the selected one names that city.
+ */
+export function polePath(code: string, tenantId: string, selected: string): string {
+  return `/poles/${encodeURIComponent(code)}${tenantId && tenantId !== selected ? `?city=${encodeURIComponent(tenantId)}` : ''}`;
+}

@@ -66,6 +66,16 @@ export interface TelegestorTable {
   updated_at: DbStamp;
 }
 
+/** A change of a telegestor's reported state, at the report's time (0089). */
+export interface TelegestorStateChangeTable {
+  id: Generated<string>;
+  tenant_id: string;
+  telegestor_id: string;
+  online: boolean;
+  relay_on: boolean | null;
+  reported_at: Date;
+}
+
 export interface TenantCounterTable {
   tenant_id: string;
   name: string;
@@ -162,6 +172,7 @@ export interface DomainTables {
   team: TeamTable;
   pole: PoleTable;
   telegestor: TelegestorTable;
+  telegestor_state_change: TelegestorStateChangeTable;
   tenant_counter: TenantCounterTable;
   service_order: ServiceOrderTable;
   alert: AlertTable;

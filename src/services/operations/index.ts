@@ -14,4 +14,5 @@ export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from 
 export { listServiceOrders, orderListFilter, type OrderListInput } from './order-list.js';
 export { tenantAttention } from './attention.js';
 export { alertTimeline, orderTimeline } from './timeline.js';
+export { poleByCode } from './pole-page.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';

@@ -116,6 +116,7 @@ export function adminServiceOrderView(r: OrderListRow, now = Date.now()): AdminS
   return {
     ...serviceOrderView(r),
     tenantId: r.tenant_id,
+    poleCode: r.pole_code ?? null,
     slaDueAt: r.sla_due_at.toISOString(),
     overdue: r.closed_at === null && r.sla_due_at.getTime() < now,
     alertCount: r.alert_count,

@@ -3,6 +3,7 @@
  * actions its state and the operator's role allow; its timeline from the audit log.
  */
 import { useState } from 'preact/hooks';
+import { useSWRConfig } from 'swr';
 import { ApiError, call, useApi, type Output, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
@@ -11,7 +12,7 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
-import { cityHint } from '../refs.js';
+import { cityHint, polePath } from '../refs.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -49,6 +50,10 @@ export function AlertPage({ id }: { id: string }) {
 
 function AlertDetails({ alert: a }: { alert: types.Alert }) {
   const { t, dateTime } = useI18n();
+  const { tenantId } = useSession();
+  // The pole of the alert's order, by its code (the order carries it).
+  const order = useApi('getServiceOrder', a.serviceOrder ? { path: { serviceOrderId: a.serviceOrder.id } } : null);
+  const poleCode = order.data?.poleCode ?? null;
   const d = useDurations();
   const overdue = d.overdue(a.slaDueAt) && a.status === 'Pending';
   return (
@@ -88,6 +93,11 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
             </Link>
           ) : null}
         </Field>
+        {poleCode ? (
+          <Field label={t('alert.pole')}>
+            <Link to={polePath(poleCode, a.tenantId, tenantId)}>{poleCode}</Link>
+          </Field>
+        ) : null}
         {a.cancelReason ? <Field label={t('alert.cancelReason')}>{a.cancelReason}</Field> : null}
       </dl>
     </section>
@@ -275,6 +285,7 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
 
 function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; onChanged: (a: types.Alert) => void; reload: () => void }) {
   const { t } = useI18n();
+  const { mutate } = useSWRConfig();
   const { can } = useSession();
   const teams = useApi('listTeams', can('triage', a.tenantId) ? { query: { tenantId: a.tenantId } } : null);
   const [teamId, setTeamId] = useState('');
@@ -307,6 +318,8 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
     () => call('setServiceOrderPole', { path: { serviceOrderId: a.serviceOrder!.id }, body: { poleId: pole!.id } }),
     (order) => {
       reload();
+      // The order's pole code shown with the alert is read again.
+      void mutate((key) => Array.isArray(key) && key[0] === 'getServiceOrder');
       return t('alert.poleAttached', { pole: pole?.code ?? '', number: order.number });
     },
   );

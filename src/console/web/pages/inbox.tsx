@@ -54,6 +54,8 @@ export function InboxPage() {
       : null,
     { refreshInterval: 30_000, keepPreviousData: true },
   );
+  // A pole's code typed in the search finds the pole itself (its page lists its alerts and orders).
+  const poleHit = useApi('getPole', tenantId && text.trim() ? { path: { tenantId, poleCode: text.trim() }, query: { states: 1 } } : null, { keepPreviousData: false });
   const partners = useApi('listPartners', tenantId ? { query: { tenantId } } : null);
   const attention = useApi('getTenantAttention', tenantId ? { path: { tenantId } } : null, { refreshInterval: 30_000 });
   const { can } = useSession();
@@ -125,6 +127,11 @@ export function InboxPage() {
           <span>{t('inbox.filter.text')}</span>
           <input type="search" value={text} onInput={(e) => setFilter('q', (e.target as HTMLInputElement).value)} />
         </label>
+        {poleHit.data && poleHit.data.code === text.trim() ? (
+          <Link to={`/poles/${encodeURIComponent(poleHit.data.code)}`} class="button secondary" data-testid="pole-found">
+            {t('pole.found', { code: poleHit.data.code })}
+          </Link>
+        ) : null}
         <label>
           <span>{t('inbox.filter.partner')}</span>
           <select value={partner} onChange={(e) => setFilter('partner', (e.target as HTMLSelectElement).value)}>

@@ -1,13 +1,14 @@
 /**
  * The city at a glance: Pending alerts and open orders with coordinates, and, once
  * zoomed in far enough, the poles in view with their telegestor state. Poles come from
- * a bounding-box query with a limit, never the whole set (a city has a million).
+ * a bounding-box query with a limit, never the whole set (a city has a million). A pole
+ * opens its page; `?at=lat,lon` opens the map there.
  */
 import { useState } from 'preact/hooks';
 import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
-import { navigate } from '../router.js';
+import { navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Page } from '../ui.js';
 
@@ -19,6 +20,9 @@ const POLE_KIND = { online: 'pole-online', off: 'pole-offline', unknown: 'pole-u
 export function MapPage() {
   const { t } = useI18n();
   const { tenantId } = useSession();
+  // `?at=lat,lon` (from a pole's page): open there, close enough to see the poles.
+  const at = (useLocation().query.get('at') ?? '').split(',').map(Number);
+  const focus: [number, number] | null = at.length === 2 && at.every(Number.isFinite) ? [at[0]!, at[1]!] : null;
   const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
   const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
   const city = useApi('getTenant', { path: { tenantId } });
@@ -28,7 +32,8 @@ export function MapPage() {
   const points: MapPoint[] = [];
   if (showPoles) {
     for (const p of poles.data?.items ?? []) {
-      points.push({ id: p.id, lat: p.latitude, lon: p.longitude, kind: POLE_KIND[p.telegestorState], label: `${p.code} · ${t(`pole.${p.telegestorState}`)}` });
+      const code = p.code;
+      points.push({ id: p.id, lat: p.latitude, lon: p.longitude, kind: POLE_KIND[p.telegestorState], label: `${p.code} · ${t(`pole.${p.telegestorState}`)}`, onClick: () => navigate(`/poles/${encodeURIComponent(code)}`) });
     }
   }
   for (const a of pending.data?.items ?? []) {
@@ -62,8 +67,9 @@ export function MapPage() {
         points={points}
         label={t('map.title')}
         class="map-tall"
-        fit
-        zoom={13}
+        fit={focus === null}
+        {...(focus ? { center: focus } : {})}
+        zoom={focus ? POLE_ZOOM + 1 : 13}
         maxFitZoom={POLE_ZOOM - 1}
         extent={city.data?.extent ?? null}
         onView={(b, zoom) => setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom })}

@@ -9,7 +9,7 @@ import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
-import { cityHint } from '../refs.js';
+import { cityHint, polePath } from '../refs.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
@@ -43,7 +43,7 @@ export function OrderPage({ id }: { id: string }) {
                 {o.neighborhood ? ` — ${o.neighborhood}` : ''}
               </Field>
               <Field label={t('col.team')}>{o.team?.name}</Field>
-              <Field label={t('order.pole')}>{o.poleId}</Field>
+              <Field label={t('order.pole')}>{o.poleCode ? <Link to={polePath(o.poleCode, o.tenantId, tenantId)}>{o.poleCode}</Link> : null}</Field>
               <Field label={t('order.opened')}>{dateTime(o.openedAt)}</Field>
               <Field label={t('order.closed')}>{o.closedAt ? dateTime(o.closedAt) : null}</Field>
             </dl>

@@ -7,6 +7,7 @@ import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations } from '../ui.js';
+import { polePath } from '../refs.js';
 
 const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
 
@@ -87,7 +88,7 @@ export function OrdersPage() {
         </div>
       ) : null}
       {rows.length > 0 && view === 'table' ? (
-        <Table testid="orders-table" headers={[t('col.number'), t('col.status'), t('col.address'), t('col.team'), t('col.sla'), t('col.partner')]}>
+        <Table testid="orders-table" headers={[t('col.number'), t('col.status'), t('col.address'), t('order.pole'), t('col.team'), t('col.sla'), t('col.partner')]}>
           {rows.map((r) => (
             <tr key={r.id}>
               <td>
@@ -97,6 +98,7 @@ export function OrdersPage() {
                 <StatusBadge status={r.status} />
               </td>
               <td>{r.address}</td>
+              <td class="nowrap">{r.poleCode ? <Link to={polePath(r.poleCode, r.tenantId, tenantId)}>{r.poleCode}</Link> : '—'}</td>
               <td>{r.team?.name ?? '—'}</td>
               <td class={r.overdue ? 'overdue nowrap' : 'nowrap'}>{r.closedAt ? dateTime(r.closedAt) : d.until(r.slaDueAt)}</td>
               <td>{r.partners.join(', ')}</td>

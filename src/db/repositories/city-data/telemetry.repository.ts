@@ -28,17 +28,29 @@ export async function applyDeviceStates(tx: Tx, tenantId: string, states: readon
     .forUpdate()
     .execute();
   const known = new Set(locked.map((r) => r.identifier));
+  // `was` is the row as it stood before this statement: a report that changes the
+  // device's state (or is its first) is also kept in telegestor_state_change (0089).
   const { rows } = await sql<{ identifier: string }>`
-    UPDATE telegestor t
-       SET online = r.online, relay_on = r.relay_on, last_communication_at = r.reported_at,
-           offline_since = CASE WHEN r.online THEN NULL ELSE coalesce(t.offline_since, r.reported_at) END,
-           relay_off_since = CASE WHEN r.relay_on IS FALSE THEN coalesce(t.relay_off_since, r.reported_at)
-                                  WHEN r.relay_on IS TRUE THEN NULL ELSE t.relay_off_since END
-      FROM unnest(${identifiers}::text[], ${states.map((s) => s.online)}::boolean[], ${states.map((s) => s.relayOn)}::boolean[], ${states.map((s) => s.reportedAt)}::timestamptz[])
-           AS r(identifier, online, relay_on, reported_at)
-     WHERE t.tenant_id = ${tenantId}
-       AND t.identifier = r.identifier
-       AND (t.last_communication_at IS NULL OR r.reported_at > t.last_communication_at)
-    RETURNING t.identifier`.execute(tx);
+    WITH applied AS (
+      UPDATE telegestor t
+         SET online = r.online, relay_on = r.relay_on, last_communication_at = r.reported_at,
+             offline_since = CASE WHEN r.online THEN NULL ELSE coalesce(t.offline_since, r.reported_at) END,
+             relay_off_since = CASE WHEN r.relay_on IS FALSE THEN coalesce(t.relay_off_since, r.reported_at)
+                                    WHEN r.relay_on IS TRUE THEN NULL ELSE t.relay_off_since END
+        FROM unnest(${identifiers}::text[], ${states.map((s) => s.online)}::boolean[], ${states.map((s) => s.relayOn)}::boolean[], ${states.map((s) => s.reportedAt)}::timestamptz[])
+             AS r(identifier, online, relay_on, reported_at),
+             telegestor was
+       WHERE t.tenant_id = ${tenantId}
+         AND t.identifier = r.identifier
+         AND was.id = t.id
+         AND (t.last_communication_at IS NULL OR r.reported_at > t.last_communication_at)
+      RETURNING t.id, t.identifier, r.online, r.relay_on, r.reported_at,
+                was.online AS was_online, was.relay_on AS was_relay_on, was.last_communication_at AS was_at
+    ), changes AS (
+      INSERT INTO telegestor_state_change (tenant_id, telegestor_id, online, relay_on, reported_at)
+      SELECT ${tenantId}, id, online, relay_on, reported_at FROM applied
+       WHERE was_at IS NULL OR was_online IS DISTINCT FROM online OR was_relay_on IS DISTINCT FROM relay_on
+    )
+    SELECT identifier FROM applied`.execute(tx);
   return { known, applied: new Set(rows.map((r) => r.identifier)) };
 }

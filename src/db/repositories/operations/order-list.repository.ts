@@ -28,7 +28,7 @@ export interface OrderKeyset {
   id: string;
 }
 
-export type OrderListRow = Selectable<ServiceOrderTable> & { team_name: string | null; sort_key: string; priority_rank: number; alert_count: number; partner_codes: string[] | null };
+export type OrderListRow = Selectable<ServiceOrderTable> & { team_name: string | null; sort_key: string; priority_rank: number; alert_count: number; partner_codes: string[] | null; pole_code: string | null };
 
 const OPEN: readonly ServiceOrderStatus[] = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'];
 
@@ -57,7 +57,15 @@ export function filtered(db: Executor, f: OrderListFilter) {
   if (f.openedBefore) q = q.where('so.opened_at', '<', f.openedBefore);
   if (f.text) {
     const like = likePattern(f.text);
-    q = q.where((eb) => eb.or([eb('so.number', 'ilike', like), eb('so.address', 'ilike', like), eb('so.neighborhood', 'ilike', like)]));
+    // A pole's code finds the orders on it (the code as written, or part of it).
+    q = q.where((eb) =>
+      eb.or([
+        eb('so.number', 'ilike', like),
+        eb('so.address', 'ilike', like),
+        eb('so.neighborhood', 'ilike', like),
+        eb.exists(eb.selectFrom('pole as tp').select(sql`1`.as('one')).whereRef('tp.id', '=', 'so.pole_id').where('tp.code', 'ilike', like)),
+      ]),
+    );
   }
   return q;
 }
@@ -101,6 +109,7 @@ function withListColumns(q: ReturnType<typeof filtered>, sort: OrderSort) {
     .select((eb) => [
       eb.selectFrom('alert as ca').select(eb.fn.countAll<number>().as('n')).whereRef('ca.service_order_id', '=', 'so.id').as('alert_count'),
       sql<string[] | null>`(SELECT array_agg(DISTINCT ce.code ORDER BY ce.code) FROM alert ca2 JOIN external_system ce ON ce.id = ca2.external_system_id WHERE ca2.service_order_id = so.id)`.as('partner_codes'),
+      eb.selectFrom('pole as op').select('op.code').whereRef('op.id', '=', 'so.pole_id').as('pole_code'),
     ]);
 }
 

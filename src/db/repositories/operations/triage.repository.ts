@@ -59,9 +59,11 @@ function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
   if (f.partnerCode) parts.push(sql`a.external_system_id = (SELECT pe.id FROM external_system pe WHERE pe.code = ${f.partnerCode})`);
   if (f.reasonCode) parts.push(sql`a.reason_code = ${f.reasonCode}`);
   if (f.overdue) parts.push(sql`a.status IN ('Pending', 'Linked') AND a.sla_due_at < now()`);
+  // The text also finds the alerts whose order is on a pole of that code.
   if (f.text) {
     const like = `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    parts.push(sql`(a.protocol_number ILIKE ${like} OR a.description ILIKE ${like} OR a.address_street ILIKE ${like} OR a.address_neighborhood ILIKE ${like} OR a.address_reference ILIKE ${like})`);
+    parts.push(sql`(a.protocol_number ILIKE ${like} OR a.description ILIKE ${like} OR a.address_street ILIKE ${like} OR a.address_neighborhood ILIKE ${like} OR a.address_reference ILIKE ${like}
+      OR EXISTS (SELECT 1 FROM service_order so JOIN pole tp ON tp.id = so.pole_id WHERE so.id = a.service_order_id AND tp.code ILIKE ${like}))`);
   }
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
