@@ -96,6 +96,8 @@ describe('the operator’s language', () => {
         ['/console/teams', 'teams'],
         ['/console/operators', ''],
         ['/console/reports', 'report-backlog'],
+        ['/console/poles/AUG-1500', ''],
+        ['/console/map', 'map'],
       ];
       for (const [p, testid] of pages) {
         await page.goto(`${lumen.baseUrl}${p}`);
