@@ -1411,6 +1411,196 @@ export const AlertPageSchema = {
     }
 } as const;
 
+export const BulkTriageRequestSchema = {
+    type: 'object',
+    title: 'BulkTriageRequest',
+    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `link` links all to an open order; `reclassify` gives all a new\nreason; `discard` cancels all with one note, sent to each partner.\n',
+    additionalProperties: false,
+    required: [
+        'tenantId',
+        'alertIds',
+        'action'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The tenant of every alert named; an alert of another tenant is refused as an unknown one.'
+        },
+        alertIds: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 500,
+            uniqueItems: true,
+            description: 'The alerts\' ids, in the order the operator sees them (the first one gives a new order its address).',
+            items: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 64
+            }
+        },
+        action: {
+            type: 'string',
+            enum: [
+                'create-order',
+                'link',
+                'reclassify',
+                'discard'
+            ],
+            description: 'What is done to every alert.'
+        },
+        teamId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 200,
+            description: '`create-order` only: assign the new order to this team of the tenant at once (its id or name).'
+        },
+        reasonCode: {
+            type: 'string',
+            maxLength: 100,
+            pattern: '^[A-Za-z0-9_.-]{1,64}$',
+            description: '`reclassify` (required) and `create-order` (optional): an internal reason of the tenant.'
+        },
+        serviceOrderId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description: '`link` (required): the open order\'s id or number (`OS-2026-00042`) in the tenant.'
+        },
+        note: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500,
+            description: '`discard` (required): why the alerts are discarded; kept on each alert, in the audit log and sent to each partner with `Alert.Cancelled`.'
+        }
+    }
+} as const;
+
+export const BulkTriageItemSchema = {
+    type: 'object',
+    title: 'BulkTriageItem',
+    description: 'What happened to one alert of a bulk action. `done`: the action was applied (or, in a\nrefused batch, would have been). `refused`: `reason` says why: `not-found` (no such\nalert in the tenant: an alert of another tenant is answered exactly so) or\n`not-pending` (the alert is in `state`, not `Pending`).\n',
+    required: [
+        'alertId',
+        'outcome'
+    ],
+    properties: {
+        alertId: {
+            type: 'string',
+            maxLength: 64
+        },
+        outcome: {
+            type: 'string',
+            enum: [
+                'done',
+                'refused'
+            ]
+        },
+        reason: {
+            type: 'string',
+            enum: [
+                'not-found',
+                'not-pending'
+            ],
+            description: 'Why the alert was refused (only when refused).'
+        },
+        alertNumber: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'The alert\'s number in its tenant (absent for `not-found`).'
+        },
+        state: {
+            $ref: '#/components/schemas/AlertStatus'
+        }
+    }
+} as const;
+
+export const BulkTriageResultSchema = {
+    type: 'object',
+    title: 'BulkTriageResult',
+    description: 'A bulk action that was applied to every alert named.',
+    required: [
+        'action',
+        'handled',
+        'results'
+    ],
+    properties: {
+        action: {
+            type: 'string',
+            enum: [
+                'create-order',
+                'link',
+                'reclassify',
+                'discard'
+            ]
+        },
+        handled: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 500,
+            description: 'How many alerts the action changed (all of them).'
+        },
+        serviceOrder: {
+            description: 'The order the alerts are now linked to (`create-order`, `link`).',
+            type: 'object',
+            required: [
+                'id',
+                'number'
+            ],
+            properties: {
+                id: {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                number: {
+                    type: 'string',
+                    maxLength: 64
+                }
+            }
+        },
+        results: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                $ref: '#/components/schemas/BulkTriageItem'
+            }
+        }
+    }
+} as const;
+
+export const BulkTriageProblemSchema = {
+    title: 'BulkTriageProblem',
+    description: 'A refused bulk action: a problem document with one result per alert named. Nothing\nwas changed. `refused` counts the alerts that stopped the batch. Both are present for\n`bulk-refused` (409: an alert is not `Pending`) and `bulk-unknown-alerts` (422: an\nalert does not exist in the tenant, or is another tenant\'s); absent for other problems\n(`validation-failed` about the body\'s parameters, for example).\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/Problem'
+        },
+        {
+            type: 'object',
+            properties: {
+                refused: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 500
+                },
+                results: {
+                    type: 'array',
+                    maxItems: 500,
+                    items: {
+                        $ref: '#/components/schemas/BulkTriageItem'
+                    }
+                }
+            }
+        }
+    ]
+} as const;
+
 export const TimelineEntrySchema = {
     type: 'object',
     title: 'TimelineEntry',
