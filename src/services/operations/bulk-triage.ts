@@ -6,7 +6,8 @@ import { findTeam } from '../../db/repositories/operations/team.repository.js';
 import { findAlerts, lockAlerts, lockOrder, type AlertRow, type OrderRow, type ReasonRow } from '../../db/repositories/operations/triage.repository.js';
 import type { Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { requireTenantRole } from '../operators/index.js';
+import { requireTenantRole, type AdminAccess } from '../operators/index.js';
+import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { isUuid } from '../tenants/index.js';
 import { operatorTransaction } from './transaction.js';
 import { createOrderLocked, discardLocked, linkLocked, reclassifyLocked, requireOpenOrder, requireReason } from './triage.js';
@@ -100,14 +101,24 @@ async function tenantTeam(tx: Executor, tenantId: string, teamId: string): Promi
 }
 
 /**
+ * The batch's tenant: one the caller triages (404 when it cannot see it or it does not
+ * exist, even for a platform admin; 403 below triager).
+ */
+export async function requireTriageTenant(deps: ServiceDeps, access: AdminAccess, tenantId: string): Promise<void> {
+  const resource = `tenant ${tenantId}`;
+  if (!isUuid(tenantId ?? '')) throw new AppError('not-found', { resource });
+  requireTenantRole(access, tenantId, 'triager', resource);
+  if (!(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource });
+}
+
+/**
  * Runs one action on every alert named. Returns one result per alert (all `done`), or
  * throws: not-found for a tenant the caller cannot see (forbidden below triager),
  * validation-failed for the action's parameters, bulk-unknown-alerts (422) or
  * bulk-refused (409) with every alert's outcome, invalid-transition for a closed order.
  */
 export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTriageInput): Promise<BulkTriageResult> {
-  if (!isUuid(input.tenantId ?? '')) throw new AppError('not-found', { resource: `tenant ${input.tenantId}` });
-  requireTenantRole(actor.access, input.tenantId, 'triager', `tenant ${input.tenantId}`);
+  await requireTriageTenant(deps, actor.access, input.tenantId);
   checkParameters(input);
   const ids = input.alertIds.filter(isUuid);
   const note = input.note?.trim() || null;
