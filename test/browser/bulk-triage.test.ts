@@ -102,6 +102,9 @@ describe('bulk triage in the inbox', () => {
     expect(await page.locator(`.inbox-row[data-alert-id="${firstId}"] [data-testid="refusal"]`).innerText()).toBe('já está cancelado');
     expect((await alertsOf(lumen, recife)).length).toBe(10 + 2);
     expect(await seriousViolations(page)).toEqual([]);
+    // The refusal stays on screen; the earlier confirmations are closed for the picture.
+    const oks = page.locator('.toast-ok .toast-close');
+    while ((await oks.count()) > 0) await oks.first().click({ timeout: 2000 }).catch(() => undefined);
     await screenshots(page, 'bulk-triage');
 
     // 4. At 390 px: the rest of the code discarded with one note.
@@ -127,8 +130,10 @@ describe('bulk triage in the inbox', () => {
 
   it('speaks English with the switcher: counts, actions and refusals', async () => {
     const { page, problems } = await openPage(browser, lumen.baseUrl, { as: recife.admin, viewport: DESKTOP });
-    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    // The first partner's two ordinary reports.
+    await page.goto(`${lumen.baseUrl}/console/inbox?partner=PORTAL-RECIFE`);
     await page.getByTestId('inbox').waitFor();
+    await expect.poll(() => page.locator('.inbox-row').count()).toBe(2);
     await page.getByTestId('language').selectOption('en');
     await page.getByText('Pending alerts').first().waitFor();
     await page.getByTestId('select-all').check();
