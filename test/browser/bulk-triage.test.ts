@@ -142,6 +142,14 @@ describe('bulk triage in the inbox', () => {
     const bar = await page.getByTestId('bulk-bar').innerText();
     expect(bar).toContain('Create one order for all');
     expect(bar).not.toMatch(/alertas|Ação|create-order/);
+    // An order number the city does not have: words, not the API's field pointer.
+    await page.getByTestId('bulk-action').selectOption('link');
+    await page.getByTestId('bulk-order').fill('OS-1999-99999');
+    await page.getByTestId('bulk-apply').click();
+    const problem = await toast(page, 'error', 'Nothing was changed');
+    expect(problem).toContain('There is no order with this number in this city.');
+    expect(problem).not.toMatch(/\/serviceOrderId|no such/);
+    expect((await alertsOf(lumen, recife)).length).toBe(2);
     expect(problems).toEqual([]);
   });
 });

@@ -23,6 +23,22 @@ export function refusalText(t: Translate, item: types.BulkTriageItem): string {
   return t('bulk.refused.notFound');
 }
 
+/**
+ * The problems this bar can meet, in the catalogue's words: a team, reason or order the
+ * city does not have (the API points at the field, in English) and a closed order (the
+ * API names its status code). Anything else keeps the API's own title and detail, which
+ * are already in the operator's language.
+ */
+function inWords(t: Translate, err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  if (err.code === 'invalid-transition') return new ApiError(err.status, t('bulk.problem.title'), t('bulk.problem.orderClosed'), err.code);
+  if (err.code !== 'validation-failed') return err;
+  const fields: Record<string, MessageKey> = { '/serviceOrderId': 'bulk.problem.serviceOrderId', '/teamId': 'bulk.problem.teamId', '/reasonCode': 'bulk.problem.reasonCode', '/note': 'bulk.needs.note' };
+  const known = err.errors.map((e) => fields[e.pointer]).filter((k): k is MessageKey => k !== undefined);
+  if (known.length === 0 || known.length !== err.errors.length) return err;
+  return new ApiError(err.status, t('bulk.problem.title'), [...new Set(known)].map((k) => t(k)).join(' '), err.code);
+}
+
 export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantId: string; ids: string[]; onClear: () => void; onDone: () => void; onRefused: (items: types.BulkTriageItem[]) => void }) {
   const { t, lang } = useI18n();
   const feedback = useFeedback();
@@ -63,7 +79,7 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
         const refused = results.filter((r) => r.outcome === 'refused');
         onRefused(refused);
         feedback.error(new ApiError(err instanceof ApiError ? err.status : 409, t('bulk.refused.title'), counted(t, 'bulk.refused', refused.length), 'bulk'));
-      } else feedback.error(err);
+      } else feedback.error(inWords(t, err));
       setConfirming(false);
     } finally {
       setBusy(false);
