@@ -1,4 +1,5 @@
 import type { RowDefinition } from '../harness/context.js';
+import { bulkTriageRow } from './bulk-triage.js';
 import { consoleBundleRow } from './console-bundle.js';
 import { consoleInboxRow } from './console-inbox.js';
 import { consoleLoadRow } from './console-load.js';
@@ -37,5 +38,6 @@ export const ROWS: readonly RowDefinition[] = [
   eventLatencyRow,
   reportExportRow,
   reportDashboardRow,
+  bulkTriageRow,
   webhookFanoutRow,
 ];

@@ -100,10 +100,12 @@ export type Tenant = {
  * | `method-not-allowed` | 405 | The path exists but not with this method |
  * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
+ * | `bulk-refused` | 409 | An alert of a bulk triage action is not `Pending`; `results` lists every alert (administrative API) |
  * | `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
+ * | `bulk-unknown-alerts` | 422 | An alert of a bulk triage action does not exist in the tenant; `results` lists every alert (administrative API) |
  * | `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |
@@ -637,6 +639,106 @@ export type AlertPage = {
      * Number of alerts matching the filters.
      */
     total: number;
+};
+
+/**
+ * BulkTriageRequest
+ *
+ * One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.
+ * `create-order` makes ONE service order for all of them (the first alert's address and
+ * coordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is
+ * reclassified first); `link` links all to an open order; `reclassify` gives all a new
+ * reason; `discard` cancels all with one note, sent to each partner.
+ *
+ */
+export type BulkTriageRequest = {
+    /**
+     * The tenant of every alert named; an alert of another tenant is refused as an unknown one.
+     */
+    tenantId: string;
+    /**
+     * The alerts' ids, in the order the operator sees them (the first one gives a new order its address).
+     */
+    alertIds: Array<string>;
+    /**
+     * What is done to every alert.
+     */
+    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    /**
+     * `create-order` only: assign the new order to this team of the tenant at once (its id or name).
+     */
+    teamId?: string;
+    /**
+     * `reclassify` (required) and `create-order` (optional): an internal reason of the tenant.
+     */
+    reasonCode?: string;
+    /**
+     * `link` (required): the open order's id or number (`OS-2026-00042`) in the tenant.
+     */
+    serviceOrderId?: string;
+    /**
+     * `discard` (required): why the alerts are discarded; kept on each alert, in the audit log and sent to each partner with `Alert.Cancelled`.
+     */
+    note?: string;
+};
+
+/**
+ * BulkTriageItem
+ *
+ * What happened to one alert of a bulk action. `done`: the action was applied (or, in a
+ * refused batch, would have been). `refused`: `reason` says why: `not-found` (no such
+ * alert in the tenant: an alert of another tenant is answered exactly so) or
+ * `not-pending` (the alert is in `state`, not `Pending`).
+ *
+ */
+export type BulkTriageItem = {
+    alertId: string;
+    outcome: 'done' | 'refused';
+    /**
+     * Why the alert was refused (only when refused).
+     */
+    reason?: 'not-found' | 'not-pending';
+    /**
+     * The alert's number in its tenant (absent for `not-found`).
+     */
+    alertNumber?: number;
+    state?: AlertStatus;
+};
+
+/**
+ * BulkTriageResult
+ *
+ * A bulk action that was applied to every alert named.
+ */
+export type BulkTriageResult = {
+    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    /**
+     * How many alerts the action changed (all of them).
+     */
+    handled: number;
+    /**
+     * The order the alerts are now linked to (`create-order`, `link`).
+     */
+    serviceOrder?: {
+        id: string;
+        number: string;
+    };
+    results: Array<BulkTriageItem>;
+};
+
+/**
+ * BulkTriageProblem
+ *
+ * A refused bulk action: a problem document with one result per alert named. Nothing
+ * was changed. `refused` counts the alerts that stopped the batch. Both are present for
+ * `bulk-refused` (409: an alert is not `Pending`) and `bulk-unknown-alerts` (422: an
+ * alert does not exist in the tenant, or is another tenant's); absent for other problems
+ * (`validation-failed` about the body's parameters, for example).
+ *
+ */
+export type BulkTriageProblem = Problem & {
+    refused?: number;
+    results?: Array<BulkTriageItem>;
 };
 
 /**
@@ -3454,6 +3556,113 @@ export type ListAlertsResponses = {
 };
 
 export type ListAlertsResponse = ListAlertsResponses[keyof ListAlertsResponses];
+
+export type BulkTriageAlertsData = {
+    body: BulkTriageRequest;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/admin/alerts/bulk';
+};
+
+export type BulkTriageAlertsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `bulk-refused`: an alert is not `Pending`; `results` says which and in what state.
+     * `invalid-transition`: the order to link to is closed. Nothing was changed.
+     *
+     */
+    409: BulkTriageProblem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `bulk-unknown-alerts`: an alert does not exist in the tenant (or is another
+     * tenant's); `results` says which. `validation-failed`: the body breaks the schema
+     * or names no team, reason or order of the tenant. Nothing was changed.
+     *
+     */
+    422: BulkTriageProblem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type BulkTriageAlertsError = BulkTriageAlertsErrors[keyof BulkTriageAlertsErrors];
+
+export type BulkTriageAlertsResponses = {
+    /**
+     * Every alert was handled.
+     */
+    200: BulkTriageResult;
+};
+
+export type BulkTriageAlertsResponse = BulkTriageAlertsResponses[keyof BulkTriageAlertsResponses];
 
 export type GetAlertData = {
     body?: never;

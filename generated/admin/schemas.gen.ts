@@ -163,7 +163,7 @@ export const TenantSchema = {
 export const ProblemSchema = {
     type: 'object',
     title: 'Problem',
-    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
+    description: 'Error body of every Lumen error response: an RFC 9457 problem document served as\n`application/problem+json`.\n\n`type` is a stable URI of the form `urn:lumen:problem:<code>`; switch on it (or on\nthe `<code>` part), never on `title` or `detail`. `title` and `detail` are written in\nthe language negotiated from `Accept-Language` (pt-BR by default, or en) and may be\nreworded at any time. `requestId` equals the `X-Request-Id` response header; quote it\nwhen you contact support.\n\n| Code | Status | When |\n|---|---|---|\n| `malformed-json` | 400 | The body is not valid JSON |\n| `malformed-request` | 400 | The HTTP request itself could not be read (a bad request line, characters not allowed in a header, broken chunked framing); the connection is closed |\n| `invalid-parameter` | 400 | A query parameter or header has a bad value (`errors[]` points at `/query/<name>` or `/header/<name>`) |\n| `invalid-idempotency-key` | 400 | `Idempotency-Key` is not a UUID |\n| `invalid-cursor` | 400 | `cursor` was not issued by this endpoint, was altered, or can no longer be read |\n| `unauthorized` | 401 | API key missing, unknown, rotated away or expired |\n| `invalid-admin-token` | 401 | Admin token missing, unknown or revoked (administrative API only) |\n| `forbidden` | 403 | Valid key without the scope the endpoint needs |\n| `partner-disabled` | 403 | Valid key, but its ExternalSystem is disabled |\n| `not-found` | 404 | No such path |\n| `method-not-allowed` | 405 | The path exists but not with this method |\n| `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |\n| `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |\n| `bulk-refused` | 409 | An alert of a bulk triage action is not `Pending`; `results` lists every alert (administrative API) |\n| `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |\n| `payload-too-large` | 413 | The body exceeds the size limit |\n| `unsupported-media-type` | 415 | The body is not `application/json` |\n| `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |\n| `bulk-unknown-alerts` | 422 | An alert of a bulk triage action does not exist in the tenant; `results` lists every alert (administrative API) |\n| `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |\n| `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |\n| `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |\n| `headers-too-large` | 431 | The request headers exceed 16 KiB; the connection is closed |\n| `internal-error` | 500 | Unexpected failure; nothing about it is disclosed beyond `requestId` |\n| `unavailable` | 503 | Lumen is temporarily unable to serve (for example while starting or stopping); retry with backoff |\n\nNew codes may be added; treat an unknown `type` by its `status`.\n',
     required: [
         'type',
         'title',
@@ -1761,6 +1761,196 @@ export const AlertPageSchema = {
             ]
         }
     }
+} as const;
+
+export const BulkTriageRequestSchema = {
+    type: 'object',
+    title: 'BulkTriageRequest',
+    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `link` links all to an open order; `reclassify` gives all a new\nreason; `discard` cancels all with one note, sent to each partner.\n',
+    additionalProperties: false,
+    required: [
+        'tenantId',
+        'alertIds',
+        'action'
+    ],
+    properties: {
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The tenant of every alert named; an alert of another tenant is refused as an unknown one.'
+        },
+        alertIds: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 500,
+            uniqueItems: true,
+            description: 'The alerts\' ids, in the order the operator sees them (the first one gives a new order its address).',
+            items: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 64
+            }
+        },
+        action: {
+            type: 'string',
+            enum: [
+                'create-order',
+                'link',
+                'reclassify',
+                'discard'
+            ],
+            description: 'What is done to every alert.'
+        },
+        teamId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 200,
+            description: '`create-order` only: assign the new order to this team of the tenant at once (its id or name).'
+        },
+        reasonCode: {
+            type: 'string',
+            maxLength: 100,
+            pattern: '^[A-Za-z0-9_.-]{1,64}$',
+            description: '`reclassify` (required) and `create-order` (optional): an internal reason of the tenant.'
+        },
+        serviceOrderId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description: '`link` (required): the open order\'s id or number (`OS-2026-00042`) in the tenant.'
+        },
+        note: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500,
+            description: '`discard` (required): why the alerts are discarded; kept on each alert, in the audit log and sent to each partner with `Alert.Cancelled`.'
+        }
+    }
+} as const;
+
+export const BulkTriageItemSchema = {
+    type: 'object',
+    title: 'BulkTriageItem',
+    description: 'What happened to one alert of a bulk action. `done`: the action was applied (or, in a\nrefused batch, would have been). `refused`: `reason` says why: `not-found` (no such\nalert in the tenant: an alert of another tenant is answered exactly so) or\n`not-pending` (the alert is in `state`, not `Pending`).\n',
+    required: [
+        'alertId',
+        'outcome'
+    ],
+    properties: {
+        alertId: {
+            type: 'string',
+            maxLength: 64
+        },
+        outcome: {
+            type: 'string',
+            enum: [
+                'done',
+                'refused'
+            ]
+        },
+        reason: {
+            type: 'string',
+            enum: [
+                'not-found',
+                'not-pending'
+            ],
+            description: 'Why the alert was refused (only when refused).'
+        },
+        alertNumber: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'The alert\'s number in its tenant (absent for `not-found`).'
+        },
+        state: {
+            $ref: '#/components/schemas/AlertStatus'
+        }
+    }
+} as const;
+
+export const BulkTriageResultSchema = {
+    type: 'object',
+    title: 'BulkTriageResult',
+    description: 'A bulk action that was applied to every alert named.',
+    required: [
+        'action',
+        'handled',
+        'results'
+    ],
+    properties: {
+        action: {
+            type: 'string',
+            enum: [
+                'create-order',
+                'link',
+                'reclassify',
+                'discard'
+            ]
+        },
+        handled: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 500,
+            description: 'How many alerts the action changed (all of them).'
+        },
+        serviceOrder: {
+            description: 'The order the alerts are now linked to (`create-order`, `link`).',
+            type: 'object',
+            required: [
+                'id',
+                'number'
+            ],
+            properties: {
+                id: {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                number: {
+                    type: 'string',
+                    maxLength: 64
+                }
+            }
+        },
+        results: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                $ref: '#/components/schemas/BulkTriageItem'
+            }
+        }
+    }
+} as const;
+
+export const BulkTriageProblemSchema = {
+    title: 'BulkTriageProblem',
+    description: 'A refused bulk action: a problem document with one result per alert named. Nothing\nwas changed. `refused` counts the alerts that stopped the batch. Both are present for\n`bulk-refused` (409: an alert is not `Pending`) and `bulk-unknown-alerts` (422: an\nalert does not exist in the tenant, or is another tenant\'s); absent for other problems\n(`validation-failed` about the body\'s parameters, for example).\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/Problem'
+        },
+        {
+            type: 'object',
+            properties: {
+                refused: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 500
+                },
+                results: {
+                    type: 'array',
+                    maxItems: 500,
+                    items: {
+                        $ref: '#/components/schemas/BulkTriageItem'
+                    }
+                }
+            }
+        }
+    ]
 } as const;
 
 export const TimelineEntrySchema = {

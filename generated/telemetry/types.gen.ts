@@ -103,10 +103,12 @@ export type TelemetryResult = {
  * | `method-not-allowed` | 405 | The path exists but not with this method |
  * | `request-timeout` | 408 | The request did not arrive in full in time (its body within 60 s of the headers, by default); the connection is closed, nothing was stored |
  * | `invalid-transition` | 409 | A state change not allowed from the current state (administrative API) |
+ * | `bulk-refused` | 409 | An alert of a bulk triage action is not `Pending`; `results` lists every alert (administrative API) |
  * | `conflict` | 409 | The change conflicts with the current state (administrative API; the integration operations, for example a test event to a polling-mode partner) |
  * | `payload-too-large` | 413 | The body exceeds the size limit |
  * | `unsupported-media-type` | 415 | The body is not `application/json` |
  * | `validation-failed` | 422 | The body breaks the schema (an unknown `assetType` included); see `errors[]` |
+ * | `bulk-unknown-alerts` | 422 | An alert of a bulk triage action does not exist in the tenant; `results` lists every alert (administrative API) |
  * | `location-unconfirmed` | 422 | A location an operator sets lies outside the city or far from every pole; `detail` says how far, and the request may be sent again with `confirmOutside: true` (administrative API) |
  * | `idempotency-key-reused` | 422 | The `Idempotency-Key` was already used with a different body |
  * | `rate-limited` | 429 | Too many requests for this key; see `Retry-After` |

@@ -40,5 +40,6 @@ export function problemResult(err: unknown, ctx: { lang: Language; requestId: st
     requestId: ctx.requestId,
   };
   if (e.errors && e.errors.length > 0) body.errors = e.errors;
+  if (e.extensions) Object.assign(body, e.extensions, { ...body });
   return { status: e.status, body, headers: e.headers, contentType: 'application/problem+json' };
 }

@@ -22,10 +22,12 @@ export const PROBLEMS = {
   'request-timeout': { status: 408, title: { 'pt-BR': 'Tempo de envio esgotado', en: 'Request timeout' }, detail: { 'pt-BR': 'A requisição não chegou completa em {seconds} s; envie-a de novo.', en: 'The request did not arrive in full within {seconds} s; send it again.' } },
   'invalid-transition': { status: 409, title: { 'pt-BR': 'Transição inválida', en: 'Invalid transition' }, detail: { 'pt-BR': 'Não é possível {action}: o estado atual é {state}.', en: 'Cannot {action}: the current state is {state}.' } },
   ambiguous: { status: 409, title: { 'pt-BR': 'Referência ambígua', en: 'Ambiguous reference' }, detail: { 'pt-BR': '{ref} identifica mais de um {kind} nos municípios visíveis; informe tenantId.', en: '{ref} names more than one {kind} in the visible tenants; give tenantId.' } },
+  'bulk-refused': { status: 409, title: { 'pt-BR': 'Ação em lote recusada', en: 'Bulk action refused' }, detail: { 'pt-BR': 'Alertas fora do estado Pending: {refused} de {count}; nada foi alterado (veja results).', en: 'Alerts not Pending: {refused} of {count}; nothing was changed (see results).' } },
   conflict: { status: 409, title: { 'pt-BR': 'Conflito', en: 'Conflict' }, detail: { 'pt-BR': '{reason}', en: '{reason}' } },
   'payload-too-large': { status: 413, title: { 'pt-BR': 'Corpo grande demais', en: 'Payload too large' }, detail: { 'pt-BR': 'O corpo da requisição excede o limite de {limit} bytes.', en: 'The request body exceeds the limit of {limit} bytes.' } },
   'unsupported-media-type': { status: 415, title: { 'pt-BR': 'Tipo de conteúdo não suportado', en: 'Unsupported media type' }, detail: { 'pt-BR': 'Envie o corpo como {accepted}.', en: 'Send the body as {accepted}.' } },
   'validation-failed': { status: 422, title: { 'pt-BR': 'Falha de validação', en: 'Validation failed' }, detail: { 'pt-BR': 'O corpo da requisição tem {count} problema(s); veja errors.', en: 'The request body has {count} problem(s); see errors.' } },
+  'bulk-unknown-alerts': { status: 422, title: { 'pt-BR': 'Alertas desconhecidos no lote', en: 'Unknown alerts in the batch' }, detail: { 'pt-BR': 'Alertas que não existem neste município: {refused} de {count}; nada foi alterado (veja results).', en: 'Alerts that do not exist in this city: {refused} of {count}; nothing was changed (see results).' } },
   'location-unconfirmed': { status: 422, title: { 'pt-BR': 'Local a confirmar', en: 'Location to confirm' }, detail: { 'pt-BR': '{where}. Confirme para gravar assim mesmo.', en: '{where}. Confirm to save it anyway.' } },
   'idempotency-key-reused': { status: 422, title: { 'pt-BR': 'Idempotency-Key reutilizada', en: 'Idempotency-Key reused' }, detail: { 'pt-BR': 'Esta Idempotency-Key já foi usada com outro corpo de requisição.', en: 'This Idempotency-Key was already used with a different request body.' } },
   'rate-limited': { status: 429, title: { 'pt-BR': 'Muitas requisições', en: 'Too many requests' }, detail: { 'pt-BR': 'Limite de requisições atingido; tente novamente em {retryAfter} s.', en: 'Rate limit reached; retry in {retryAfter} s.' } },
@@ -63,6 +65,8 @@ export class AppError extends Error {
     readonly params: Record<string, unknown> = {},
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    /** Members added to the problem document (RFC 9457 extensions), as the operation's document declares them. */
+    readonly extensions?: Record<string, unknown>,
   ) {
     super(format(PROBLEMS[code].detail.en, localizeParams(params, 'en')));
     this.name = 'AppError';
@@ -71,7 +75,7 @@ export class AppError extends Error {
 
   /** The same problem with more response headers (its own win on a clash). */
   withHeaders(extra: Record<string, string>): AppError {
-    const copy = new AppError(this.code, this.params, this.errors, { ...extra, ...this.headers });
+    const copy = new AppError(this.code, this.params, this.errors, { ...extra, ...this.headers }, this.extensions);
     copy.name = this.name;
     copy.stack = this.stack;
     return copy;

@@ -438,6 +438,21 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await post('reclassifyAlert', `/api/admin/alerts/${third.body.alert.id}/reclassify`, { reasonCode: 'EXTERNAL_OTHER' }, 409, 'invalid-transition');
     await post('setAlertLocation', `/api/admin/alerts/${third.body.alert.id}/set-location`, { latitude: 0, longitude: 0 }, 409, 'invalid-transition');
 
+    // Triage at volume: two more manual alerts, reclassified, then one order for both; a
+    // batch with a Linked alert is 409, with an unknown id 422, in an unknown city 404.
+    const more: string[] = [];
+    for (const n of ['CONF-M-0004', 'CONF-M-0005'])
+      more.push((await ex.strict('partner', { operationId: 'createServiceOrder', method: 'POST', path: '/api/external/service-orders', headers: { 'x-api-key': s.writer.apiKey }, body: intake(n), expect: 201 })).body.alert.id as string);
+    const tenantId = s.manual.tenantId as string;
+    await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId, alertIds: more, action: 'reclassify', reasonCode: 'EXTERNAL_OTHER' }, 200);
+    await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId, alertIds: [...more, randomUUID()], action: 'discard', note: 'duplicadas' }, 422, 'bulk-unknown-alerts');
+    await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId, alertIds: more, action: 'discard' }, 422, 'validation-failed');
+    await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId: randomUUID(), alertIds: more, action: 'discard', note: 'duplicadas' }, 404);
+    const bulkOrder = await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId, alertIds: more, action: 'create-order', teamId: teamNorte }, 200);
+    expect(bulkOrder.body.handled).toBe(2);
+    await post('bulkTriageAlerts', '/api/admin/alerts/bulk', { tenantId, alertIds: more, action: 'link', serviceOrderId: bulkOrder.body.serviceOrder.number }, 409, 'bulk-refused');
+    await ex.lax('admin', { operationId: 'bulkTriageAlerts', method: 'POST', path: '/api/admin/alerts/bulk', headers: bearer(), body: { tenantId, alertIds: [], action: 'discard', note: 'x' }, expect: 422 });
+
     // The webhook partner's orders: the first event fails at the receiver until dead, the rest go through.
     refusedEvent = 'next';
     await post('assignServiceOrder', `/api/admin/service-orders/${s.autoOrderId}/assign`, { teamId: s.auto.teamId, note: 'equipe do centro' }, 200);

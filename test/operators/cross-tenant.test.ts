@@ -30,6 +30,7 @@ let stub: StubServer;
 let snapshot: () => Promise<Record<string, string>>;
 let session: Session;
 let bToken: string;
+let bTenantId: string;
 /** A's identifiers, per path parameter name. */
 const a: Record<string, string> = {};
 /** Text of A that must never appear in an answer to B. */
@@ -65,6 +66,7 @@ beforeAll(async () => {
 
   const adminB = await makeOperator(t.rt, { grants: [{ tenantId: cityB.id, role: 'city-admin' }] });
   bToken = (await makeToken(t.rt, { operator: adminB.email })).token;
+  bTenantId = cityB.id;
   session = await signIn(t, adminB.email, adminB.password);
   snapshot = await tableSnapshotQuery(t.rt.pool, EXCLUDED);
 });
@@ -83,6 +85,7 @@ function bodyFor(op: OperationInfo): string | undefined {
       tenantId: fc.constant(a.tenantId),
       teamId: fc.constant(a.teamId),
       serviceOrderId: fc.constant(a.serviceOrderId),
+      alertIds: fc.constant([a.alertId]),
       reasonCode: fc.constant('LAMP_OUT'),
       since: fc.constant(new Date(Date.now() - 3_600_000).toISOString()),
       grants: fc.constant([{ tenantId: a.tenantId, role: 'viewer' }]),
@@ -146,7 +149,7 @@ describe('another city\'s token and session, on every admin operation', () => {
     // An id of A is answered exactly as an unknown id: the reads by id are 404, never 403.
     for (const id of ['getAlert', 'getServiceOrder', 'getPole', 'getPartner', 'getTenant', 'getWebhookDelivery', 'getPartnerPolling', 'listWebhookDeliveries', 'listRejectedInboundItems', 'listTeams'])
       expect(statuses[id], id).toEqual([404, 404]);
-    for (const id of ['discardAlert', 'startServiceOrder', 'rotatePartnerKey', 'updatePartner', 'redeliverWebhook', 'setTenantIntakePolicy', 'revokeAdminToken']) expect(statuses[id], id).toEqual([404, 404]);
+    for (const id of ['discardAlert', 'bulkTriageAlerts', 'startServiceOrder', 'rotatePartnerKey', 'updatePartner', 'redeliverWebhook', 'setTenantIntakePolicy', 'revokeAdminToken']) expect(statuses[id], id).toEqual([404, 404]);
     for (const id of ['listOperators', 'createOperator', 'disableOperator', 'createTenant']) expect(statuses[id], id).toEqual([403, 403]);
   });
 
@@ -162,6 +165,20 @@ describe('another city\'s token and session, on every admin operation', () => {
       expect([theirs.status, none.status]).toEqual([404, 404]);
       expect(((await theirs.json()) as { type: string }).type).toBe(((await none.json()) as { type: string }).type);
     }
+  });
+
+  it("refuses another city's alert in a batch of the caller's own city exactly as an unknown id, and changes nothing", async () => {
+    const call = tokenFetch(t, bToken);
+    const before = await snapshot();
+    const answers = [];
+    for (const id of [a.alertId, randomUUID()]) {
+      const res = await call('/alerts/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenantId: bTenantId, alertIds: [id], action: 'discard', note: 'x' }) });
+      const body = (await res.json()) as { type: string; results: { outcome: string; reason: string }[] };
+      answers.push([res.status, body.type, body.results.map((r) => [r.outcome, r.reason])]);
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]).toEqual([422, 'urn:lumen:problem:bulk-unknown-alerts', [['refused', 'not-found']]]);
+    expect(snapshotDiff(before, await snapshot())).toEqual([]);
   });
 
   it('records the figures', () => {

@@ -19,6 +19,8 @@ export class ApiError extends Error {
     readonly code: string,
     /** Where the request was wrong (`/reasonCode`) and why, for 400 and 422. */
     readonly errors: { pointer: string; message: string }[] = [],
+    /** The whole problem document, for the members an operation adds (a bulk action's `results`). */
+    readonly problem: Record<string, unknown> = {},
   ) {
     super(`${title}: ${detail}`);
     this.name = 'ApiError';
@@ -62,7 +64,7 @@ function problemOf(status: number, body: unknown, statusText: string): ApiError 
   const errors = Array.isArray(p.errors)
     ? p.errors.filter((e): e is { pointer: string; message: string } => !!e && typeof e === 'object' && typeof e.pointer === 'string' && typeof e.message === 'string')
     : [];
-  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code, errors);
+  return new ApiError(status, typeof p.title === 'string' ? p.title : statusText || `HTTP ${status}`, typeof p.detail === 'string' ? p.detail : '', code, errors, p as Record<string, unknown>);
 }
 
 /** One operation of the admin API: its 2xx body, or an ApiError. */

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { alertTimeline, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { alertTimeline, bulkTriage, requireTriageTenant, type BulkTriageInput, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
 import { actorOf, alertOf, bodyOf, bodyRef, queryOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
@@ -59,3 +59,13 @@ export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
 export const getAlertTimeline: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertTimeline(ctx.deps.db, ctx.principal.access, await alertOf(ctx)) });
 
 export const getAlertDuplicates: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await duplicateSuggestions(ctx.deps, ctx.principal.access, await alertOf(ctx)) });
+
+/** One action on many alerts of one tenant; team names and order numbers are resolved in that tenant. */
+export const bulkTriageAlerts: Handler<AdminPrincipal> = async (ctx) => {
+  const body = bodyOf<BulkTriageInput>(ctx);
+  // The tenant first: references in the body are looked up only in a tenant the caller triages.
+  await requireTriageTenant(ctx.deps, ctx.principal.access, body.tenantId);
+  const teamId = body.action === 'create-order' && body.teamId !== undefined ? await bodyRef('team', ctx, body.teamId, body.tenantId, '/teamId', 'alert') : body.teamId;
+  const serviceOrderId = body.action === 'link' && body.serviceOrderId !== undefined ? await bodyRef('service order', ctx, body.serviceOrderId, body.tenantId, '/serviceOrderId', 'alert') : body.serviceOrderId;
+  return { status: 200, body: await bulkTriage(ctx.deps, actorOf(ctx), { ...body, teamId, serviceOrderId }) };
+};

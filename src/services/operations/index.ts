@@ -10,6 +10,7 @@ export { createReason, listReasons, mapReason, unmapReason, type ReasonMappingVi
 export { applyReasonMapping, partnerReasonCodes } from './reason-mappings.js';
 export { createTeam, listTeams } from './teams.js';
 export { createOrderFromAlert, discardAlert, getAlert, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './triage.js';
+export { bulkTriage, requireTriageTenant, BULK_MAX_ALERTS, type BulkTriageInput } from './bulk-triage.js';
 export { resolveAlert, resolveField, resolveOrder, resolveTeam, type Ref } from './resolve.js';
 export { listServiceOrders, orderListFilter, type OrderListInput } from './order-list.js';
 export { tenantAttention } from './attention.js';

@@ -155,7 +155,7 @@ function requirePending(alert: AlertRow, action: (typeof ACTION_NAMES)[keyof typ
   if (alert.status !== 'Pending') throw new AppError('invalid-transition', { action, state: statusWords(alert.status) });
 }
 
-async function requireReason(tx: Executor, tenantId: string, code: string): Promise<ReasonRow> {
+export async function requireReason(tx: Executor, tenantId: string, code: string): Promise<ReasonRow> {
   const reason = await findReason(tx, tenantId, code);
   if (!reason) throw invalid('/reasonCode', `no reason "${code}" in the alert's tenant`);
   return reason;
@@ -192,7 +192,6 @@ export interface CreateOrderInput {
 export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, alertId: string, input: CreateOrderInput): Promise<ServiceOrder> {
   if (!isUuid(alertId)) throw notFound(alertId);
   if (input.teamId !== undefined && !isUuid(input.teamId)) throw invalid('/teamId', 'must be a team id (UUID)');
-  const who = actorLabel(actor);
   const seen = inScope(actor.access, await findAlert(deps.db, alertId), 'triager', `alert ${alertId}`);
   requirePending(seen, ACTION_NAMES.createOrder);
   // What the body names is checked before the number is taken, so a refused request
@@ -206,55 +205,67 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
   const number = await allocateServiceOrderNumber(deps.db, seen.tenant_id);
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.createOrder);
-    const reason = input.reasonCode !== undefined && input.reasonCode !== alert.reason_code ? await requireReason(tx, alert.tenant_id, input.reasonCode) : null;
-    let teamName: string | null = null;
-    if (input.teamId !== undefined) {
-      const team = await findTeam(tx, input.teamId);
-      if (!team || team.tenant_id !== alert.tenant_id) throw invalid('/teamId', "no such team in the alert's tenant");
-      teamName = team.name;
-    }
-    const poleId = await poleForOrder(deps, tx, alert.tenant_id, input.poleId, alert);
-    const priority = reason?.priority ?? alert.priority;
-    const slaDueAt = reason ? slaDue(alert, reason) : alert.sla_due_at;
-    const order = await tx
-      .insertInto('service_order')
-      .values({
-        tenant_id: alert.tenant_id,
-        number,
-        status: input.teamId ? 'ASSIGNED' : 'OPEN',
-        priority,
-        reason_code: reason?.code ?? alert.reason_code,
-        address: orderAddress(alert),
-        neighborhood: alert.address_neighborhood,
-        latitude: alert.latitude,
-        longitude: alert.longitude,
-        pole_id: poleId,
-        team_id: input.teamId ?? null,
-        sla_due_at: slaDueAt,
-        closed_at: null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await addOrderHistory(tx, { service_order_id: order.id, from_status: null, to_status: 'OPEN', actor: who, note: `created in triage from alert ${alert.alert_number}` });
-    if (input.teamId) await addOrderHistory(tx, { service_order_id: order.id, from_status: 'OPEN', to_status: 'ASSIGNED', actor: who, note: `team ${teamName}` });
-
-    const linked = await updateAlert(tx, alert.id, {
-      status: 'Linked',
-      service_order_id: order.id,
-      ...(reason ? { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt } : {}),
-    });
-    await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Linked', actor: who, note: `new order ${order.number}` });
-    await recordAudit(tx, actor, {
-      tenantId: alert.tenant_id,
-      action: 'alert.create-order',
-      entityType: 'alert',
-      entityId: alert.id,
-      before: alertSnapshot(alert),
-      after: { ...alertSnapshot(linked), serviceOrder: orderSnapshot(order) },
-    });
-    await emitEvent(tx, 'ServiceOrder.Created', { alert: linked, serviceOrderId: order.id });
+    const order = await createOrderLocked(deps, tx, actor, alert, number, input);
     return serviceOrderView((await loadServiceOrder(tx, order.id))!);
   });
+}
+
+/**
+ * The create-order action on one Pending alert already locked in `tx`: checks what the
+ * input names in the alert's tenant, inserts the order numbered `number`, links the
+ * alert, and writes its history, audit entry and event. Shared by the single action and
+ * the bulk one.
+ */
+export async function createOrderLocked(deps: ServiceDeps, tx: Tx, actor: Actor, alert: AlertRow, number: string, input: CreateOrderInput): Promise<OrderRow> {
+  const who = actorLabel(actor);
+  const reason = input.reasonCode !== undefined && input.reasonCode !== alert.reason_code ? await requireReason(tx, alert.tenant_id, input.reasonCode) : null;
+  let teamName: string | null = null;
+  if (input.teamId !== undefined) {
+    const team = await findTeam(tx, input.teamId);
+    if (!team || team.tenant_id !== alert.tenant_id) throw invalid('/teamId', "no such team in the alert's tenant");
+    teamName = team.name;
+  }
+  const poleId = await poleForOrder(deps, tx, alert.tenant_id, input.poleId, alert);
+  const priority = reason?.priority ?? alert.priority;
+  const slaDueAt = reason ? slaDue(alert, reason) : alert.sla_due_at;
+  const order = await tx
+    .insertInto('service_order')
+    .values({
+      tenant_id: alert.tenant_id,
+      number,
+      status: input.teamId ? 'ASSIGNED' : 'OPEN',
+      priority,
+      reason_code: reason?.code ?? alert.reason_code,
+      address: orderAddress(alert),
+      neighborhood: alert.address_neighborhood,
+      latitude: alert.latitude,
+      longitude: alert.longitude,
+      pole_id: poleId,
+      team_id: input.teamId ?? null,
+      sla_due_at: slaDueAt,
+      closed_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await addOrderHistory(tx, { service_order_id: order.id, from_status: null, to_status: 'OPEN', actor: who, note: `created in triage from alert ${alert.alert_number}` });
+  if (input.teamId) await addOrderHistory(tx, { service_order_id: order.id, from_status: 'OPEN', to_status: 'ASSIGNED', actor: who, note: `team ${teamName}` });
+
+  const linked = await updateAlert(tx, alert.id, {
+    status: 'Linked',
+    service_order_id: order.id,
+    ...(reason ? { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt } : {}),
+  });
+  await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Linked', actor: who, note: `new order ${order.number}` });
+  await recordAudit(tx, actor, {
+    tenantId: alert.tenant_id,
+    action: 'alert.create-order',
+    entityType: 'alert',
+    entityId: alert.id,
+    before: alertSnapshot(alert),
+    after: { ...alertSnapshot(linked), serviceOrder: orderSnapshot(order) },
+  });
+  await emitEvent(tx, 'ServiceOrder.Created', { alert: linked, serviceOrderId: order.id });
+  return order;
 }
 
 /**
@@ -271,20 +282,30 @@ export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string
     const alert = inScope(actor.access, await lockAlert(tx, alertId), 'triager', `alert ${alertId}`);
     if (!order || order.tenant_id !== alert.tenant_id) throw invalid('/serviceOrderId', "no such service order in the alert's tenant");
     requirePending(alert, ACTION_NAMES.link);
-    if (!OPEN_ORDER_STATUSES.has(order.status)) throw new AppError('invalid-transition', { action: onOrder(ACTION_NAMES.link, order.number), state: statusWords(order.status) });
-    const linked = await updateAlert(tx, alert.id, { status: 'Linked', service_order_id: order.id });
-    await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Linked', actor: actorLabel(actor), note: `linked to order ${order.number}` });
-    await recordAudit(tx, actor, {
-      tenantId: alert.tenant_id,
-      action: 'alert.link',
-      entityType: 'alert',
-      entityId: alert.id,
-      before: alertSnapshot(alert),
-      after: { ...alertSnapshot(linked), serviceOrderNumber: order.number },
-    });
-    await emitEvent(tx, 'ServiceOrder.Created', { alert: linked, serviceOrderId: order.id });
+    requireOpenOrder(order);
+    await linkLocked(tx, actor, alert, order);
     return viewInTx(tx, alert.id, lang);
   });
+}
+
+export function requireOpenOrder(order: OrderRow): void {
+  if (!OPEN_ORDER_STATUSES.has(order.status)) throw new AppError('invalid-transition', { action: onOrder(ACTION_NAMES.link, order.number), state: statusWords(order.status) });
+}
+
+/** The link action on one Pending alert and an open order of its tenant, both locked in `tx` (order first). */
+export async function linkLocked(tx: Tx, actor: Actor, alert: AlertRow, order: OrderRow): Promise<AlertRow> {
+  const linked = await updateAlert(tx, alert.id, { status: 'Linked', service_order_id: order.id });
+  await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Linked', actor: actorLabel(actor), note: `linked to order ${order.number}` });
+  await recordAudit(tx, actor, {
+    tenantId: alert.tenant_id,
+    action: 'alert.link',
+    entityType: 'alert',
+    entityId: alert.id,
+    before: alertSnapshot(alert),
+    after: { ...alertSnapshot(linked), serviceOrderNumber: order.number },
+  });
+  await emitEvent(tx, 'ServiceOrder.Created', { alert: linked, serviceOrderId: order.id });
+  return linked;
 }
 
 /** Pending -> Cancelled (final), with the operator's reason; the partner gets Alert.Cancelled. */
@@ -294,12 +315,18 @@ export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: str
   if (note !== null && note.length > 500) throw invalid('/reason', 'must be at most 500 characters');
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.discard);
-    const cancelled = await updateAlert(tx, alert.id, { status: 'Cancelled', cancel_reason: note });
-    await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Cancelled', actor: actorLabel(actor), note });
-    await recordAudit(tx, actor, { tenantId: alert.tenant_id, action: 'alert.discard', entityType: 'alert', entityId: alert.id, before: alertSnapshot(alert), after: alertSnapshot(cancelled), note });
-    await emitEvent(tx, 'Alert.Cancelled', { alert: cancelled, serviceOrderId: null, note });
+    await discardLocked(tx, actor, alert, note);
     return viewInTx(tx, alert.id, lang);
   });
+}
+
+/** The discard action on one Pending alert locked in `tx`. */
+export async function discardLocked(tx: Tx, actor: Actor, alert: AlertRow, note: string | null): Promise<AlertRow> {
+  const cancelled = await updateAlert(tx, alert.id, { status: 'Cancelled', cancel_reason: note });
+  await addAlertHistory(tx, { alert_id: alert.id, from_status: 'Pending', to_status: 'Cancelled', actor: actorLabel(actor), note });
+  await recordAudit(tx, actor, { tenantId: alert.tenant_id, action: 'alert.discard', entityType: 'alert', entityId: alert.id, before: alertSnapshot(alert), after: alertSnapshot(cancelled), note });
+  await emitEvent(tx, 'Alert.Cancelled', { alert: cancelled, serviceOrderId: null, note });
+  return cancelled;
 }
 
 /** The linked order must still be open for reclassify and set-location on a Linked alert. */
@@ -322,24 +349,34 @@ export async function reclassifyAlert(deps: ServiceDeps, actor: Actor, alertId: 
     const { alert, order } = await lockAlertAndOrder(tx, actor.access, alertId);
     requireEditable(alert, order, ACTION_NAMES.reclassify);
     const reason = await requireReason(tx, alert.tenant_id, reasonCode);
-    if (reason.code === alert.reason_code && (!order || order.reason_code === reason.code)) return viewInTx(tx, alert.id, lang);
-    const slaDueAt = slaDue(alert, reason);
-    const updated = await updateAlert(tx, alert.id, { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt });
-    const after: Record<string, unknown> = alertSnapshot(updated);
-    if (order) {
-      const o = await updateOrder(tx, order.id, { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt });
-      after.serviceOrder = orderSnapshot(o);
-    }
-    await recordAudit(tx, actor, {
-      tenantId: alert.tenant_id,
-      action: 'alert.reclassify',
-      entityType: 'alert',
-      entityId: alert.id,
-      before: order ? { ...alertSnapshot(alert), serviceOrder: orderSnapshot(order) } : alertSnapshot(alert),
-      after,
-    });
+    await reclassifyLocked(tx, actor, alert, order, reason);
     return viewInTx(tx, alert.id, lang);
   });
+}
+
+/**
+ * The reclassify action on one alert (and its open order, if any) locked in `tx`, with
+ * a reason of its tenant. Nothing is written when the reason is already the alert's
+ * (and its order's).
+ */
+export async function reclassifyLocked(tx: Tx, actor: Actor, alert: AlertRow, order: OrderRow | null, reason: ReasonRow): Promise<AlertRow> {
+  if (reason.code === alert.reason_code && (!order || order.reason_code === reason.code)) return alert;
+  const slaDueAt = slaDue(alert, reason);
+  const updated = await updateAlert(tx, alert.id, { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt });
+  const after: Record<string, unknown> = alertSnapshot(updated);
+  if (order) {
+    const o = await updateOrder(tx, order.id, { reason_code: reason.code, priority: reason.priority, sla_due_at: slaDueAt });
+    after.serviceOrder = orderSnapshot(o);
+  }
+  await recordAudit(tx, actor, {
+    tenantId: alert.tenant_id,
+    action: 'alert.reclassify',
+    entityType: 'alert',
+    entityId: alert.id,
+    before: order ? { ...alertSnapshot(alert), serviceOrder: orderSnapshot(order) } : alertSnapshot(alert),
+    after,
+  });
+  return updated;
 }
 
 /**

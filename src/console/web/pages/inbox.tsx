@@ -1,7 +1,8 @@
 /**
  * The triage inbox: Pending alerts of the current city, with the filters in the URL
  * (so back/forward and a shared link give the same list) and keyboard triage:
- * j/k move the selection, Enter opens the alert.
+ * j/k move the focus, x marks the focused row, Enter opens the alert. Marked rows
+ * (a checkbox each, shift-click for a range, or all of the page) take one bulk action.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi, type types } from '../api.js';
@@ -9,6 +10,7 @@ import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, Pager, useDurations } from '../ui.js';
+import { BulkBar, refusalText } from './inbox-bulk.js';
 
 const PAGE_SIZE = 100;
 
@@ -66,8 +68,39 @@ export function InboxPage() {
   const reasons = [...new Set([...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])])].sort();
 
   const [selected, setSelected] = useState(0);
-  // A new list (other filters), not a refresh of the same one, starts at the top.
-  useEffect(() => setSelected(0), [partner, reason, overdueOnly, text, notGeolocated, sort, page]);
+  /** Marked for a bulk action, by alert id; `anchor` is the row a shift-click extends from. */
+  const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
+  const [anchor, setAnchor] = useState<number | null>(null);
+  /** Rows a refused batch named, with the reason in words (until the next action). */
+  const [refused, setRefused] = useState<ReadonlyMap<string, string>>(new Map());
+  // A new list (other filters), not a refresh of the same one, starts at the top, unmarked.
+  useEffect(() => {
+    setSelected(0);
+    setMarked(new Set());
+    setAnchor(null);
+    setRefused(new Map());
+  }, [partner, reason, overdueOnly, text, notGeolocated, sort, page, tenantId]);
+  const toggle = (i: number, range: boolean) => {
+    const rows = current.current.items;
+    const id = rows[i]?.id;
+    if (!id) return;
+    setMarked((prev) => {
+      const next = new Set(prev);
+      const on = !prev.has(id);
+      const [from, to] = range && anchor !== null ? [Math.min(anchor, i), Math.max(anchor, i)] : [i, i];
+      for (let k = from; k <= to; k++) {
+        const rowId = rows[k]?.id;
+        if (rowId) on ? next.add(rowId) : next.delete(rowId);
+      }
+      return next;
+    });
+    setAnchor(i);
+  };
+  const toggleRef = useRef(toggle);
+  toggleRef.current = toggle;
+  // Only what is on this page can be marked: rows gone after a refresh are dropped.
+  const markedIds = items.filter((a) => marked.has(a.id)).map((a) => a.id);
+  const allMarked = items.length > 0 && markedIds.length === items.length;
   // The key handler is installed once and reads the current rows and selection from
   // here: a handler re-installed by an effect after each render could still hold the
   // previous selection when Enter follows j at once (it opened the row above).
@@ -87,6 +120,8 @@ export function InboxPage() {
         const next = Math.max(at - 1, 0);
         current.current = { items: rows, selected: next };
         setSelected(next);
+      } else if (e.key === 'x') {
+        toggleRef.current(at, false);
       } else if (e.key === 'Enter' && rows[at] && (!target || target === document.body || target.closest('.inbox-list'))) {
         e.preventDefault();
         navigate(`/alerts/${rows[at]!.id}`);
@@ -176,10 +211,49 @@ export function InboxPage() {
       {list.error ? <LoadError error={list.error} retry={() => void list.mutate()} /> : null}
       {!list.data && !list.error ? <Loading /> : null}
       {list.data && items.length === 0 ? <p class="empty">{t('inbox.empty')}</p> : null}
+      {items.length > 0 && tenantId && can('triage', tenantId) ? (
+        <div class="bulk-select">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={allMarked}
+              onChange={() => {
+                setMarked(allMarked ? new Set() : new Set(items.map((a) => a.id)));
+                setAnchor(null);
+              }}
+              data-testid="select-all"
+            />
+            <span>{t('bulk.selectAll')}</span>
+          </label>
+        </div>
+      ) : null}
+      {markedIds.length > 0 && tenantId ? (
+        <BulkBar
+          tenantId={tenantId}
+          ids={markedIds}
+          onClear={() => setMarked(new Set())}
+          onDone={() => {
+            setMarked(new Set());
+            setRefused(new Map());
+            void list.mutate();
+            void attention.mutate();
+          }}
+          onRefused={(items) => setRefused(new Map(items.map((r) => [r.alertId, refusalText(t, r)])))}
+        />
+      ) : null}
       {items.length > 0 ? (
         <ul class="inbox-list" aria-label={t('inbox.title')} data-testid="inbox">
           {items.map((a, i) => (
-            <InboxRow key={a.id} alert={a} selected={i === selected} onFocus={() => setSelected(i)} />
+            <InboxRow
+              key={a.id}
+              alert={a}
+              selected={i === selected}
+              onFocus={() => setSelected(i)}
+              markable={!!tenantId && can('triage', tenantId)}
+              marked={marked.has(a.id)}
+              onMark={(range) => toggle(i, range)}
+              refusal={refused.get(a.id)}
+            />
           ))}
         </ul>
       ) : null}
@@ -188,12 +262,46 @@ export function InboxPage() {
   );
 }
 
-function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selected: boolean; onFocus: () => void }) {
+function InboxRow({
+  alert: a,
+  selected,
+  onFocus,
+  markable,
+  marked,
+  onMark,
+  refusal,
+}: {
+  alert: types.Alert;
+  selected: boolean;
+  onFocus: () => void;
+  markable: boolean;
+  marked: boolean;
+  onMark: (range: boolean) => void;
+  refusal: string | undefined;
+}) {
   const { t } = useI18n();
   const d = useDurations();
   const overdue = d.overdue(a.slaDueAt);
   return (
-    <li class={`inbox-row${selected ? ' selected' : ''}`} aria-current={selected ? 'true' : undefined} data-alert-id={a.id} onFocusIn={onFocus}>
+    <li
+      class={`inbox-row${selected ? ' selected' : ''}${marked ? ' marked' : ''}${refusal ? ' refused' : ''}`}
+      aria-current={selected ? 'true' : undefined}
+      data-alert-id={a.id}
+      onFocusIn={onFocus}
+    >
+      {markable ? (
+        <label class="mark">
+          <input
+            type="checkbox"
+            checked={marked}
+            // The browser flips this box and the list flips the same row (a shift-click
+            // extends to the rows since the last one marked), so both agree.
+            onClick={(e) => onMark(e.shiftKey)}
+            data-testid="mark"
+          />
+          <span class="sr-only">{t('bulk.selectRow', { number: a.alertNumber })}</span>
+        </label>
+      ) : null}
       <Thumbnail alert={a} />
       <div class="inbox-main">
         <Link to={`/alerts/${a.id}`} class="inbox-link">
@@ -203,6 +311,11 @@ function InboxRow({ alert: a, selected, onFocus }: { alert: types.Alert; selecte
           <span>{a.address.street}{a.address.number ? `, ${a.address.number}` : ''}</span>
           {a.address.neighborhood ? <span>{a.address.neighborhood}</span> : null}
         </div>
+        {refusal ? (
+          <p class="refusal" data-testid="refusal">
+            {refusal}
+          </p>
+        ) : null}
       </div>
       <div class="inbox-side">
         <span class="tag" title={t('col.partner')}>

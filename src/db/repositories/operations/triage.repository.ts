@@ -88,6 +88,18 @@ export async function lockAlert(tx: Tx, id: string): Promise<AlertRow | undefine
   return tx.selectFrom('alert').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/** Row locks on several alerts, in id order (so two batches that share alerts cannot deadlock). Unknown ids are simply absent. */
+export async function lockAlerts(tx: Tx, ids: readonly string[]): Promise<AlertRow[]> {
+  if (ids.length === 0) return [];
+  return tx.selectFrom('alert').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+}
+
+/** Several alerts, unlocked (a look before a transaction). */
+export async function findAlerts(db: Executor, ids: readonly string[]): Promise<AlertRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('alert').selectAll().where('id', 'in', [...ids]).execute();
+}
+
 export async function peekAlertOrderId(tx: Tx, id: string): Promise<{ service_order_id: string | null; tenant_id: string } | undefined> {
   return tx.selectFrom('alert').select(['service_order_id', 'tenant_id']).where('id', '=', id).executeTakeFirst();
 }
