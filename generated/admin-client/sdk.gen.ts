@@ -1239,7 +1239,7 @@ export const applyPartnerReasonMapping = <ThrowOnError extends boolean = false>(
  *
  * Operator actions, oldest first: who (`actor`), what (`action`, `entityType`,
  * `entityId`), when (`at`), and the state before and after. Filter by tenant, by time
- * (`since`, inclusive), by entity; page with `after` (= the previous page's
+ * (`since`, inclusive, and `until`, exclusive), by who did it (`actor`), by entity; page with `after` (= the previous page's
  * `nextAfter`). Only entries of the caller's tenants; entries outside any tenant
  * (operators, platform-wide tokens, sign-ins) for platform admins only; a tenant the
  * caller holds no role on has no entries. Same as `lumen audit list [--tenant ID] [--since TS]`.

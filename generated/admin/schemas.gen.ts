@@ -3923,6 +3923,7 @@ export const AuditEntrySchema = {
         'action',
         'entityType',
         'entityId',
+        'entityLabel',
         'before',
         'after',
         'note',
@@ -3996,6 +3997,17 @@ export const AuditEntrySchema = {
             description: 'Id of the changed entity (for partners, their id).',
             examples: [
                 '6d2f8b4a-1c3e-4a5f-9b7d-0e2a4c6e8f10'
+            ]
+        },
+        entityLabel: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'What a person calls the entity: an alert\'s number (`#42`), an order\'s number, a\nteam\'s or a city\'s name, a partner\'s code, an operator\'s e-mail, a token\'s name;\nnull when it no longer exists.\n',
+            examples: [
+                'OS-2026-00042'
             ]
         },
         before: {

@@ -1473,6 +1473,13 @@ export type AuditEntry = {
      */
     entityId: string;
     /**
+     * What a person calls the entity: an alert's number (`#42`), an order's number, a
+     * team's or a city's name, a partner's code, an operator's e-mail, a token's name;
+     * null when it no longer exists.
+     *
+     */
+    entityLabel: string | null;
+    /**
      * The entity's relevant state before the action; null when it did not exist.
      */
     before: unknown;
@@ -7432,6 +7439,14 @@ export type ListAuditEntriesData = {
          * Only entries at or after this instant (ISO 8601).
          */
         since?: string;
+        /**
+         * Only entries before this instant (ISO 8601, exclusive); with `since`, a period.
+         */
+        until?: string;
+        /**
+         * Only entries whose `actor` contains this text, case-insensitively (an operator's e-mail or part of it, a token's name).
+         */
+        actor?: string;
         /**
          * Only entries about this kind of entity.
          */

@@ -461,6 +461,9 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await post('cancelServiceOrder', `/api/admin/service-orders/${s.autoOrder2Id}/cancel`, { reason: 'duplicada' }, 200);
     await ex.strict('admin', { operationId: 'listAuditEntries', method: 'GET', path: `/api/admin/audit?tenantId=${s.manual.tenantId}&limit=50`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'listAuditEntries', method: 'GET', path: `/api/admin/audit?entityType=service_order&entityId=${s.autoOrderId}`, headers: bearer(), expect: 200 });
+    const audit = await ex.strict('admin', { operationId: 'listAuditEntries', method: 'GET', path: `/api/admin/audit?tenantId=${s.manual.tenantId}&actor=admin-token&since=2020-01-01T00:00:00Z&until=2099-01-01T00:00:00Z`, headers: bearer(), expect: 200 });
+    expect(audit.body.items.length).toBeGreaterThan(0);
+    await ex.lax('admin', { operationId: 'listAuditEntries', method: 'GET', path: '/api/admin/audit?until=tomorrow', headers: bearer(), expect: 400 });
   });
 
   it('admin: the working day (order list, inbox by number, timelines, reasons and mappings, poles and a pole by code, duplicates, attention, queues)', async () => {

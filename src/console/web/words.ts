@@ -109,6 +109,23 @@ export const WORDS_PT = {
   'field.south': 'Sul',
   'field.east': 'Leste',
   'field.west': 'Oeste',
+  'field.serviceOrderNumber': 'Número da ordem',
+  'field.serviceOrder': 'Ordem de serviço',
+  'field.signature': 'Assinatura dos webhooks',
+  'field.createdAt': 'Criado em',
+  'field.updatedAt': 'Alterado em',
+  'field.webhookSecretSet': 'Segredo do webhook definido',
+  'field.pollingUrl': 'Endereço de consulta',
+  'field.pollingKeySet': 'Chave de consulta definida',
+  'field.pollingIntervalSeconds': 'Intervalo de consulta (s)',
+  'field.eventTypes': 'Tipos de evento',
+  'field.eventsMinIntervalSeconds': 'Intervalo mínimo de eventos (s)',
+  'field.previousKey': 'Chave anterior',
+  'field.grants': 'Papéis',
+  'field.platformAdmin': 'Administração da plataforma',
+  'value.signature.both': 'as duas (Standard Webhooks e Lumen)',
+  'value.signature.standard': 'Standard Webhooks',
+  'value.signature.lumen': 'Lumen',
   'field.other': 'Outro dado',
   'value.set': 'definido',
   'value.none': 'nenhum',
@@ -162,6 +179,12 @@ export const WORDS_PT = {
   'deliveryError.status': 'resposta {code}',
   'deliveryError.other': 'sem resposta (rede ou tempo esgotado)',
   'problem.forbidden': 'Seu papel nesta cidade não permite esta ação.',
+  'audit.who': 'Quem (e-mail ou nome)',
+  'audit.from': 'De',
+  'audit.to': 'Até',
+  'audit.number': 'Número do alerta ou da ordem',
+  'audit.numberUnknown': 'Nenhum alerta ou ordem com o número {number} nesta cidade.',
+  'audit.export': 'Exportar CSV',
   'problem.fields': 'Confira: {fields}.',
   'problem.field.body': 'o formulário',
 } as const;
@@ -270,6 +293,23 @@ export const WORDS_EN: Record<WordKey, string> = {
   'field.south': 'South',
   'field.east': 'East',
   'field.west': 'West',
+  'field.serviceOrderNumber': 'Order number',
+  'field.serviceOrder': 'Service order',
+  'field.signature': 'Webhook signature',
+  'field.createdAt': 'Created at',
+  'field.updatedAt': 'Changed at',
+  'field.webhookSecretSet': 'Webhook secret set',
+  'field.pollingUrl': 'Polling address',
+  'field.pollingKeySet': 'Polling key set',
+  'field.pollingIntervalSeconds': 'Polling interval (s)',
+  'field.eventTypes': 'Event types',
+  'field.eventsMinIntervalSeconds': 'Least events interval (s)',
+  'field.previousKey': 'Previous key',
+  'field.grants': 'Roles',
+  'field.platformAdmin': 'Platform administration',
+  'value.signature.both': 'both (Standard Webhooks and Lumen)',
+  'value.signature.standard': 'Standard Webhooks',
+  'value.signature.lumen': 'Lumen',
   'field.other': 'Other detail',
   'value.set': 'set',
   'value.none': 'none',
@@ -323,6 +363,12 @@ export const WORDS_EN: Record<WordKey, string> = {
   'deliveryError.status': 'answer {code}',
   'deliveryError.other': 'no answer (network or timeout)',
   'problem.forbidden': 'Your role in this city does not allow this.',
+  'audit.who': 'Who (e-mail or name)',
+  'audit.from': 'From',
+  'audit.to': 'To',
+  'audit.number': 'Alert or order number',
+  'audit.numberUnknown': 'No alert or order numbered {number} in this city.',
+  'audit.export': 'Export CSV',
   'problem.fields': 'Check: {fields}.',
   'problem.field.body': 'the form',
 };
@@ -385,7 +431,13 @@ export function valueWords(t: T, dateTime: (iso: string | null) => string, field
   if (field === 'priority' && (PRIORITIES as readonly string[]).includes(String(v))) return tt(`priority.${String(v)}`);
   if (field === 'locationSource' && has(`locationSource.${String(v)}`)) return tt(`locationSource.${String(v)}`);
   if (typeof v === 'boolean') return tt(v ? 'value.yes' : 'value.no');
+  if (field === 'signature' && has(`value.signature.${String(v)}`)) return tt(`value.signature.${String(v)}`);
+  if (field === 'transport' && (v === 'webhook' || v === 'polling')) return tt(`partners.transport.${v}`);
+  if (field === 'scopes' && Array.isArray(v)) return v.map((x) => tt(`scope.${String(x)}`)).join('; ');
+  if (field === 'eventTypes' && Array.isArray(v)) return v.map((x) => eventTypeWords(t, String(x))).join(', ');
   if (Array.isArray(v)) return field === 'alerts' ? tt('value.alerts', { count: v.length }) : v.map(String).join(', ');
+  // A nested record: an order's snapshot names the order by its number.
+  if (typeof v === 'object' && typeof (v as { number?: unknown }).number === 'string') return (v as { number: string }).number;
   if (typeof v === 'string' && UUID.test(v)) return tt('value.set');
   if (typeof v === 'string' && INSTANT.test(v)) return dateTime(v);
   if (typeof v === 'object') return tt('value.set');
@@ -466,3 +518,6 @@ function fieldOfPointer(t: T, pointer: string): string {
   if (!last) return (t as (k: string) => string)('problem.field.body');
   return has(`field.${last}`) ? (t as (k: string) => string)(`field.${last}`) : (t as (k: string) => string)('field.other');
 }
+
+/** Fields of a before/after that say nothing to an operator (ids, the city itself): left out. */
+export const QUIET_FIELDS: ReadonlySet<string> = new Set(['id', 'tenantId', 'alertId', 'operatorId', 'tokenId']);

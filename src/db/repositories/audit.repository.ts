@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../database.js';
 import type { AuditLogTable } from '../tables/operations.js';
 
@@ -14,6 +14,10 @@ export interface AuditQuery {
   tenants: readonly string[] | 'all';
   tenantId?: string;
   since?: Date;
+  /** Only entries before this instant. */
+  until?: Date;
+  /** Only entries whose actor label contains this text (case-insensitive). */
+  actor?: string;
   entityType?: AuditLogTable['entity_type'];
   entityId?: string;
   /** Only entries with a larger id (keyset paging). */
@@ -22,14 +26,32 @@ export interface AuditQuery {
 }
 
 /** Oldest first (by id, the commit-independent insertion order), `limit` + 1 rows to tell whether more follow. */
-export async function listAudit(db: Executor, q: AuditQuery): Promise<AuditRow[]> {
+export async function listAudit(db: Executor, q: AuditQuery): Promise<(AuditRow & { entity_label: string | null })[]> {
   if (q.tenants !== 'all' && q.tenants.length === 0) return [];
-  let query = db.selectFrom('audit_log').selectAll();
-  if (q.tenants !== 'all') query = query.where('tenant_id', 'in', q.tenants);
-  if (q.tenantId) query = query.where('tenant_id', '=', q.tenantId);
-  if (q.since) query = query.where('at', '>=', q.since);
-  if (q.entityType) query = query.where('entity_type', '=', q.entityType);
-  if (q.entityId) query = query.where('entity_id', '=', q.entityId);
-  if (q.afterId !== undefined) query = query.where('id', '>', q.afterId);
-  return query.orderBy('id').limit(q.limit + 1).execute();
+  let query = db
+    .selectFrom('audit_log as l')
+    .selectAll('l')
+    // What a person calls the object: an alert's or an order's number, a team's or a city's
+    // name, a partner's code, an operator's e-mail, a token's name. Each entity type's ids
+    // are uuids written by Lumen, cast only in their own branch.
+    .select(
+      sql<string | null>`CASE l.entity_type
+        WHEN 'alert' THEN (SELECT '#' || a.alert_number FROM alert a WHERE a.id = l.entity_id::uuid)
+        WHEN 'service_order' THEN (SELECT o.number FROM service_order o WHERE o.id = l.entity_id::uuid)
+        WHEN 'team' THEN (SELECT t.name FROM team t WHERE t.id = l.entity_id::uuid)
+        WHEN 'partner' THEN (SELECT e.code FROM external_system e WHERE e.id = l.entity_id::uuid)
+        WHEN 'tenant' THEN (SELECT x.name FROM tenant x WHERE x.id = l.entity_id::uuid)
+        WHEN 'operator' THEN (SELECT p.email FROM operator p WHERE p.id = l.entity_id::uuid)
+        WHEN 'admin_token' THEN (SELECT k.name FROM admin_token k WHERE k.id = l.entity_id::uuid)
+      END`.as('entity_label'),
+    );
+  if (q.tenants !== 'all') query = query.where('l.tenant_id', 'in', q.tenants);
+  if (q.tenantId) query = query.where('l.tenant_id', '=', q.tenantId);
+  if (q.since) query = query.where('l.at', '>=', q.since);
+  if (q.until) query = query.where('l.at', '<', q.until);
+  if (q.actor) query = query.where(sql<boolean>`strpos(lower(l.actor), lower(${q.actor})) > 0`);
+  if (q.entityType) query = query.where('l.entity_type', '=', q.entityType);
+  if (q.entityId) query = query.where('l.entity_id', '=', q.entityId);
+  if (q.afterId !== undefined) query = query.where('l.id', '>', q.afterId);
+  return query.orderBy('l.id').limit(q.limit + 1).execute();
 }

@@ -8,6 +8,8 @@ export const listAuditEntries: Handler<AdminPrincipal> = async (ctx) => ({
   body: await list(ctx.deps, ctx.principal.access, {
     tenantId: queryOf(ctx, 'tenantId'),
     since: queryOf(ctx, 'since'),
+    until: queryOf(ctx, 'until'),
+    actor: queryOf(ctx, 'actor'),
     entityType: queryOf(ctx, 'entityType'),
     entityId: queryOf(ctx, 'entityId'),
     after: queryOf(ctx, 'after'),

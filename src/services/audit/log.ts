@@ -81,6 +81,8 @@ export interface AuditEntryView {
   action: string;
   entityType: AuditEntityType;
   entityId: string;
+  /** What a person calls the entity (a number, a name, a code); null when it no longer exists. */
+  entityLabel: string | null;
   before: unknown;
   after: unknown;
   note: string | null;
@@ -93,7 +95,7 @@ export interface AuditPage {
   nextAfter: number | null;
 }
 
-function auditView(row: AuditRow): AuditEntryView {
+function auditView(row: AuditRow & { entity_label: string | null }): AuditEntryView {
   return {
     id: row.id,
     at: row.at.toISOString(),
@@ -102,6 +104,7 @@ function auditView(row: AuditRow): AuditEntryView {
     action: row.action,
     entityType: row.entity_type,
     entityId: row.entity_id,
+    entityLabel: row.entity_label,
     before: row.before ?? null,
     after: row.after ?? null,
     note: row.note,
@@ -112,6 +115,10 @@ function auditView(row: AuditRow): AuditEntryView {
 export interface AuditListInput {
   tenantId?: string;
   since?: string;
+  /** Only entries before this instant (ISO 8601). */
+  until?: string;
+  /** Only entries whose actor contains this text (an operator's e-mail, a token's name). */
+  actor?: string;
   entityType?: string;
   entityId?: string;
   after?: number | string;
@@ -136,6 +143,12 @@ export async function listAuditEntries(deps: ServiceDeps, access: AdminAccess, i
     since = new Date(input.since);
     if (!/^\d{4}-\d\d-\d\d/.test(input.since) || Number.isNaN(since.getTime())) errors.push({ pointer: '/since', message: 'must be an ISO 8601 timestamp' });
   }
+  let until: Date | undefined;
+  if (input.until !== undefined) {
+    until = new Date(input.until);
+    if (!/^\d{4}-\d\d-\d\d/.test(input.until) || Number.isNaN(until.getTime())) errors.push({ pointer: '/until', message: 'must be an ISO 8601 timestamp' });
+  }
+  const actor = input.actor?.trim() || undefined;
   if (input.entityType !== undefined && !(ENTITY_TYPES as readonly string[]).includes(input.entityType)) errors.push({ pointer: '/entityType', message: `must be one of: ${ENTITY_TYPES.join(', ')}` });
   const after = input.after === undefined ? undefined : Number(input.after);
   if (after !== undefined && (!Number.isInteger(after) || after < 0)) errors.push({ pointer: '/after', message: 'must be a whole number' });
@@ -145,7 +158,7 @@ export async function listAuditEntries(deps: ServiceDeps, access: AdminAccess, i
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const tenants = visibleTenants(access);
   if (input.tenantId !== undefined && tenants !== 'all' && !tenants.includes(input.tenantId)) return { items: [], nextAfter: null };
-  const rows = await listAudit(deps.db, { tenants, tenantId: input.tenantId, since, entityType: input.entityType as AuditEntityType | undefined, entityId: input.entityId, afterId: after, limit });
+  const rows = await listAudit(deps.db, { tenants, tenantId: input.tenantId, since, until, actor, entityType: input.entityType as AuditEntityType | undefined, entityId: input.entityId, afterId: after, limit });
   const page = rows.slice(0, limit);
   return { items: page.map(auditView), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null };
 }

@@ -1,25 +1,76 @@
 /** The audit log of the current city: who, what, when, and what changed (before → after). */
 import { useState } from 'preact/hooks';
-import { useApi, type types } from '../api.js';
+import { call, useApi, type types } from '../api.js';
+import { cityHint } from '../refs.js';
 import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
-import { actionWords, actorWords, entityWords, fieldWords, valueWords } from '../words.js';
+import { actionWords, actorWords, entityWords, fieldWords, QUIET_FIELDS, valueWords } from '../words.js';
 
-const ENTITY_TYPES = ['alert', 'service_order', 'partner', 'team', 'tenant', 'admin_token'] as const;
+const ENTITY_TYPES = ['alert', 'service_order', 'partner', 'team', 'tenant', 'admin_token', 'operator'] as const;
+
+/** A date input (YYYY-MM-DD) as the start of that day in the browser's zone, ISO. */
+function dayStart(day: string): string | undefined {
+  return day ? new Date(`${day}T00:00:00`).toISOString() : undefined;
+}
 
 export function AuditPage() {
   const { t } = useI18n();
   const { tenantId } = useSession();
   const [entityType, setEntityType] = useState<(typeof ENTITY_TYPES)[number] | ''>('');
-  const entries = useApi('listAuditEntries', { query: { tenantId, limit: 500, ...(entityType ? { entityType } : {}) } });
+  const [who, setWho] = useState('');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [number, setNumber] = useState('');
+  const [subject, setSubject] = useState<{ entityType: 'alert' | 'service_order'; entityId: string } | null>(null);
+  const [notFound, setNotFound] = useState(false);
+  // `to` is a day: entries of that whole day are in.
+  const until = to ? new Date(new Date(`${to}T00:00:00`).getTime() + 86_400_000).toISOString() : undefined;
+  const since = dayStart(from);
+  const query = {
+    tenantId,
+    limit: 500,
+    ...(subject ? subject : entityType ? { entityType } : {}),
+    ...(who.trim() ? { actor: who.trim() } : {}),
+    ...(since ? { since } : {}),
+    ...(until ? { until } : {}),
+  };
+  const entries = useApi('listAuditEntries', { query });
+  const teams = useApi('listTeams', { query: { tenantId } });
+  const teamNames = new Map((teams.data?.items ?? []).map((x) => [x.id, x.name]));
+  const find = async (ref: string) => {
+    setNotFound(false);
+    const r = ref.trim().replace(/^#/, '');
+    if (!r) return setSubject(null);
+    try {
+      if (/^OS-/i.test(r)) setSubject({ entityType: 'service_order', entityId: (await call('getServiceOrder', { path: { serviceOrderId: r }, query: cityHint(r, tenantId) })).id });
+      else setSubject({ entityType: 'alert', entityId: (await call('getAlert', { path: { alertId: r }, query: cityHint(r, tenantId) })).id });
+    } catch {
+      setSubject(null);
+      setNotFound(true);
+    }
+  };
+  const exportUrl = `/api/admin/tenants/${tenantId}/exports/audit?${new URLSearchParams({ ...(since ? { from: since } : {}), ...(until ? { to: until } : {}) }).toString()}`;
   return (
-    <Page title={t('audit.title')}>
-      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+    <Page
+      title={t('audit.title')}
+      actions={
+        <a class="button secondary" href={exportUrl} download data-testid="audit-export">
+          {t('audit.export')}
+        </a>
+      }
+    >
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void find(number);
+        }}
+      >
         <label>
           <span>{t('audit.entity')}</span>
-          <select value={entityType} onChange={(e) => setEntityType((e.target as HTMLSelectElement).value as typeof entityType)}>
+          <select value={entityType} disabled={subject !== null} onChange={(e) => setEntityType((e.target as HTMLSelectElement).value as typeof entityType)} data-testid="audit-type">
             <option value="">{t('inbox.filter.all')}</option>
             {ENTITY_TYPES.map((x) => (
               <option key={x} value={x}>
@@ -28,24 +79,54 @@ export function AuditPage() {
             ))}
           </select>
         </label>
+        <label>
+          <span>{t('audit.who')}</span>
+          <input type="search" value={who} maxLength={200} onInput={(e) => setWho((e.target as HTMLInputElement).value)} data-testid="audit-who" />
+        </label>
+        <label>
+          <span>{t('audit.from')}</span>
+          <input type="date" value={from} max={to || undefined} onChange={(e) => setFrom((e.target as HTMLInputElement).value)} data-testid="audit-from" />
+        </label>
+        <label>
+          <span>{t('audit.to')}</span>
+          <input type="date" value={to} min={from || undefined} onChange={(e) => setTo((e.target as HTMLInputElement).value)} data-testid="audit-to" />
+        </label>
+        <label>
+          <span>{t('audit.number')}</span>
+          <input type="search" value={number} maxLength={64} onInput={(e) => setNumber((e.target as HTMLInputElement).value)} onBlur={() => void find(number)}
+            onKeyDown={(e) => {
+              // The form has no submit button, so Enter does not submit it: look the number up here.
+              if (e.key === 'Enter') {
+                e.preventDefault();
+                void find(number);
+              }
+            }}
+            data-testid="audit-number"
+          />
+        </label>
       </form>
+      {notFound ? (
+        <p class="warn-text" data-testid="audit-number-unknown">
+          {t('audit.numberUnknown', { number })}
+        </p>
+      ) : null}
       {entries.error ? <LoadError error={entries.error} /> : null}
       {!entries.data && !entries.error ? <Loading /> : null}
       {entries.data && entries.data.items.length === 0 ? <p class="empty">{t('audit.empty')}</p> : null}
-      {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} /> : null}
+      {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} /> : null}
     </Page>
   );
 }
 
 function EntityLink({ e }: { e: types.AuditEntry }) {
   const { t } = useI18n();
-  const words = entityWords(t, e.entityType);
+  const words = e.entityLabel ? `${entityWords(t, e.entityType)} ${e.entityLabel}` : entityWords(t, e.entityType);
   if (e.entityType === 'alert') return <Link to={`/alerts/${e.entityId}`}>{words}</Link>;
   if (e.entityType === 'service_order') return <Link to={`/orders/${e.entityId}`}>{words}</Link>;
   return <span>{words}</span>;
 }
 
-function AuditTable({ items }: { items: types.AuditEntry[] }) {
+function AuditTable({ items, teamNames }: { items: types.AuditEntry[]; teamNames: ReadonlyMap<string, string> }) {
   const { t, dateTime } = useI18n();
   return (
     <Table testid="audit" headers={[t('col.when'), t('col.who'), t('col.what'), t('col.change')]}>
@@ -57,7 +138,7 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
                 <strong>{actionWords(t, e.action)}</strong> · <EntityLink e={e} />
               </td>
               <td>
-                <Change before={e.before} after={e.after} />
+                <Change before={e.before} after={e.after} teamNames={teamNames} />
               </td>
             </tr>
       ))}
@@ -66,17 +147,22 @@ function AuditTable({ items }: { items: types.AuditEntry[] }) {
 }
 
 /** The fields that differ between before and after, one line each. */
-export function Change({ before, after }: { before: unknown; after: unknown }) {
+export function Change({ before, after, teamNames }: { before: unknown; after: unknown; teamNames?: ReadonlyMap<string, string> }) {
   const { t, dateTime } = useI18n();
   const b = before && typeof before === 'object' ? (before as Record<string, unknown>) : {};
   const a = after && typeof after === 'object' ? (after as Record<string, unknown>) : {};
-  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]));
+  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])]
+    .filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]))
+    .filter((k) => !QUIET_FIELDS.has(k))
+    // The order's number says which order; its id adds nothing.
+    .filter((k) => !(k === 'serviceOrderId' && ('serviceOrderNumber' in a || 'serviceOrder' in a)));
   if (keys.length === 0) return null;
   return (
     <ul class="changes">
       {keys.map((k) => (
         <li key={k}>
-          {fieldWords(t, k)}: <span class="before">{valueWords(t, dateTime, k, b[k])}</span> → <span class="after">{valueWords(t, dateTime, k, a[k])}</span>
+          {fieldWords(t, k)}: <span class="before">{k === 'teamId' && teamNames?.has(String(b[k])) ? teamNames.get(String(b[k])) : valueWords(t, dateTime, k, b[k])}</span> →{' '}
+          <span class="after">{k === 'teamId' && teamNames?.has(String(a[k])) ? teamNames.get(String(a[k])) : valueWords(t, dateTime, k, a[k])}</span>
         </li>
       ))}
     </ul>

@@ -1,0 +1,70 @@
+/**
+ * The audit log in the console, as a city-admin of Natal reads it: each entry names its
+ * object by number or name, a team by its name, and the page filters by an order's
+ * number, by who did it and by a period, with the CSV export of that period.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, openPage, screenshots, seriousViolations } from './support/browser.js';
+import { alertsOf, makeCity, sendRequest, type City } from './support/city.js';
+import { startLumenForBrowser, type Lumen } from './support/lumen.js';
+
+let lumen: Lumen;
+let browser: Browser;
+let natal: City;
+let orderNumber = '';
+
+beforeAll(async () => {
+  [lumen, browser] = await Promise.all([startLumenForBrowser(), launch()]);
+  natal = await makeCity(lumen, { name: 'Natal', webhookUrl: 'https://hooks.natal.example/lumen', code: 'PORTAL-NATAL-156' });
+  for (const d of ['Poste apagado na Avenida Engenheiro Roberto Freire.', 'Lâmpada acesa de dia na Rua Mossoró.']) await sendRequest(lumen, natal, { description: d });
+  const [first, second] = (await alertsOf(lumen, natal)).sort((a, b) => a.alertNumber - b.alertNumber);
+  const order = await lumen.admin(natal.token, 'POST', `/api/admin/alerts/${first.id}/create-order`, {});
+  orderNumber = order.body.number;
+  expect((await lumen.admin(natal.token, 'POST', `/api/admin/service-orders/${order.body.id}/assign`, { teamId: natal.teamId })).status).toBe(200);
+  expect((await lumen.admin(natal.token, 'POST', `/api/admin/alerts/${second.id}/discard`, { reason: 'Iluminação de condomínio particular.' })).status).toBe(200);
+});
+afterAll(async () => {
+  await browser?.close();
+  await lumen?.stop();
+});
+
+describe('the audit log page', () => {
+  it('names objects and teams, and filters by number, by who and by period', async () => {
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: natal.admin });
+    await page.goto(`${lumen.baseUrl}/console/audit`);
+    await page.getByTestId('audit').waitFor();
+    const text = await page.getByTestId('audit').innerText();
+    expect(text).toContain('Ordem de serviço criada a partir do alerta · Alerta #1');
+    expect(text).toContain(`Ordem de serviço: nenhum → ${orderNumber}`);
+    expect(text).toContain('Alerta descartado · Alerta #2');
+    expect(text).not.toMatch(/service_order|alert\.discard/);
+
+    await page.getByTestId('audit-number').fill(orderNumber);
+    await page.getByTestId('audit-number').press('Enter');
+    await expect.poll(async () => (await page.getByTestId('audit').innerText()).includes('Alerta descartado')).toBe(false);
+    expect(await page.getByTestId('audit').innerText()).toContain(`Ordem atribuída a uma equipe · Ordem de serviço ${orderNumber}`);
+    expect(await page.getByTestId('audit').innerText()).toMatch(/Equipe: nenhum → Equipe Natal 01/);
+    await page.getByTestId('audit-number').fill('OS-1999-99999');
+    await page.getByTestId('audit-number').press('Enter');
+    await page.getByTestId('audit-number-unknown').waitFor();
+    await page.getByTestId('audit-number').fill('');
+    await page.getByTestId('audit-number').press('Enter');
+
+    await page.getByTestId('audit-who').fill('nobody-did-this');
+    await page.getByText('Nenhum registro.').waitFor();
+    await page.getByTestId('audit-who').fill('desk-');
+    await page.getByTestId('audit').waitFor();
+
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByTestId('audit-from').fill(today);
+    await page.getByTestId('audit-to').fill(today);
+    await page.getByTestId('audit').waitFor();
+    const href = (await page.getByTestId('audit-export').getAttribute('href'))!;
+    expect(href).toMatch(new RegExp(`^/api/admin/tenants/${natal.tenantId}/exports/audit\\?from=.+&to=.+`));
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshots(page, 'audit-filters');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
