@@ -54,12 +54,7 @@ export function BarChart({ categories, short, xLabel, series, title, height = 22
       [xs, ...order.map((k) => drawn[k]!)],
       el,
     );
-    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height }));
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      plot.destroy();
-    };
+    return followWidth(plot, el, height);
   }, [JSON.stringify({ categories, short, xLabel, series, title, stacked, counts })]);
   return <div class="chart" ref={box} role="img" aria-label={title} />;
 }
@@ -105,12 +100,17 @@ export function StateChart({ points, until, levels, connection, relay, timeLabel
       [xs, online, relayLine],
       el,
     );
-    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height }));
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      plot.destroy();
-    };
+    return followWidth(plot, el, height);
   }, [JSON.stringify({ points, until, levels, connection, relay, timeLabel, title })]);
   return <div class="chart" ref={box} role="img" aria-label={title} />;
+}
+
+/** Keeps a plot as wide as its box (at least 280 px); the cleanup stops that and removes the plot. */
+function followWidth(plot: uPlot, el: HTMLElement, height: number): () => void {
+  const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height }));
+  resize.observe(el);
+  return () => {
+    resize.disconnect();
+    plot.destroy();
+  };
 }
