@@ -55,7 +55,7 @@ function Changes({ data }: { data: unknown }) {
         <div key={f}>
           <dt>{fieldWords(t, f)}</dt>
           <dd>
-            <del>{valueWords(t, dateTime, f, before?.[f])}</del> → <ins>{valueWords(t, dateTime, f, after?.[f])}</ins>
+            <del class="before">{valueWords(t, dateTime, f, before?.[f])}</del> → <ins class="after">{valueWords(t, dateTime, f, after?.[f])}</ins>
           </dd>
         </div>
       ))}
