@@ -162,6 +162,13 @@ describe('safe actions in the console', () => {
     expect(triage).toContain('Discard note (sent to the partner)');
     expect(triage).toContain('Write the note the partner will receive.');
     expect(await other.page.getByTestId('changes').innerText()).toContain('Description');
+    // A 409 about something else (the order to link to is cancelled) keeps its own words.
+    await other.page.getByTestId('link-order').fill(orderNumber);
+    await other.page.getByTestId('link').click();
+    const closed = await toast(other.page, 'error', 'Invalid transition');
+    expect(closed).not.toContain('Someone acted first');
+    expect(closed).toContain(orderNumber);
+    expect((await lumen.admin(manaus.token, 'GET', `/api/admin/alerts/${alerts.resent.id}`)).body.status).toBe('Pending');
     expect(await other.page.getByTestId('timeline').innerText()).toContain('The partner changed the description or the place');
     await noSidewaysScroll(other.page);
     await page.setViewportSize(PHONE);

@@ -25,18 +25,24 @@ function who(t: Translate, items: types.TimelineEntry[]): { actor: string; ago: 
   return last ? { actor: actorWords(t, last.actor), ago: agoWords(t, last.at) } : { actor: t('conflict.someone'), ago: t('conflict.justNow') };
 }
 
-/** The alert as it is now and what happened to it, in words. */
-export async function alertConflict(t: Translate, alertId: string): Promise<{ alert: types.Alert; error: ApiError }> {
+/**
+ * The alert as it is now and what happened to it, in words; null when it did not change
+ * since the page read it (the 409 was about something else, such as a closed order to
+ * link to, and its own problem says so).
+ */
+export async function alertConflict(t: Translate, alertId: string, seen: string): Promise<{ alert: types.Alert; error: ApiError } | null> {
   const [alert, timeline] = await Promise.all([call('getAlert', { path: { alertId } }), call('getAlertTimeline', { path: { alertId } })]);
+  if (alert.updatedAt === seen) return null;
   const { actor, ago } = who(t, timeline.items);
   const key = (['Linked', 'Cancelled', 'Resolved'].includes(alert.status) ? `conflict.alert.${alert.status}` : 'conflict.alert.other') as MessageKey;
   const detail = t(key, { number: alert.serviceOrder?.number ?? '', actor, ago });
   return { alert, error: new ApiError(409, t('conflict.title'), detail, 'conflict') };
 }
 
-/** The order as it is now and what happened to it, in words. */
-export async function orderConflict(t: Translate, serviceOrderId: string): Promise<{ order: types.AdminServiceOrder; error: ApiError }> {
+/** The order as it is now and what happened to it, in words; null when it did not change since the page read it. */
+export async function orderConflict(t: Translate, serviceOrderId: string, seen: string): Promise<{ order: types.AdminServiceOrder; error: ApiError } | null> {
   const [order, timeline] = await Promise.all([call('getServiceOrder', { path: { serviceOrderId } }), call('getServiceOrderTimeline', { path: { serviceOrderId } })]);
+  if (order.updatedAt === seen) return null;
   const { actor, ago } = who(t, timeline.items);
   const key = (['COMPLETED', 'CANCELLED'].includes(order.status) ? `conflict.order.${order.status}` : 'conflict.order.other') as MessageKey;
   const detail = t(key, { actor, ago, status: statusWords(t as never, order.status).toLowerCase() });

@@ -303,7 +303,8 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
       } catch (err) {
         if (!isConflict(err)) throw err;
         setConfirming(false);
-        const now = await alertConflict(t, a.id);
+        const now = await alertConflict(t, a.id, a.updatedAt);
+        if (!now) throw err;
         onChanged(now.alert);
         throw now.error;
       }
@@ -397,7 +398,7 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
             <span>{t('alert.link')}</span>
             <input value={orderRef} placeholder="OS-2026-00042" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
           </label>
-          <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()}>
+          <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()} data-testid="link">
             {t('alert.link')}
           </button>
           <hr />
@@ -442,7 +443,8 @@ function Duplicates({ alert: a, onLinked }: { alert: types.Alert; onLinked: (a: 
         return await call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderId } });
       } catch (err) {
         if (!isConflict(err)) throw err;
-        const now = await alertConflict(t, a.id);
+        const now = await alertConflict(t, a.id, a.updatedAt);
+        if (!now) throw err;
         onLinked(now.alert);
         throw now.error;
       }

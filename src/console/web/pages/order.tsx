@@ -121,7 +121,8 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
       } catch (err) {
         if (!isConflict(err)) throw err;
         setConfirming(false);
-        const now = await orderConflict(t, o.id);
+        const now = await orderConflict(t, o.id, o.updatedAt);
+        if (!now) throw err;
         onChanged(now.order);
         throw now.error;
       }
