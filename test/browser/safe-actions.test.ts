@@ -81,6 +81,7 @@ describe('safe actions in the console', () => {
     expect(await resentRow.getByTestId('partner-updated').innerText()).toBe('atualizado pelo parceiro');
     expect(await page.locator(`.inbox-row[data-alert-id="${alerts.discard.id}"] [data-testid="partner-updated"]`).count()).toBe(0);
     await page.goto(`${lumen.baseUrl}/console/alerts/${alerts.resent.id}`);
+    expect(await page.getByTestId('partner-updated-at').innerText()).toContain('atualizado pelo parceiro');
     const changes = await page.getByTestId('changes').innerText();
     expect(changes).toContain('Descrição');
     expect(changes).toContain('Lâmpada piscando a noite toda.');

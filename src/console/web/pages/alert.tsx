@@ -10,7 +10,7 @@ import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
+import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
@@ -60,6 +60,11 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
   return (
     <section class="panel" data-testid="alert-details">
       <p class="description">{a.description}</p>
+      {a.updatedByPartnerAt ? (
+        <p class="small" data-testid="partner-updated-at">
+          <Badge kind="neutral">{t('alert.partnerUpdated')}</Badge> <span class="muted">{dateTime(a.updatedByPartnerAt)}</span>
+        </p>
+      ) : null}
       <dl class="fields">
         <Field label={t('col.partner')}>{a.partner.code}</Field>
         <Field label={t('alert.protocol')}>{a.protocolNumber}</Field>
