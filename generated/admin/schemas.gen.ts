@@ -1640,6 +1640,18 @@ export const AlertSchema = {
                 '2026-03-14T13:02:11.412Z'
             ]
         },
+        updatedByPartnerAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the partner last resent the alert with a changed description or location\n(the alert\'s timeline holds the before and after, audit action\n`alert.partner-update`); null when it never did.\n',
+            examples: [
+                '2026-03-14T13:10:00.000Z'
+            ]
+        },
         ageMinutes: {
             type: 'integer',
             format: 'int32',

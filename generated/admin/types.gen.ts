@@ -600,6 +600,13 @@ export type Alert = {
     createdAt: string;
     updatedAt: string;
     /**
+     * When the partner last resent the alert with a changed description or location
+     * (the alert's timeline holds the before and after, audit action
+     * `alert.partner-update`); null when it never did.
+     *
+     */
+    updatedByPartnerAt?: string | null;
+    /**
      * In lists only (the inbox). Minutes since the alert arrived.
      */
     ageMinutes?: number;

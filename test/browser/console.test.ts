@@ -285,6 +285,7 @@ describe('the console', () => {
     expect(await error.textContent()).toMatch(/NAO_EXISTE|motivo/i);
     await page.getByTestId('discard-note').fill('Endereço não existe na cidade.');
     await page.getByTestId('discard').click();
+    await page.getByTestId('discard-yes').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Alerta descartado.' }).waitFor();
     const cancelled = await until('Alert.Cancelled at the partner', () => events('Alert.Cancelled').find((e) => e.protocolNumber === alert.protocolNumber));
     expect(cancelled.note).toBe('Endereço não existe na cidade.');

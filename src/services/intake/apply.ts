@@ -4,6 +4,7 @@ import type { Tx } from '../../db/database.js';
 import type { LocationSource } from '../../db/tables/domain.js';
 import type { IntakeSetting } from '../../db/repositories/intake/request.repository.js';
 import { touchAlert, updateAlert, type AlertPatch, type AlertRow, type VersionedAlertRow } from '../../db/repositories/intake/alert.repository.js';
+import { insertAudit } from '../../db/repositories/audit.repository.js';
 import { insertAlertAttachment, insertAttachmentFailure, listAlertAttachments, updateAlertAttachment } from '../../db/repositories/intake/attachment.repository.js';
 import type { ReasonRow } from '../../db/repositories/operations/reason.repository.js';
 import { enqueueGeocode } from '../../jobs/geocode.job.js';
@@ -95,11 +96,52 @@ export async function applyResend(tx: Tx, deps: AppDeps, ctx: IntakeContext, inp
     const wroteAttachments = await writeAttachments(tx, ctx, current, plan.attachments.items);
     if (Object.keys(patch).length > 0) alert = await updateAlert(tx, current.id, patch);
     else if (wroteAttachments) await touchAlert(tx, current.id);
+    await auditPartnerUpdate(tx, ctx, current, alert);
     if (relocate) await enqueueGeocode(deps, tx, current.id);
   }
   const rows = await listAlertAttachments(tx, alert.id);
   const known = alert.reason_code === ctx.reason.code ? ctx.reason : undefined;
   return { status: 200, body: await buildIntakeResponse(tx, alert, lang, rows.map((r) => attachmentResult(r, lang)), known) };
+}
+
+/** What operators see change when a partner resends: the problem and where it is. */
+const WATCHED = {
+  description: 'description',
+  street: 'address_street',
+  number: 'address_number',
+  neighborhood: 'address_neighborhood',
+  reference: 'address_reference',
+  latitude: 'latitude',
+  longitude: 'longitude',
+} as const satisfies Record<string, keyof AlertRow>;
+
+/**
+ * A resend that changed the description or the location leaves an audit entry
+ * (`alert.partner-update`, only the changed fields before and after) in the resend's
+ * transaction, so an operator about to act on the alert sees what the partner changed.
+ */
+async function auditPartnerUpdate(tx: Tx, ctx: IntakeContext, before: AlertRow, after: AlertRow): Promise<void> {
+  const from: Record<string, unknown> = {};
+  const to: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(WATCHED)) {
+    if (before[column] === after[column]) continue;
+    from[field] = before[column];
+    to[field] = after[column];
+  }
+  if (Object.keys(to).length === 0) return;
+  await insertAudit(tx, {
+    tenant_id: before.tenant_id,
+    actor: ctx.actor,
+    admin_token_id: null,
+    operator_id: null,
+    action: 'alert.partner-update',
+    entity_type: 'alert',
+    entity_id: before.id,
+    before: JSON.stringify(from),
+    after: JSON.stringify(to),
+    note: null,
+    request_id: null,
+  });
 }
 
 /** Records the prepared attachments; true when anything was written. */

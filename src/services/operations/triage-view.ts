@@ -33,6 +33,7 @@ export function alertView(row: AlertDetailRow, lang: Language): Alert {
     cancelReason: row.cancel_reason,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    updatedByPartnerAt: row.updated_by_partner_at ? new Date(row.updated_by_partner_at).toISOString() : null,
   };
 }
 

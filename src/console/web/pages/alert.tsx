@@ -10,9 +10,10 @@ import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
+import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
+import { alertConflict, isConflict } from '../conflict.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -59,6 +60,11 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
   return (
     <section class="panel" data-testid="alert-details">
       <p class="description">{a.description}</p>
+      {a.updatedByPartnerAt ? (
+        <p class="small" data-testid="partner-updated-at">
+          <Badge kind="neutral">{t('alert.partnerUpdated')}</Badge> <span class="muted">{dateTime(a.updatedByPartnerAt)}</span>
+        </p>
+      ) : null}
       <dl class="fields">
         <Field label={t('col.partner')}>{a.partner.code}</Field>
         <Field label={t('alert.protocol')}>{a.protocolNumber}</Field>
@@ -292,8 +298,24 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
   const [reasonCode, setReasonCode] = useState('');
   const [orderRef, setOrderRef] = useState('');
   const [note, setNote] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  // Someone else changed the alert first (409): show it as it is now and say who and when.
+  const guard =
+    <R,>(run: () => Promise<R>) =>
+    async (): Promise<R> => {
+      try {
+        return await run();
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        setConfirming(false);
+        const now = await alertConflict(t, a.id, a.updatedAt);
+        if (!now) throw err;
+        onChanged(now.alert);
+        throw now.error;
+      }
+    };
   const create = useAction(
-    () => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}), ...(pole ? { poleId: pole.id } : {}) } }),
+    guard(() => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}), ...(pole ? { poleId: pole.id } : {}) } })),
     (order) => {
       reload();
       navigate(`/orders/${order.id}`);
@@ -301,14 +323,14 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
     },
   );
   const reclassify = useAction(
-    () => call('reclassifyAlert', { path: { alertId: a.id }, body: { reasonCode } }),
+    guard(() => call('reclassifyAlert', { path: { alertId: a.id }, body: { reasonCode } })),
     (next) => {
       onChanged(next);
       return t('alert.reclassified');
     },
   );
   const link = useAction(
-    () => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderRef.trim() } }),
+    guard(() => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderRef.trim() } })),
     (next) => {
       onChanged(next);
       return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
@@ -324,8 +346,11 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
     },
   );
   const discard = useAction(
-    () => call('discardAlert', { path: { alertId: a.id }, body: note.trim() ? { reason: note.trim() } : {} }),
+    // The console never discards without the note the partner receives.
+    guard(() => call('discardAlert', { path: { alertId: a.id }, body: { reason: note.trim() } })),
     (next) => {
+      setConfirming(false);
+      setNote('');
       onChanged(next);
       return t('alert.discarded');
     },
@@ -378,17 +403,34 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
             <span>{t('alert.link')}</span>
             <input value={orderRef} placeholder="OS-2026-00042" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
           </label>
-          <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()}>
+          <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()} data-testid="link">
             {t('alert.link')}
           </button>
           <hr />
           <label>
             <span>{t('alert.discard.note')}</span>
-            <textarea rows={2} maxLength={500} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} data-testid="discard-note" />
+            <textarea rows={2} maxLength={500} required value={note} onInput={(e) => (setNote((e.target as HTMLTextAreaElement).value), setConfirming(false))} data-testid="discard-note" />
           </label>
-          <button type="button" class="danger" disabled={discard.busy} onClick={() => void discard.run()} data-testid="discard">
-            {t('alert.discard')}
-          </button>
+          {confirming ? (
+            <div class="confirm" role="alert" data-testid="discard-confirm">
+              <p>{t('alert.discard.confirm', { number: a.alertNumber })}</p>
+              <div class="row">
+                <button type="button" class="danger" disabled={discard.busy || !note.trim()} onClick={() => void discard.run()} data-testid="discard-yes">
+                  {t('alert.discard.yes')}
+                </button>
+                <button type="button" class="secondary" disabled={discard.busy} onClick={() => setConfirming(false)}>
+                  {t('confirm.back')}
+                </button>
+              </div>
+            </div>
+          ) : (
+            <div class="row">
+              <button type="button" class="danger" disabled={discard.busy || !note.trim()} onClick={() => setConfirming(true)} data-testid="discard">
+                {t('alert.discard')}
+              </button>
+              {!note.trim() ? <span class="muted small">{t('alert.discard.needsNote')}</span> : null}
+            </div>
+          )}
         </>
       ) : null}
     </section>
@@ -401,7 +443,17 @@ function Duplicates({ alert: a, onLinked }: { alert: types.Alert; onLinked: (a: 
   const { can } = useSession();
   const suggestions = useApi('getAlertDuplicates', { path: { alertId: a.id } });
   const link = useAction(
-    (orderId: string) => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderId } }),
+    async (orderId: string) => {
+      try {
+        return await call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderId } });
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        const now = await alertConflict(t, a.id, a.updatedAt);
+        if (!now) throw err;
+        onLinked(now.alert);
+        throw now.error;
+      }
+    },
     (next) => {
       onLinked(next);
       return t('alert.linked', { number: next.serviceOrder?.number ?? '' });

@@ -327,6 +327,11 @@ function InboxRow({
           </span>
         ) : null}
         {!a.geolocated ? <Badge kind="warn">{t('inbox.badge.notGeolocated')}</Badge> : null}
+        {a.updatedByPartnerAt ? (
+          <span data-testid="partner-updated">
+            <Badge kind="neutral">{t('alert.partnerUpdated')}</Badge>
+          </span>
+        ) : null}
         <span class="age" title={t('col.age')}>
           {d.age(a.createdAt)}
         </span>

@@ -10,6 +10,7 @@ import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
+import { isConflict, orderConflict } from '../conflict.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
@@ -103,16 +104,34 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
   const teams = useApi('listTeams', can('triage', tenantId) ? { query: { tenantId } } : null);
   const [teamId, setTeamId] = useState(o.team?.id ?? '');
   const [note, setNote] = useState('');
+  const [confirming, setConfirming] = useState(false);
   const body = () => (note.trim() ? { note: note.trim() } : {});
   const done = (message: string) => (next: types.ServiceOrder) => {
     setNote('');
+    setConfirming(false);
     onChanged(next);
     return message;
   };
-  const assign = useAction(() => call('assignServiceOrder', { path: { serviceOrderId: o.id }, body: { teamId, ...body() } }), done(t('order.assigned')));
-  const start = useAction(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.started')));
-  const complete = useAction(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() }), done(t('order.completed')));
-  const cancel = useAction(() => call('cancelServiceOrder', { path: { serviceOrderId: o.id }, body: note.trim() ? { reason: note.trim() } : {} }), done(t('order.cancelled')));
+  // Someone else moved the order first (409): show it as it is now and say who and when.
+  const guard =
+    (run: () => Promise<types.ServiceOrder>) =>
+    async (): Promise<types.ServiceOrder> => {
+      try {
+        return await run();
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        setConfirming(false);
+        const now = await orderConflict(t, o.id, o.updatedAt);
+        if (!now) throw err;
+        onChanged(now.order);
+        throw now.error;
+      }
+    };
+  const assign = useAction(guard(() => call('assignServiceOrder', { path: { serviceOrderId: o.id }, body: { teamId, ...body() } })), done(t('order.assigned')));
+  const start = useAction(guard(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.started')));
+  const complete = useAction(guard(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.completed')));
+  // The console never cancels without the note the partner receives.
+  const cancel = useAction(guard(() => call('cancelServiceOrder', { path: { serviceOrderId: o.id }, body: { reason: note.trim() } })), done(t('order.cancelled')));
   if (!can('triage', tenantId)) return null;
   const openish = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status);
   if (!openish) return null;
@@ -122,7 +141,7 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
       <h2>{t('order.actions')}</h2>
       <label>
         <span>{t('order.note')}</span>
-        <textarea rows={3} maxLength={500} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} data-testid="order-note" />
+        <textarea rows={3} maxLength={500} value={note} onInput={(e) => (setNote((e.target as HTMLTextAreaElement).value), setConfirming(false))} data-testid="order-note" />
       </label>
       {o.status === 'OPEN' || o.status === 'ASSIGNED' ? (
         <div class="row">
@@ -153,10 +172,26 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
             {t('order.complete')}
           </button>
         ) : null}
-        <button type="button" class="danger" disabled={busy} onClick={() => void cancel.run()} data-testid="cancel-order">
-          {t('order.cancel')}
-        </button>
+        {confirming ? null : (
+          <button type="button" class="danger" disabled={busy || !note.trim()} onClick={() => setConfirming(true)} data-testid="cancel-order">
+            {t('order.cancel')}
+          </button>
+        )}
       </div>
+      {!confirming && !note.trim() ? <p class="muted small">{t('order.cancel.needsNote')}</p> : null}
+      {confirming ? (
+        <div class="confirm" role="alert" data-testid="cancel-confirm">
+          <p>{t('order.cancel.confirm', { number: o.number })}</p>
+          <div class="row">
+            <button type="button" class="danger" disabled={busy || !note.trim()} onClick={() => void cancel.run()} data-testid="cancel-yes">
+              {t('order.cancel.yes')}
+            </button>
+            <button type="button" class="secondary" disabled={busy} onClick={() => setConfirming(false)}>
+              {t('confirm.back')}
+            </button>
+          </div>
+        </div>
+      ) : null}
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { useEffect } from 'preact/hooks';
 import { useApi, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Badge, LoadError, Loading } from '../ui.js';
-import { actorWords, noteWords, timelineWords } from '../words.js';
+import { actorWords, fieldWords, noteWords, timelineWords, valueWords } from '../words.js';
 
 export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: string; version: string }) {
   const alertTimeline = useApi('getAlertTimeline', of === 'alert' ? { path: { alertId: id } } : null);
@@ -36,8 +36,29 @@ function TimelineList({ items }: { items: types.TimelineEntry[] }) {
             {dateTime(e.at)} · {actorWords(t, e.actor)}
           </div>
           {e.note && e.kind === 'status' ? <div class="note">{noteWords(t, e.note)}</div> : null}
+          {e.kind === 'audit' && e.title === 'alert.partner-update' ? <Changes data={e.data} /> : null}
         </li>
       ))}
     </ol>
+  );
+}
+
+/** A partner's resend: each changed field, before → after. */
+function Changes({ data }: { data: unknown }) {
+  const { t, dateTime } = useI18n();
+  const { before, after } = (data ?? {}) as { before?: Record<string, unknown> | null; after?: Record<string, unknown> | null };
+  const fields = Object.keys(after ?? {});
+  if (fields.length === 0) return null;
+  return (
+    <dl class="changes" data-testid="changes">
+      {fields.map((f) => (
+        <div key={f}>
+          <dt>{fieldWords(t, f)}</dt>
+          <dd>
+            <del class="before">{valueWords(t, dateTime, f, before?.[f])}</del> → <ins class="after">{valueWords(t, dateTime, f, after?.[f])}</ins>
+          </dd>
+        </div>
+      ))}
+    </dl>
   );
 }

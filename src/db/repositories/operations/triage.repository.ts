@@ -14,6 +14,8 @@ export type AlertDetailRow = AlertRow & {
   reason_name_en: string | null;
   order_number: string | null;
   order_status: ServiceOrderStatus | null;
+  /** The last partner resend that changed the description or the location (audit `alert.partner-update`). */
+  updated_by_partner_at: Date | null;
 };
 
 function detailQuery(db: Executor) {
@@ -23,7 +25,17 @@ function detailQuery(db: Executor) {
     .leftJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 'a.tenant_id').onRef('r.code', '=', 'a.reason_code'))
     .leftJoin('service_order as so', 'so.id', 'a.service_order_id')
     .selectAll('a')
-    .select(['es.code as partner_code', 'r.name_pt as reason_name_pt', 'r.name_en as reason_name_en', 'so.number as order_number', 'so.status as order_status']);
+    .select(['es.code as partner_code', 'r.name_pt as reason_name_pt', 'r.name_en as reason_name_en', 'so.number as order_number', 'so.status as order_status'])
+    // audit_log_entity_idx (entity_type, entity_id, id) answers this per alert.
+    .select((eb) =>
+      eb
+        .selectFrom('audit_log as al')
+        .where('al.entity_id', '=', sql<string>`a.id::text`)
+        .where('al.entity_type', '=', 'alert')
+        .where('al.action', '=', 'alert.partner-update')
+        .select((e) => e.fn.max('al.at').as('at'))
+        .as('updated_by_partner_at'),
+    );
 }
 
 /** One alert, when it belongs to one of `tenants` (the caller's; 'all' once the caller is checked). */
