@@ -47,7 +47,7 @@ afterAll(async () => {
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const KEY = /\b(action|entity|field|status|delivery|priority|timeline|eventType|note|polling|pollError|deliveryError|alert|order|partner|map|nav|col|common|inbox|audit|role|scope|value|locationSource)\.[a-z][A-Za-z]/;
-const ENGLISH_IN_PT = /\b(created in triage|new order|linked to order|delivery (succeeded|dead|failed)|not a 2xx|Pending|Linked|IN_PROGRESS|COMPLETED)\b/;
+const ENGLISH_IN_PT = /\b(created in triage|new order|linked to order|delivery (succeeded|dead|failed)|not a 2xx|Pending|Linked|IN_PROGRESS|COMPLETED|payload|geocoder|webhook deliveries)\b/;
 
 /** What the operator reads on the page, without the codes shown as codes. */
 async function visibleWords(page: Page): Promise<string> {

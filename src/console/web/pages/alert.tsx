@@ -88,7 +88,7 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
         <Field label={t('alert.notes')}>{a.additionalNotes}</Field>
         <Field label={t('alert.location')}>
           {a.latitude !== null && a.longitude !== null ? `${a.latitude.toFixed(6)}, ${a.longitude.toFixed(6)}` : null}
-          {a.locationSource ? <span class="muted"> ({t('alert.locationSource', { source: a.locationSource })})</span> : null}
+          {a.locationSource ? <span class="muted"> ({t(`locationSource.${a.locationSource}`)})</span> : null}
         </Field>
         <Field label={t('alert.requestedAt')}>{dateTime(a.requestedAt)}</Field>
         <Field label={t('alert.receivedAt')}>{dateTime(a.createdAt)}</Field>
