@@ -134,3 +134,18 @@ export function DetailActions({ status, back }: { status: string; back: string }
     </>
   );
 }
+
+/** The teams of a city to choose from, "no team" first (an order may start without one). */
+export function TeamSelect({ teams, value, onChange, testid }: { teams: readonly { id: string; name: string }[]; value: string; onChange: (teamId: string) => void; testid: string }) {
+  const { t } = useI18n();
+  return (
+    <select value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)} data-testid={testid}>
+      <option value="">{t('alert.team.none')}</option>
+      {teams.map((team) => (
+        <option key={team.id} value={team.id}>
+          {team.name}
+        </option>
+      ))}
+    </select>
+  );
+}

@@ -10,7 +10,7 @@ import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, useDurations } from '../ui.js';
+import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, TeamSelect, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
@@ -386,14 +386,7 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
           <hr />
           <label>
             <span>{t('alert.team')}</span>
-            <select value={teamId} onChange={(e) => setTeamId((e.target as HTMLSelectElement).value)} data-testid="create-team">
-              <option value="">{t('alert.team.none')}</option>
-              {(teams.data?.items ?? []).map((team) => (
-                <option key={team.id} value={team.id}>
-                  {team.name}
-                </option>
-              ))}
-            </select>
+            <TeamSelect teams={teams.data?.items ?? []} value={teamId} onChange={setTeamId} testid="create-team" />
           </label>
           <button type="button" disabled={create.busy} onClick={() => void create.run()} data-testid="create-order">
             {t('alert.createOrder')}

@@ -7,6 +7,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call, useApi, type types } from '../api.js';
 import { useFeedback } from '../feedback.js';
+import { TeamSelect } from '../ui.js';
 import { useI18n, type MessageKey, type Translate } from '../i18n.js';
 
 type Action = types.BulkTriageRequest['action'];
@@ -116,14 +117,7 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
         {action === 'create-order' ? (
           <label>
             <span>{t('bulk.team')}</span>
-            <select value={teamId} onChange={(e) => setTeamId((e.target as HTMLSelectElement).value)} data-testid="bulk-team">
-              <option value="">{t('alert.team.none')}</option>
-              {(teams.data?.items ?? []).map((team) => (
-                <option key={team.id} value={team.id}>
-                  {team.name}
-                </option>
-              ))}
-            </select>
+            <TeamSelect teams={teams.data?.items ?? []} value={teamId} onChange={setTeamId} testid="bulk-team" />
           </label>
         ) : null}
         {action === 'create-order' || action === 'reclassify' ? (
