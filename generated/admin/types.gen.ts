@@ -3481,6 +3481,10 @@ export type ListAlertsData = {
          */
         reason?: string;
         /**
+         * Only alerts whose partner sent this reason code (the partner's own code, as received; combine with `partner` when two partners share a code).
+         */
+        partnerReason?: string;
+        /**
          * true lists only Pending or Linked alerts past their SLA deadline.
          */
         overdue?: boolean;
