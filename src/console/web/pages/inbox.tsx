@@ -157,8 +157,8 @@ export function InboxPage() {
             {t('inbox.badge.overdueOrders')} <Badge kind="danger">{attention.data.overdueServiceOrders}</Badge>
           </Link>
         ) : null}
-        {attention.data && can('administer') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
-          <Link to="/partners" class="button badge-button">
+        {attention.data && can('triage') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
+          <Link to="/partners?problems=1" class="button badge-button" data-testid="partner-problems">
             {t('inbox.badge.partners')} <Badge kind="danger">{attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls}</Badge>
           </Link>
         ) : null}
