@@ -1393,9 +1393,13 @@ export type PartnerReasonCodes = {
          */
         alerts: number;
         /**
-         * Of those, the ones waiting as Pending (what `apply` would reclassify).
+         * Of those, the ones waiting as Pending.
          */
         pendingAlerts: number;
+        /**
+         * Of the Pending ones, those whose internal reason is not the mapping's (what `apply` would reclassify now); 0 when the code is unmapped.
+         */
+        alertsToApply: number;
         /**
          * When an alert last carried it; null for a mapping never used.
          */
