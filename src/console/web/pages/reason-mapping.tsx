@@ -94,7 +94,7 @@ function MappingRow({
             type="button"
             class={item.alertsToApply > 0 ? 'small' : 'secondary small'}
             disabled={apply.busy || item.alertsToApply === 0}
-            title={item.alertsToApply > 0 ? t('mapping.apply.count', { n: item.alertsToApply }) : t('mapping.apply.nothing')}
+            title={item.alertsToApply === 1 ? t('mapping.apply.one') : item.alertsToApply > 0 ? t('mapping.apply.count', { n: item.alertsToApply }) : t('mapping.apply.nothing')}
             onClick={() => void apply.run()}
             data-testid="mapping-apply"
           >
