@@ -127,7 +127,7 @@ export function OrdersPage() {
         >
           {rows.map((r) => (
             <tr key={r.id}>
-              <td>
+              <td class="nowrap">
                 <Link to={`/orders/${r.id}`}>{r.number}</Link>
               </td>
               <td>
