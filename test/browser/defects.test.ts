@@ -5,6 +5,7 @@
  * way to a partner's delivery log (and what a viewer is offered there), a retried photo
  * URL showing what the retry found, and the reason-mapping table after a save.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -211,6 +212,32 @@ describe('console defects', () => {
     expect(await row.getByTestId('failure-retried').innerText()).toMatch(/^guardada em .*\d/);
     expect(await row.getByRole('button', { name: 'Tentar de novo' }).count()).toBe(0);
     await screenshots(page, 'partner-retried');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows what a retried refused item found, when, and how many times it was seen', async () => {
+    const code = 'CONSULTA-PEDIDOS-PORTO-ALEGRE-156';
+    const made = await lumen.cli('partner', 'create', '--tenant', city.tenantId, '--code', code, '--scopes', 'canCreateAlerts', '--transport', 'polling', '--polling-url', 'http://127.0.0.1:9/pedidos', '--polling-key', 'chave-de-consulta-0123456789');
+    // An item the partner's endpoint returned and intake refused (no asset type, no address).
+    const item = { protocolNumber: '156-RECUSADO-POA-1' };
+    const db = new pg.Client({ connectionString: lumen.databaseUrl });
+    await db.connect();
+    const inserted = await db.query<{ id: string }>(
+      `INSERT INTO rejected_inbound_item (external_system_id, tenant_id, protocol_number, item, item_hash, problem_code, reasons)
+       VALUES ($1, $2, $3, $4, $5, 'validation-failed', $6) RETURNING id`,
+      [made.id, city.tenantId, item.protocolNumber, JSON.stringify(item), createHash('sha256').update(JSON.stringify(item)).digest(), JSON.stringify([{ pointer: '/assetType', message: 'obrigatório' }])],
+    );
+    await db.end();
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: triager });
+    await page.goto(`${lumen.baseUrl}/console/partners/${code}`);
+    const li = page.locator(`[data-item="${inserted.rows[0]!.id}"]`);
+    await li.waitFor();
+    expect(await li.getByTestId('rejected-seen').innerText()).toBe('recebido 1 vez');
+    expect(await li.getByTestId('rejected-retried').count()).toBe(0);
+    await li.getByRole('button', { name: 'Tentar de novo' }).click();
+    await page.getByTestId('toast-ok').filter({ hasText: /Recusado de novo|O item foi aceito/ }).waitFor();
+    await expect.poll(() => li.getByTestId('rejected-retried').innerText()).toMatch(/^(recusado de novo|aceito) em .*\d/);
     expect(problems).toEqual([]);
     await context.close();
   });
