@@ -59,7 +59,7 @@ function MappingRow({
     () => call('applyPartnerReasonMapping', { path: { code: partner, partnerCode: item.partnerCode } }),
     (r) => {
       onChanged();
-      return t('mapping.applied', { count: r.reclassified });
+      return r.reclassified === 1 ? t('mapping.applied.one') : t('mapping.applied', { count: r.reclassified });
     },
   );
   return (
