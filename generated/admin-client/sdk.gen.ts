@@ -381,10 +381,11 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  * `status` (`Pending` is the triage inbox), by `notGeolocated=true` (alerts without
  * coordinates, waiting for the geocoding retries or for an operator's `set-location`)
  * by `serviceOrderId` (the alerts linked to one order), by `partner` (code), `reason`
- * (internal code), `overdue=true` (Pending or Linked past the SLA deadline) and `text`
+ * (internal code), `partnerReason` (the reason code the partner sent, as received),
+ * `overdue=true` (Pending or Linked past the SLA deadline) and `text`
  * (case-insensitive substring of the protocol number, description or address). Same as
  * `lumen alert list --tenant ID [--status S] [--not-geolocated] [--order ID] [--partner P]
- * [--reason R] [--overdue] [--text T] [--sort S]`.
+ * [--reason R] [--partner-reason C] [--overdue] [--text T] [--sort S]`.
  *
  */
 export const listAlerts = <ThrowOnError extends boolean = false>(options: Options<ListAlertsData, ThrowOnError>) => (options.client ?? client).get<ListAlertsResponses, ListAlertsErrors, ThrowOnError>({

@@ -1400,9 +1400,13 @@ export type PartnerReasonCodes = {
          */
         alerts: number;
         /**
-         * Of those, the ones waiting as Pending (what `apply` would reclassify).
+         * Of those, the ones waiting as Pending.
          */
         pendingAlerts: number;
+        /**
+         * Of the Pending ones, those whose internal reason is not the mapping's (what `apply` would reclassify now); 0 when the code is unmapped.
+         */
+        alertsToApply: number;
         /**
          * When an alert last carried it; null for a mapping never used.
          */
@@ -3494,6 +3498,10 @@ export type ListAlertsData = {
          * Only alerts of this internal reason.
          */
         reason?: string;
+        /**
+         * Only alerts whose partner sent this reason code (the partner's own code, as received; combine with `partner` when two partners share a code).
+         */
+        partnerReason?: string;
         /**
          * true lists only Pending or Linked alerts past their SLA deadline.
          */

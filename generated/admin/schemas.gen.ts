@@ -3757,6 +3757,7 @@ export const PartnerReasonCodesSchema = {
                     'reasonCode',
                     'alerts',
                     'pendingAlerts',
+                    'alertsToApply',
                     'lastSeenAt'
                 ],
                 properties: {
@@ -3793,7 +3794,17 @@ export const PartnerReasonCodesSchema = {
                         format: 'int32',
                         maximum: 2147483647,
                         minimum: 0,
-                        description: 'Of those, the ones waiting as Pending (what `apply` would reclassify).',
+                        description: 'Of those, the ones waiting as Pending.',
+                        examples: [
+                            3
+                        ]
+                    },
+                    alertsToApply: {
+                        type: 'integer',
+                        format: 'int32',
+                        maximum: 2147483647,
+                        minimum: 0,
+                        description: 'Of the Pending ones, those whose internal reason is not the mapping\'s (what `apply` would reclassify now); 0 when the code is unmapped.',
                         examples: [
                             3
                         ]

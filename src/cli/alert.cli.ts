@@ -33,14 +33,15 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--order <id>', 'only alerts linked to this service order')
       .option('--partner <code>', 'only alerts of this partner')
       .option('--reason <code>', 'only alerts of this internal reason')
+      .option('--partner-reason <code>', "only alerts whose partner sent this reason code (the partner's own code)")
       .option('--overdue', 'only Pending or Linked alerts past their SLA deadline')
       .option('--text <text>', 'substring of protocol number, description or address')
       .option('--sort <sort>', 'number (oldest first), age, priority or newest', 'number')
       .option('--page <n>', 'page number, from 1', '1')
       .option('--page-size <n>', 'alerts per page (at most 500)', '50'),
-  ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; partner?: string; reason?: string; overdue?: boolean; text?: string; sort: string; page: string; pageSize: string }) => {
+  ).action(async (opts: JsonOption & { tenant: string; status?: string; notGeolocated?: boolean; order?: string; partner?: string; reason?: string; partnerReason?: string; overdue?: boolean; text?: string; sort: string; page: string; pageSize: string }) => {
     const page = await withRuntime(io, (rt) =>
-      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, partner: opts.partner, reason: opts.reason, overdue: opts.overdue ?? false, text: opts.text, sort: opts.sort, page: opts.page, pageSize: opts.pageSize }, 'en'),
+      listAlerts(rt, PLATFORM_ACCESS, { tenantId: opts.tenant, status: opts.status, notGeolocated: opts.notGeolocated ?? false, serviceOrderId: opts.order, partner: opts.partner, reason: opts.reason, partnerReason: opts.partnerReason, overdue: opts.overdue ?? false, text: opts.text, sort: opts.sort, page: opts.page, pageSize: opts.pageSize }, 'en'),
     );
     printResult(io, opts, page, () =>
       page.items.length === 0 ? 'No alerts match.' : [...page.items.map(describeAlert), `(page ${page.page}, ${page.items.length} of ${page.total})`].join('\n'),

@@ -266,7 +266,7 @@ describe('the console', () => {
     await row.getByTestId('mapping-save').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de LAMP-OFF salvo.' }).waitFor();
     await row.getByTestId('mapping-apply').click();
-    await page.getByTestId('toast-ok').filter({ hasText: '1 alertas reclassificados.' }).waitFor();
+    await page.getByTestId('toast-ok').filter({ hasText: '1 alerta reclassificado.' }).waitFor();
     expect((await lumen.admin(city.token, 'GET', `/api/admin/alerts/${alert.id}`)).body.reasonCode).toBe('LAMP_OUT');
     expect(problems).toEqual([]);
     await context.close();

@@ -392,6 +392,7 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     const [first, second] = s.pendingAlerts as [string, string];
     await ex.strict('admin', { operationId: 'listAlerts', method: 'GET', path: `/api/admin/alerts?tenantId=${s.manual.tenantId}&status=Pending&pageSize=10`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'listAlerts', method: 'GET', path: `/api/admin/alerts?tenantId=${s.manual.tenantId}&notGeolocated=true`, headers: bearer(), expect: 200 });
+    await ex.strict('admin', { operationId: 'listAlerts', method: 'GET', path: `/api/admin/alerts?tenantId=${s.manual.tenantId}&partnerReason=LAMPADA_APAGADA&sort=newest`, headers: bearer(), expect: 200 });
     await ex.lax('admin', { operationId: 'listAlerts', method: 'GET', path: `/api/admin/alerts?tenantId=${s.manual.tenantId}&status=Lost`, headers: bearer(), expect: 400 });
     await ex.strict('admin', { operationId: 'getAlert', method: 'GET', path: `/api/admin/alerts/${first}`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'getAlert', method: 'GET', path: `/api/admin/alerts/${randomUUID()}`, headers: bearer(), expect: 404 });

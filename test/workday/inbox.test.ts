@@ -52,6 +52,10 @@ describe('the triage inbox in one call', () => {
     expect(await ids('overdue=true')).toEqual([late.id]);
     expect(await ids(`partner=${partner.code}`)).toEqual([withPhoto.body.alert.id]);
     expect(await ids('reason=POLE_DOWN')).toEqual([urgent.id]);
+    // The partner's own code is its own filter: as `reason` it is an internal code nobody has.
+    expect(await ids('partnerReason=POSTE_PISCANDO')).toEqual([withPhoto.body.alert.id]);
+    expect(await ids('reason=POSTE_PISCANDO')).toEqual([]);
+    expect(await ids(`partner=${partner.code}&partnerReason=NUNCA_ENVIADO`)).toEqual([]);
     expect(await ids('text=PAULISTA')).toEqual([late.id]);
     expect(await ids('text=INBOX-1')).toEqual([withPhoto.body.alert.id]);
     expect((await ids('sort=priority'))[0]).toBe(urgent.id);

@@ -45,7 +45,8 @@ describe('reason catalogue and partner reason mapping', () => {
     const pending = await withPartnerCode('POSTE_CAIDO', 2);
     const [linked] = await withPartnerCode('POSTE_CAIDO', 1, 'Linked');
     const codes = (await (await api(`/partners/${partner.code}/reason-codes`)).json()) as { items: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number }[] };
-    expect(codes.items).toContainEqual({ partnerCode: 'POSTE_CAIDO', reasonCode: null, alerts: 3, pendingAlerts: 2, lastSeenAt: expect.any(String) });
+    expect(codes.items).toContainEqual({ partnerCode: 'POSTE_CAIDO', reasonCode: null, alerts: 3, pendingAlerts: 2, alertsToApply: 0, lastSeenAt: expect.any(String) });
+    const toApply = async () => ((await (await api(`/partners/${partner.code}/reason-codes`)).json()) as { items: { partnerCode: string; alertsToApply: number }[] }).items.find((c) => c.partnerCode === 'POSTE_CAIDO')!.alertsToApply;
 
     const mapped = await api(`/partners/${partner.code}/reason-codes/POSTE_CAIDO`, { method: 'PUT', json: { reasonCode: 'POLE_DOWN' } });
     expect(mapped.status).toBe(200);
@@ -55,6 +56,8 @@ describe('reason catalogue and partner reason mapping', () => {
     expect((await problemOf(unknown)).errors).toEqual([{ pointer: '/reasonCode', message: expect.any(String) }]);
     const mapAudit = (await auditOf(t, partner.id)).find((a) => a.action === 'reason.map')!;
     expect(mapAudit).toMatchObject({ before: null, after: { partnerCode: 'POSTE_CAIDO', reasonCode: 'POLE_DOWN' }, actor: 'admin-token:reasons-desk' });
+    // The two Pending alerts still carry EXTERNAL_OTHER: apply would change them (the Linked one is left alone).
+    expect(await toApply()).toBe(2);
 
     const applied = await api(`/partners/${partner.code}/reason-codes/POSTE_CAIDO/apply`, { method: 'POST' });
     expect(applied.status).toBe(200);
@@ -66,7 +69,8 @@ describe('reason catalogue and partner reason mapping', () => {
       expect((await auditOf(t, a.id)).map((e) => e.action)).toEqual(['alert.reclassify']);
     }
     expect((await t.rt.db.selectFrom('alert').select('reason_code').where('id', '=', linked!.id).executeTakeFirstOrThrow()).reason_code).toBe('EXTERNAL_OTHER');
-    // Applying again finds nothing left to change.
+    // Applying again finds nothing left to change, as the list said.
+    expect(await toApply()).toBe(0);
     expect(((await (await api(`/partners/${partner.code}/reason-codes/POSTE_CAIDO/apply`, { method: 'POST' })).json()) as { reclassified: number }).reclassified).toBe(0);
     expect((await api(`/partners/${partner.code}/reason-codes/NEVER_MAPPED/apply`, { method: 'POST' })).status).toBe(404);
 

@@ -101,3 +101,12 @@ export function useApi<K extends Operation>(operation: K, input: Input<K> | null
     ...config,
   });
 }
+
+/** The same read for each of several inputs (a list's per-item detail), as one cached answer in the inputs' order. */
+export function useApiEach<K extends Operation>(operation: K, inputs: Input<K>[] | null, config?: SWRConfiguration<Output<K>[], ApiError>): SWRResponse<Output<K>[], ApiError> {
+  return useSWR<Output<K>[], ApiError>(inputs === null ? null : [`${operation}[]`, JSON.stringify(inputs)], () => Promise.all(inputs!.map((input) => call(operation, input))), {
+    shouldRetryOnError: (err: ApiError) => err.status === 0 || err.status >= 500,
+    errorRetryCount: 4,
+    ...config,
+  });
+}

@@ -129,7 +129,7 @@ const NAV: { to: string; key: MessageKey; needs?: Ability }[] = [
   { to: '/inbox', key: 'nav.inbox' },
   { to: '/orders', key: 'nav.orders' },
   { to: '/map', key: 'nav.map' },
-  { to: '/partners', key: 'nav.partners', needs: 'administer' },
+  { to: '/partners', key: 'nav.partners', needs: 'triage' },
   { to: '/teams', key: 'nav.teams' },
   { to: '/operators', key: 'nav.operators', needs: 'administer' },
   { to: '/audit', key: 'nav.audit' },

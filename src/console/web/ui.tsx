@@ -102,16 +102,36 @@ export function Pager({ page, pageSize, total, onPage }: { page: number; pageSiz
   );
 }
 
+/** A column the list can be ordered by: the header is a button, `sorted` when it is the current order. */
+export interface SortableHeader {
+  label: string;
+  sorted: boolean;
+  /** How the API orders by this column (its `aria-sort`). */
+  direction: 'ascending' | 'descending' | 'other';
+  onSort: () => void;
+  testid?: string;
+}
+
 /** A table with a header row; the cells come as children (`<tr>` rows). */
-export function Table({ headers, testid, children }: { headers: (string | { hidden: string })[]; testid?: string; children: ComponentChildren }) {
+export function Table({ headers, testid, children }: { headers: (string | { hidden: string } | SortableHeader)[]; testid?: string; children: ComponentChildren }) {
+  const { t } = useI18n();
   return (
     <div class="table-wrap">
       <table class="table" data-testid={testid}>
         <thead>
           <tr>
             {headers.map((h, i) => (
-              <th key={i} scope="col">
-                {typeof h === 'string' ? h : <span class="sr-only">{h.hidden}</span>}
+              <th key={i} scope="col" aria-sort={typeof h === 'object' && 'onSort' in h ? (h.sorted ? h.direction : 'none') : undefined}>
+                {typeof h === 'string' ? (
+                  h
+                ) : 'onSort' in h ? (
+                  <button type="button" class={h.sorted ? 'th-sort sorted' : 'th-sort'} aria-pressed={h.sorted} title={t('common.sortBy', { column: h.label })} onClick={h.onSort} data-testid={h.testid}>
+                    {h.label}
+                    <span aria-hidden="true">{h.sorted ? ' ▾' : ' ↕'}</span>
+                  </button>
+                ) : (
+                  <span class="sr-only">{h.hidden}</span>
+                )}
               </th>
             ))}
           </tr>

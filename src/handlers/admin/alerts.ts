@@ -15,6 +15,7 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
       serviceOrderId: queryOf(ctx, 'serviceOrderId'),
       partner: queryOf(ctx, 'partner'),
       reason: queryOf(ctx, 'reason'),
+      partnerReason: queryOf(ctx, 'partnerReason'),
       overdue: queryOf(ctx, 'overdue'),
       text: queryOf(ctx, 'text'),
       sort: queryOf(ctx, 'sort'),

@@ -72,6 +72,8 @@ export interface AlertListInput {
   partner?: string;
   /** The internal reason code. */
   reason?: string;
+  /** The reason code the partner sent, as received. */
+  partnerReason?: string;
   overdue?: boolean | string;
   /** Substring of protocol number, description or address. */
   text?: string;
@@ -110,6 +112,7 @@ export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: 
       serviceOrderId: input.serviceOrderId,
       partnerCode: input.partner,
       reasonCode: input.reason,
+      partnerReasonCode: input.partnerReason,
       overdue: input.overdue === true || input.overdue === 'true',
       text,
     },

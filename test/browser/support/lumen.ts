@@ -15,6 +15,8 @@ import { createTestDatabase } from '../../support/database.js';
 export interface Lumen {
   readonly baseUrl: string;
   readonly target: 'executable' | 'in-process';
+  /** The test file's own database, for a state no operator can reach by hand (an order past its deadline). */
+  readonly databaseUrl: string;
   /** A `--json` CLI command; its one JSON object. */
   cli(...args: string[]): Promise<Record<string, any>>;
   /** A call of the admin API with a token. */
@@ -47,6 +49,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
     return {
       baseUrl: server.base,
       target: 'executable',
+      databaseUrl: db.url,
       cli: (...args) => lumenJson(args, cwd, env),
       admin: (token, method, p, body) => admin(server.base, token, method, p, body),
       async stop() {
@@ -59,6 +62,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
   return {
     baseUrl: app.baseUrl,
     target: 'in-process',
+    databaseUrl: db.url,
     cli: async (...args) => cliJson(await app.cli(...args, '--json')),
     admin: (token, method, p, body) => admin(app.baseUrl, token, method, p, body),
     async stop() {

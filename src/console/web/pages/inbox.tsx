@@ -5,7 +5,7 @@
  * (a checkbox each, shift-click for a range, or all of the page) take one bulk action.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { useApi, type types } from '../api.js';
+import { useApi, useApiEach, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
@@ -22,7 +22,8 @@ export function InboxPage() {
   const notGeolocated = query.get('notGeolocated') === 'true';
   const overdueOnly = query.get('overdue') === 'true';
   const partner = query.get('partner') ?? '';
-  const reason = query.get('reason') ?? '';
+  // The reason code the partner sent (its own code, not the internal reason it maps to).
+  const reason = query.get('partnerReason') ?? '';
   const text = query.get('q') ?? '';
   const sort = (['priority', 'age', 'newest', 'number'] as const).find((s) => s === query.get('sort')) ?? 'priority';
 
@@ -49,7 +50,7 @@ export function InboxPage() {
             ...(notGeolocated ? { notGeolocated } : {}),
             ...(overdueOnly ? { overdue: true } : {}),
             ...(partner ? { partner } : {}),
-            ...(reason ? { reason } : {}),
+            ...(reason ? { partnerReason: reason } : {}),
             ...(text.trim() ? { text: text.trim() } : {}),
           },
         }
@@ -64,8 +65,13 @@ export function InboxPage() {
 
   const items = list.data?.items ?? [];
   const partnerCodes = (partners.data?.items ?? []).map((p) => p.code).sort();
-  // The partner codes seen on this page, and the one being filtered on.
-  const reasons = [...new Set([...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])])].sort();
+  // Every reason code the city's partners have sent (or the chosen partner's), not only
+  // this page's: the list is one page of many, and a choice must not hide the others.
+  const codeSources = partner ? partnerCodes.filter((p) => p === partner) : partnerCodes;
+  const partnerReasonCodes = useApiEach('listPartnerReasonCodes', tenantId && partners.data ? codeSources.map((code) => ({ path: { code } })) : null);
+  const reasons = [
+    ...new Set([...(partnerReasonCodes.data ?? []).flatMap((p) => p.items.filter((c) => c.alerts > 0).map((c) => c.partnerCode)), ...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])]),
+  ].sort();
 
   const [selected, setSelected] = useState(0);
   /** Marked for a bulk action, by alert id; `anchor` is the row a shift-click extends from. */
@@ -151,8 +157,8 @@ export function InboxPage() {
             {t('inbox.badge.overdueOrders')} <Badge kind="danger">{attention.data.overdueServiceOrders}</Badge>
           </Link>
         ) : null}
-        {attention.data && can('administer') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
-          <Link to="/partners" class="button badge-button">
+        {attention.data && can('triage') && attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls > 0 ? (
+          <Link to="/partners?problems=1" class="button badge-button" data-testid="partner-problems">
             {t('inbox.badge.partners')} <Badge kind="danger">{attention.data.deadDeliveries + attention.data.rejectedInboundItems + attention.data.failedAttachmentUrls}</Badge>
           </Link>
         ) : null}
@@ -180,7 +186,7 @@ export function InboxPage() {
         </label>
         <label>
           <span>{t('inbox.filter.reason')}</span>
-          <select value={reason} onChange={(e) => setFilter('reason', (e.target as HTMLSelectElement).value)}>
+          <select value={reason} onChange={(e) => setFilter('partnerReason', (e.target as HTMLSelectElement).value)} data-testid="inbox-partner-reason">
             <option value="">{t('inbox.filter.all')}</option>
             {reasons.map((r) => (
               <option key={r} value={r}>

@@ -1,15 +1,19 @@
 /**
  * Service orders of the current city as a board (one column per status) or a table,
- * filtered by team and overdue; the filters live in the URL.
+ * filtered by status, team and overdue and ordered by the API's sorts (the table's
+ * headers); the filters and the order live in the URL.
  */
 import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations } from '../ui.js';
+import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations, type SortableHeader } from '../ui.js';
 import { polePath } from '../refs.js';
 
 const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
+const OPEN_STATUSES = 'OPEN,ASSIGNED,IN_PROGRESS';
+const SORTS = ['sla', 'priority', 'opened'] as const;
+type Sort = (typeof SORTS)[number];
 
 export function OrdersPage() {
   const { t, dateTime } = useI18n();
@@ -18,6 +22,8 @@ export function OrdersPage() {
   const view = query.get('view') === 'table' ? 'table' : 'board';
   const team = query.get('team') ?? '';
   const overdue = query.get('overdue') === 'true';
+  const status = query.get('status') ?? '';
+  const sort: Sort = SORTS.find((x) => x === query.get('sort')) ?? 'sla';
   const set = (name: string, value: string | null) => {
     const q = new URLSearchParams(query);
     if (value) q.set(name, value);
@@ -27,10 +33,14 @@ export function OrdersPage() {
   };
   const teams = useApi('listTeams', { query: { tenantId } });
   // Filters other pages link with (the reports' figures): passed on as the list takes them.
-  const linked = Object.fromEntries(['status', 'reason', 'partner', 'openedAfter', 'openedBefore'].flatMap((name) => (query.get(name) ? [[name, query.get(name)!]] : [])));
-  const orders = useApi('listServiceOrders', { query: { tenantId, limit: 200, sort: 'sla', ...linked, ...(team ? { team } : {}), ...(overdue ? { overdue: true } : {}) } }, { refreshInterval: 30_000 });
+  const linked = Object.fromEntries(['reason', 'partner', 'openedAfter', 'openedBefore'].flatMap((name) => (query.get(name) ? [[name, query.get(name)!]] : [])));
+  const orders = useApi('listServiceOrders', { query: { tenantId, limit: 200, sort, ...linked, ...(status ? { status } : {}), ...(team ? { team } : {}), ...(overdue ? { overdue: true } : {}) } }, { refreshInterval: 30_000 });
   const d = useDurations();
   const rows = orders.data?.items ?? [];
+  const alertsText = (n: number) => (n === 0 ? t('orders.alerts.none') : n === 1 ? t('orders.alerts.one') : t('orders.alerts.other', { n }));
+  /** Overdue says so in words; time left reads as time left; a closed order shows when it closed. */
+  const dueText = (r: (typeof rows)[number]) => (r.closedAt ? t('orders.closedAt', { when: dateTime(r.closedAt) }) : r.overdue ? t('orders.overdueBy', { time: d.age(r.slaDueAt) }) : t('orders.dueIn', { time: d.until(r.slaDueAt) }));
+  const sortable = (label: string, by: Sort, direction: SortableHeader['direction']): SortableHeader => ({ label, sorted: sort === by, direction, onSort: () => set('sort', by === 'sla' ? null : by), testid: `orders-sort-${by}` });
   return (
     <Page
       title={t('orders.title')}
@@ -46,6 +56,19 @@ export function OrdersPage() {
       }
     >
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>{t('orders.filter.status')}</span>
+          <select value={status} onChange={(e) => set('status', (e.target as HTMLSelectElement).value)} data-testid="orders-status">
+            <option value="">{t('inbox.filter.all')}</option>
+            <option value={OPEN_STATUSES}>{t('orders.filter.open')}</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {t(`status.${s}`)}
+              </option>
+            ))}
+            {status && status !== OPEN_STATUSES && !(STATUSES as readonly string[]).includes(status) ? <option value={status}>{status.split(',').map((s) => ((STATUSES as readonly string[]).includes(s) ? t(`status.${s as (typeof STATUSES)[number]}`) : s)).join(', ')}</option> : null}
+          </select>
+        </label>
         <label>
           <span>{t('orders.filter.team')}</span>
           <select value={team} onChange={(e) => set('team', (e.target as HTMLSelectElement).value)}>
@@ -79,7 +102,7 @@ export function OrdersPage() {
                     <strong>{r.number}</strong>
                     <span class="card-text">{r.address}</span>
                     <span class="muted small">
-                      {r.team?.name ?? '—'} · {r.alertCount} {r.overdue ? <Badge kind="danger">{t('time.overdue')}</Badge> : null}
+                      {r.team?.name ?? '—'} · {alertsText(r.alertCount)} {r.overdue ? <Badge kind="danger">{t('time.overdue')}</Badge> : null}
                     </span>
                   </Link>
                 ))}
@@ -88,19 +111,36 @@ export function OrdersPage() {
         </div>
       ) : null}
       {rows.length > 0 && view === 'table' ? (
-        <Table testid="orders-table" headers={[t('col.number'), t('col.status'), t('col.address'), t('order.pole'), t('col.team'), t('col.sla'), t('col.partner')]}>
+        <Table
+          testid="orders-table"
+          headers={[
+            sortable(t('col.number'), 'opened', 'descending'),
+            t('col.status'),
+            sortable(t('col.priority'), 'priority', 'other'),
+            t('col.address'),
+            t('order.pole'),
+            t('col.team'),
+            sortable(t('col.sla'), 'sla', 'ascending'),
+            t('orders.col.alerts'),
+            t('col.partner'),
+          ]}
+        >
           {rows.map((r) => (
             <tr key={r.id}>
-              <td>
+              <td class="nowrap">
                 <Link to={`/orders/${r.id}`}>{r.number}</Link>
               </td>
               <td>
                 <StatusBadge status={r.status} />
               </td>
+              <td class="nowrap"><Badge kind={r.priority.toLowerCase()}>{t(`priority.${r.priority}`)}</Badge></td>
               <td>{r.address}</td>
               <td class="nowrap">{r.poleCode ? <Link to={polePath(r.poleCode, r.tenantId, tenantId)}>{r.poleCode}</Link> : '—'}</td>
               <td>{r.team?.name ?? '—'}</td>
-              <td class={r.overdue ? 'overdue nowrap' : 'nowrap'}>{r.closedAt ? dateTime(r.closedAt) : d.until(r.slaDueAt)}</td>
+              <td class={r.overdue ? 'overdue nowrap' : 'nowrap'} data-testid="order-due">
+                {dueText(r)}
+              </td>
+              <td class="nowrap">{alertsText(r.alertCount)}</td>
               <td>{r.partners.join(', ')}</td>
             </tr>
           ))}

@@ -9,7 +9,7 @@ import { useState } from 'preact/hooks';
 import { call, useApi, type types } from '../api.js';
 import { useAction, useFeedback } from '../feedback.js';
 import { useI18n, type MessageKey } from '../i18n.js';
-import { Link } from '../router.js';
+import { Link, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 import { AttachmentFailures } from './attachment-failures.js';
@@ -50,7 +50,7 @@ export function PartnerPage({ code }: { code: string }) {
           {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
           <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin && p.transport === 'webhook'} />
           {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
-          <AttachmentFailures tenantId={p.tenantId} partner={p.code} />
+          <AttachmentFailures tenantId={p.tenantId} partner={p.code} canAct={can('triage', p.tenantId)} />
         </div>
         <div class="col-side">
           {admin ? (
@@ -254,7 +254,9 @@ const logRefresh = (data?: { deliveries: types.WebhookDelivery[] }): number => (
 
 function Deliveries({ code, admin, canSendTest }: { code: string; admin: boolean; canSendTest: boolean }) {
   const { t } = useI18n();
-  const [status, setStatus] = useState<(typeof DELIVERY_STATUSES)[number] | ''>('');
+  // `?deliveries=dead` (from the partners list's count) opens the log on those.
+  const { query } = useLocation();
+  const [status, setStatus] = useState<(typeof DELIVERY_STATUSES)[number] | ''>(DELIVERY_STATUSES.find((x) => x === query.get('deliveries')) ?? '');
   const [since, setSince] = useState('');
   const log = useApi('listWebhookDeliveries', { path: { code }, query: { limit: 100, ...(status ? { status } : {}) } }, { refreshInterval: logRefresh });
   const test = useAction(
@@ -368,13 +370,18 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
       return t('failures.dismissed');
     },
   );
+  /** What the last retry of an item found, and when (an accepted one stays in view, saying so). */
+  const [outcomes, setOutcomes] = useState<ReadonlyMap<string, { at: string; accepted: boolean; item: types.RejectedInboundItem }>>(new Map());
   const retry = useAction(
     (id: string) => call('retryRejectedInboundItem', { path: { itemId: id } }),
-    () => {
-      void rejected.mutate();
-      return t('failures.retried');
+    (r) => {
+      setOutcomes((prev) => new Map(prev).set(r.item.id, { at: new Date().toISOString(), accepted: r.accepted, item: r.item }));
+      void rejected.mutate((d) => (d ? { ...d, items: d.items.map((x) => (x.id === r.item.id ? r.item : x)) } : d), { revalidate: false });
+      return r.accepted ? t('rejected.retried.accepted') : t('rejected.retried.refused');
     },
   );
+  const listed = rejected.data?.items ?? [];
+  const rejectedItems = [...listed, ...[...outcomes.values()].filter((o) => o.accepted && !listed.some((x) => x.id === o.item.id)).map((o) => o.item)];
   const poll = useAction(
     () => call('pollPartnerNow', { path: { code } }),
     () => {
@@ -401,12 +408,25 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
         </button>
       ) : null}
       <h3>{t('partner.rejected')}</h3>
-      {rejected.data && rejected.data.items.length === 0 ? <p class="muted">{t('partner.rejected.empty')}</p> : null}
-      <ul class="plain">
-        {(rejected.data?.items ?? []).map((r) => (
-          <li key={r.id}>
-            <code>{r.protocolNumber ?? r.id}</code> <span class="muted">{r.problemCode}</span>
-            {admin ? (
+      {rejected.data && rejectedItems.length === 0 ? <p class="muted">{t('partner.rejected.empty')}</p> : null}
+      <ul class="plain" data-testid="rejected-items">
+        {rejectedItems.map((r) => {
+          const o = outcomes.get(r.id);
+          return (
+          <li key={r.id} data-item={r.id}>
+            <code>{r.protocolNumber ?? r.id}</code> <span class="muted">{r.problemCode}</span>{' '}
+            <span class="muted small" data-testid="rejected-seen">
+              {r.timesSeen === 1 ? t('rejected.timesSeen.one') : t('rejected.timesSeen.other', { n: r.timesSeen })}
+            </span>
+            {o ? (
+              <>
+                {' '}
+                <Badge kind={o.accepted ? 'ok' : 'warn'}>
+                  <span data-testid="rejected-retried">{t(o.accepted ? 'rejected.retriedAt.accepted' : 'rejected.retriedAt.refused', { when: dateTime(o.at) })}</span>
+                </Badge>
+              </>
+            ) : null}
+            {admin && !o?.accepted ? (
               <>
                 {' '}
                 <button type="button" class="secondary small" disabled={retry.busy} onClick={() => void retry.run(r.id)}>
@@ -417,15 +437,18 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
                 </button>
               </>
             ) : null}
-            <ul class="changes">
-              {r.reasons.map((x, i) => (
-                <li key={i}>
-                  <code>{x.pointer}</code> {x.message}
-                </li>
-              ))}
-            </ul>
+            {o?.accepted ? null : (
+              <ul class="changes">
+                {r.reasons.map((x, i) => (
+                  <li key={i}>
+                    <code>{x.pointer}</code> {x.message}
+                  </li>
+                ))}
+              </ul>
+            )}
           </li>
-        ))}
+          );
+        })}
       </ul>
     </section>
   );

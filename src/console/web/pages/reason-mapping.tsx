@@ -1,7 +1,9 @@
 /**
  * A partner's reason codes: each code the partner sent, how many alerts carry it (how
  * many wait), the internal reason it maps to; map or unmap it, and apply a mapping to
- * the Pending alerts that arrived before it (reclassifies them).
+ * the Pending alerts that arrived before it (reclassifies them). Rows keep their place
+ * (by the partner's code) when a save changes a code's mapping; "apply" is the row's
+ * main action only while some Pending alert would change.
  */
 import { useState } from 'preact/hooks';
 import { call, useApi } from '../api.js';
@@ -21,7 +23,7 @@ export function ReasonMapping({ code, tenantId }: { code: string; tenantId: stri
       {codes.data && codes.data.items.length === 0 ? <p class="muted">{t('mapping.empty')}</p> : null}
       {codes.data && codes.data.items.length > 0 ? (
         <Table testid="reason-mapping" headers={[t('col.partnerReason'), t('mapping.alerts'), t('mapping.reason'), { hidden: t('mapping.apply') }]}>
-          {codes.data.items.map((c) => (
+          {[...codes.data.items].sort((a, b) => (a.partnerCode < b.partnerCode ? -1 : a.partnerCode > b.partnerCode ? 1 : 0)).map((c) => (
             <MappingRow key={c.partnerCode} partner={code} item={c} reasons={(reasons.data?.items ?? []).map((r) => r.code)} onChanged={() => void codes.mutate()} />
           ))}
         </Table>
@@ -37,7 +39,7 @@ function MappingRow({
   onChanged,
 }: {
   partner: string;
-  item: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number };
+  item: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number; alertsToApply: number };
   reasons: string[];
   onChanged: () => void;
 }) {
@@ -57,7 +59,7 @@ function MappingRow({
     () => call('applyPartnerReasonMapping', { path: { code: partner, partnerCode: item.partnerCode } }),
     (r) => {
       onChanged();
-      return t('mapping.applied', { count: r.reclassified });
+      return r.reclassified === 1 ? t('mapping.applied.one') : t('mapping.applied', { count: r.reclassified });
     },
   );
   return (
@@ -88,7 +90,14 @@ function MappingRow({
       </td>
       <td>
         {item.reasonCode && item.pendingAlerts > 0 ? (
-          <button type="button" class="small" disabled={apply.busy} onClick={() => void apply.run()} data-testid="mapping-apply">
+          <button
+            type="button"
+            class={item.alertsToApply > 0 ? 'small' : 'secondary small'}
+            disabled={apply.busy || item.alertsToApply === 0}
+            title={item.alertsToApply === 1 ? t('mapping.apply.one') : item.alertsToApply > 0 ? t('mapping.apply.count', { n: item.alertsToApply }) : t('mapping.apply.nothing')}
+            onClick={() => void apply.run()}
+            data-testid="mapping-apply"
+          >
             {t('mapping.apply')}
           </button>
         ) : null}

@@ -66,6 +66,8 @@ export interface PartnerCodeUse {
   reason_code: string | null;
   alerts: number;
   pending: number;
+  /** Pending alerts with the code and another reason than its mapping's (what apply would change); 0 when unmapped. */
+  to_apply: number;
   last_seen_at: Date | null;
 }
 
@@ -83,7 +85,11 @@ export async function partnerCodeUses(db: Executor, externalSystemId: string): P
       GROUP BY partner_reason_code
     )
     SELECT coalesce(m.partner_code, s.code) AS partner_code, m.reason_code,
-           coalesce(s.alerts, 0) AS alerts, coalesce(s.pending, 0) AS pending, s.last_seen_at
+           coalesce(s.alerts, 0) AS alerts, coalesce(s.pending, 0) AS pending, s.last_seen_at,
+           CASE WHEN m.reason_code IS NULL OR coalesce(s.pending, 0) = 0 THEN 0 ELSE (
+             SELECT count(*)::int FROM alert a
+             WHERE a.external_system_id = ${externalSystemId} AND a.partner_reason_code = m.partner_code AND a.status = 'Pending' AND a.reason_code <> m.reason_code
+           ) END AS to_apply
     FROM (SELECT * FROM reason_mapping WHERE external_system_id = ${externalSystemId}) m
     FULL JOIN seen s ON s.code = m.partner_code
     ORDER BY m.reason_code IS NULL, coalesce(s.alerts, 0) DESC, 1

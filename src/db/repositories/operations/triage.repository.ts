@@ -54,6 +54,8 @@ export interface AlertFilter {
   /** The partner's code. */
   partnerCode?: string;
   reasonCode?: string;
+  /** The reason code the partner sent, as received. */
+  partnerReasonCode?: string;
   /** Pending or Linked and past the SLA deadline. */
   overdue?: boolean;
   /** Case-insensitive substring of protocol number, description or address. */
@@ -70,6 +72,7 @@ function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
   if (f.serviceOrderId) parts.push(sql`a.service_order_id = ${f.serviceOrderId}`);
   if (f.partnerCode) parts.push(sql`a.external_system_id = (SELECT pe.id FROM external_system pe WHERE pe.code = ${f.partnerCode})`);
   if (f.reasonCode) parts.push(sql`a.reason_code = ${f.reasonCode}`);
+  if (f.partnerReasonCode) parts.push(sql`a.partner_reason_code = ${f.partnerReasonCode}`);
   if (f.overdue) parts.push(sql`a.status IN ('Pending', 'Linked') AND a.sla_due_at < now()`);
   // The text also finds the alerts whose order is on a pole of that code.
   if (f.text) {
