@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { DESKTOP, PHONE, launch, openPage, screenshots, seriousViolations } from './support/browser.js';
+import { DESKTOP, launch, noSidewaysScroll, openPage, PHONE, screenshots, seriousViolations, toast } from './support/browser.js';
 import { alertsOf, makeCity, sendRequest, type City } from './support/city.js';
 import { startLumenForBrowser, type Lumen } from './support/lumen.js';
 import { secretFile } from '../support/app.js';
@@ -37,16 +37,7 @@ afterAll(async () => {
   await lumen?.stop();
 });
 
-/** Waits for a toast that says `text` (an earlier one may still be on screen). */
-async function toast(page: Page, kind: 'ok' | 'error', text: string | RegExp): Promise<string> {
-  const one = page.getByTestId(`toast-${kind}`).filter({ hasText: text }).last();
-  await one.waitFor();
-  return one.innerText();
-}
 
-async function noSidewaysScroll(page: Page): Promise<void> {
-  expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(page.viewportSize()!.width);
-}
 
 describe('bulk triage in the inbox', () => {
   it('clears a new partner code in a few actions at 1366 px and 390 px, and a refused batch changes nothing', async () => {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { DESKTOP, PHONE, launch, openPage, screenshots, seriousViolations } from './support/browser.js';
+import { DESKTOP, launch, noSidewaysScroll, openPage, PHONE, screenshots, seriousViolations, toast } from './support/browser.js';
 import { makeCity, makeOperator, sendRequest, type City, type Person } from './support/city.js';
 import { startLumenForBrowser, type Lumen } from './support/lumen.js';
 
@@ -58,15 +58,7 @@ afterAll(async () => {
   await lumen?.stop();
 });
 
-async function toast(page: Page, kind: 'ok' | 'error', text: string | RegExp): Promise<string> {
-  const one = page.getByTestId(`toast-${kind}`).filter({ hasText: text }).last();
-  await one.waitFor();
-  return one.innerText();
-}
 
-async function noSidewaysScroll(page: Page): Promise<void> {
-  expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(page.viewportSize()!.width);
-}
 
 describe('safe actions in the console', () => {
   it('asks for the note and a confirmation, says who acted first, and shows what the partner changed', async () => {

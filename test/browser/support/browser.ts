@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.resolve('docs/console');
@@ -108,4 +109,16 @@ export async function screenshots(page: Page, name: string): Promise<void> {
 async function settle(page: Page): Promise<void> {
   await page.evaluate('window.scrollTo(0, 0)');
   await page.evaluate('document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))');
+}
+
+/** Waits for a toast that says `text` (an earlier one may still be on screen); its text. */
+export async function toast(page: Page, kind: 'ok' | 'error', text: string | RegExp): Promise<string> {
+  const one = page.getByTestId(`toast-${kind}`).filter({ hasText: text }).last();
+  await one.waitFor();
+  return one.innerText();
+}
+
+/** The page is no wider than the window (a phone never pans sideways). */
+export async function noSidewaysScroll(page: Page): Promise<void> {
+  expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(page.viewportSize()!.width);
 }
