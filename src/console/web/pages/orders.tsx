@@ -72,7 +72,7 @@ export function OrdersPage() {
         <label>
           <span>{t('orders.filter.team')}</span>
           <select value={team} onChange={(e) => set('team', (e.target as HTMLSelectElement).value)}>
-            <option value="">{t('inbox.filter.all')}</option>
+            <option value="">{t('orders.filter.allTeams')}</option>
             {(teams.data?.items ?? []).map((x) => (
               <option key={x.id} value={x.id}>
                 {x.name}
