@@ -218,7 +218,7 @@ describe('console defects', () => {
 
   it('shows what a retried refused item found, when, and how many times it was seen', async () => {
     const code = 'CONSULTA-PEDIDOS-PORTO-ALEGRE-156';
-    const made = await lumen.cli('partner', 'create', '--tenant', city.tenantId, '--code', code, '--scopes', 'canCreateAlerts', '--transport', 'polling', '--polling-url', 'http://127.0.0.1:9/pedidos', '--polling-key', 'chave-de-consulta-0123456789');
+    const made = await lumen.cli('partner', 'create', '--tenant', city.tenantId, '--code', code, '--scopes', 'canCreateAlerts', '--transport', 'polling', '--polling-url', 'http://127.0.0.1:9/pedidos', '--polling-key-file', secretFile('chave-de-consulta-0123456789'));
     // An item the partner's endpoint returned and intake refused (no asset type, no address).
     const item = { protocolNumber: '156-RECUSADO-POA-1' };
     const db = new pg.Client({ connectionString: lumen.databaseUrl });
