@@ -61,5 +61,13 @@ describe('the audit log', () => {
     const outsider = tokenFetch(t, (await makeToken(t.rt, { service: true, grants: [{ tenantId: manaus, role: 'city-admin' }] })).token);
     const res = await outsider(`/audit?actor=plantao`);
     expect(((await res.json()) as { items: Entry[] }).items).toEqual([]);
+    // A refused sign-in for an e-mail nobody has records no entity id; a platform admin
+    // still reads the whole log (it answered 500 while the label lookup cast every id).
+    expect((await t.fetch('/api/admin/session', { method: 'POST', json: { email: 'ninguem@natal.example', password: 'not-a-password-at-all' } })).status).toBe(401);
+    const platform = tokenFetch(t, (await makeToken(t.rt, { service: true, platformAdmin: true })).token);
+    const everything = await platform('/audit?limit=1000');
+    expect(everything.status, await everything.clone().text()).toBe(200);
+    const failed = ((await everything.json()) as { items: (Entry & { entityId: string })[] }).items.find((e) => e.action === 'session.sign-in-failed');
+    expect(failed).toMatchObject({ entityLabel: null });
   });
 });

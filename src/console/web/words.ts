@@ -486,7 +486,7 @@ export function timelineWords(t: T, e: types.TimelineEntry): string {
   if (e.kind === 'audit') return actionWords(t, e.title);
   if (e.kind === 'event') return tt('timeline.event', { partner: String(data.partner ?? ''), type: eventTypeWords(t, e.title) });
   const type = e.title.replace(/ delivery \w+$/, '');
-  const outcome = has(`delivery.${String(data.status)}` as never) || ['pending', 'failed', 'succeeded', 'dead'].includes(String(data.status)) ? tt(`delivery.${String(data.status)}`) : String(data.status);
+  const outcome = ['pending', 'failed', 'succeeded', 'dead'].includes(String(data.status)) ? tt(`delivery.${String(data.status)}`) : tt('eventType.other');
   const attempts = typeof data.attempts === 'number' && data.attempts > 0 ? ` · ${tt('timeline.delivery.attempts', { count: data.attempts })}` : '';
   const answer = typeof data.lastStatusCode === 'number' ? ` · ${tt('deliveryError.status', { code: data.lastStatusCode })}` : '';
   return `${tt('timeline.delivery', { type: eventTypeWords(t, type), outcome })}${attempts}${answer}`;

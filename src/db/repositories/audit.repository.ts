@@ -32,10 +32,11 @@ export async function listAudit(db: Executor, q: AuditQuery): Promise<(AuditRow 
     .selectFrom('audit_log as l')
     .selectAll('l')
     // What a person calls the object: an alert's or an order's number, a team's or a city's
-    // name, a partner's code, an operator's e-mail, a token's name. Each entity type's ids
-    // are uuids written by Lumen, cast only in their own branch.
+    // name, a partner's code, an operator's e-mail, a token's name. Not every entry's
+    // entity_id is a uuid (a refused sign-in for an unknown e-mail records '-'): only one
+    // that is gets cast and looked up.
     .select(
-      sql<string | null>`CASE l.entity_type
+      sql<string | null>`CASE WHEN l.entity_id !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN NULL ELSE CASE l.entity_type
         WHEN 'alert' THEN (SELECT '#' || a.alert_number FROM alert a WHERE a.id = l.entity_id::uuid)
         WHEN 'service_order' THEN (SELECT o.number FROM service_order o WHERE o.id = l.entity_id::uuid)
         WHEN 'team' THEN (SELECT t.name FROM team t WHERE t.id = l.entity_id::uuid)
@@ -43,7 +44,7 @@ export async function listAudit(db: Executor, q: AuditQuery): Promise<(AuditRow 
         WHEN 'tenant' THEN (SELECT x.name FROM tenant x WHERE x.id = l.entity_id::uuid)
         WHEN 'operator' THEN (SELECT p.email FROM operator p WHERE p.id = l.entity_id::uuid)
         WHEN 'admin_token' THEN (SELECT k.name FROM admin_token k WHERE k.id = l.entity_id::uuid)
-      END`.as('entity_label'),
+      END END`.as('entity_label'),
     );
   if (q.tenants !== 'all') query = query.where('l.tenant_id', 'in', q.tenants);
   if (q.tenantId) query = query.where('l.tenant_id', '=', q.tenantId);

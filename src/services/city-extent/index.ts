@@ -11,6 +11,7 @@ import type { Language } from '../../lib/i18n.js';
 import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { requireTenantRole, type AdminAccess } from '../operators/index.js';
+import { isUuid } from '../tenants/index.js';
 import { distanceWords, extentOf, metresBetween, metresToBox, type Extent } from './extent.js';
 import { searchPlaces as search, type Place } from './places.js';
 
@@ -96,7 +97,7 @@ export async function setTenantExtent(deps: ServiceDeps, actor: Actor, tenantId:
   if (m !== undefined && (!Number.isInteger(m) || m < 10 || m > 100_000)) errors.push({ pointer: '/locationCheckMeters', message: 'must be a whole number of metres from 10 to 100000' });
   if (input.extent === undefined && m === undefined) errors.push({ pointer: '', message: 'give extent, locationCheckMeters or both' });
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
-  if (!/^[0-9a-f-]{36}$/i.test(tenantId)) throw new AppError('not-found', { resource });
+  if (!isUuid(tenantId)) throw new AppError('not-found', { resource });
   requireTenantRole(actor.access, tenantId, 'city-admin', resource);
   return deps.db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('tenant').selectAll().where('id', '=', tenantId).forUpdate().executeTakeFirst();
@@ -126,7 +127,7 @@ export async function setTenantExtent(deps: ServiceDeps, actor: Actor, tenantId:
 /** Places in the city for the set-location search (triager and above); another city's id is not-found. */
 export async function searchPlaces(deps: ServiceDeps, access: AdminAccess, tenantId: string, q: string, lang: Language, signal?: AbortSignal): Promise<{ items: Place[] }> {
   const resource = `tenant ${tenantId}`;
-  if (!/^[0-9a-f-]{36}$/i.test(tenantId)) throw new AppError('not-found', { resource });
+  if (!isUuid(tenantId)) throw new AppError('not-found', { resource });
   requireTenantRole(access, tenantId, 'triager', resource);
   const tenant = await findTenant(deps.db, tenantId);
   if (!tenant) throw new AppError('not-found', { resource });
