@@ -11,6 +11,8 @@ import type { RowResult } from './results.js';
 export interface Tools {
   readonly psql: string | null;
   readonly pgbench: string | null;
+  /** The C load generator of the intake and page rows (null: autocannon / the Node client instead). */
+  readonly wrk: string | null;
   /** The browser of the console-load row (null: that row is skipped). */
   readonly chromium: string | null;
 }

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { childCpuMs, withChildCpu } from './cpu.js';
 import { runOk } from './tools.js';
 
 /** A driver of bench/drivers/ runs as its own Node process (TypeScript through tsx). */
@@ -13,6 +14,18 @@ export async function runDriver<T>(repo: string, name: string, input: unknown): 
   const last = r.stdout.trim().split('\n').pop() ?? '';
   try {
     return JSON.parse(last) as T;
+  } catch {
+    throw new Error(`driver ${name} printed no JSON result: ${r.stdout.slice(-500)} ${r.stderr.slice(-500)}`);
+  }
+}
+
+/** runDriver, plus the CPU time the driver's process used (null where it cannot be read). */
+export async function runDriverMeasured<T>(repo: string, name: string, input: unknown): Promise<{ result: T; cpuMs: number | null }> {
+  const wrapped = withChildCpu(process.execPath, ['--import', 'tsx', driverPath(repo, name), JSON.stringify(input)]);
+  const r = await runOk(wrapped.command, wrapped.args, { cwd: repo });
+  const last = r.stdout.trim().split('\n').filter((l) => !l.startsWith('CHILD_CPU_TICKS')).pop() ?? '';
+  try {
+    return { result: JSON.parse(last) as T, cpuMs: childCpuMs(r.stdout) };
   } catch {
     throw new Error(`driver ${name} printed no JSON result: ${r.stdout.slice(-500)} ${r.stderr.slice(-500)}`);
   }

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { Tools } from './context.js';
 import type { MachineInfo } from './results.js';
 import { run } from './tools.js';
+import { wrkVersion } from './wrk.js';
 
 const PG_SETTINGS = ['shared_buffers', 'max_connections', 'synchronous_commit', 'fsync', 'work_mem', 'effective_io_concurrency', 'max_wal_size'];
 
@@ -35,6 +36,7 @@ export async function describeMachine(pool: pg.Pool, executable: string, tools: 
     tools: {
       autocannon: autocannon.version,
       pgbench: await versionOf(tools.pgbench, ['--version']),
+      wrk: await wrkVersion(tools.wrk),
       psql: await versionOf(tools.psql, ['--version']),
       chromium: await versionOf(tools.chromium, ['--version']),
     },

@@ -98,8 +98,10 @@ export interface Sizes {
   /** Share of poles with a telegestor. */
   readonly telegestorShare: number;
   readonly pageSize: number;
-  /** Timed requests of one page per run. */
+  /** Timed requests of one page per run (the Node client, when wrk is missing). */
   readonly pageRepeats: number;
+  /** Seconds of one page run under wrk (one connection, requests back to back). */
+  readonly pageSeconds: number;
   readonly intakeConnections: readonly number[];
   readonly intakeSeconds: number;
   readonly intakeWarmupSeconds: number;
@@ -131,6 +133,7 @@ export function sizesFor(quick: boolean): Sizes {
         telegestorShare: 0.7,
         pageSize: 1000,
         pageRepeats: 5,
+        pageSeconds: 1,
         intakeConnections: [16, 64],
         intakeSeconds: 2,
         intakeWarmupSeconds: 1,
@@ -152,6 +155,7 @@ export function sizesFor(quick: boolean): Sizes {
         telegestorShare: 0.7,
         pageSize: 1000,
         pageRepeats: 30,
+        pageSeconds: 3,
         intakeConnections: [16, 64],
         intakeSeconds: 10,
         intakeWarmupSeconds: 3,

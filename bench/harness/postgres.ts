@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { runOk } from './tools.js';
+import { childCpuMs, withChildCpu } from './cpu.js';
 
 /** The server the bench uses: DATABASE_URL's, else the local one at 127.0.0.1:5432. */
 export const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -111,6 +112,8 @@ export interface PgbenchResult {
   /** From the per-transaction log; null when no transaction was logged. */
   latencyP99Ms: number | null;
   command: string;
+  /** CPU time of the pgbench process over the run, ms (null where it cannot be read). */
+  clientCpuMs: number | null;
 }
 
 /**
@@ -126,7 +129,8 @@ export async function runPgbench(
   const prefix = path.join(opts.logDir, `pgbench_${opts.clients}_${Date.now()}`);
   const shown = ['-n', '-M', 'extended', '-c', String(opts.clients), '-j', String(Math.min(opts.threads, opts.clients)), '-T', String(opts.seconds), '-f', opts.scriptFile];
   const vars = Object.entries(opts.vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
-  const r = await runOk(pgbench, [...shown, '-l', `--log-prefix=${prefix}`, ...vars, url], { env: { ...process.env, PGAPPNAME: 'bench-pgbench' } });
+  const wrapped = withChildCpu(pgbench, [...shown, '-l', `--log-prefix=${prefix}`, ...vars, url]);
+  const r = await runOk(wrapped.command, wrapped.args, { env: { ...process.env, PGAPPNAME: 'bench-pgbench' } });
   const parsed = parsePgbenchOutput(r.stdout + r.stderr);
   // The per-transaction log, one file per thread: client_id transaction_no time ...
   // where time is the latency in µs ("failed" or "skipped" for those).
@@ -141,11 +145,11 @@ export async function runPgbench(
   latencies.sort((a, b) => a - b);
   const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)]! : null;
   const display = shown.map((a) => (a === opts.scriptFile ? path.relative(process.cwd(), a) : a));
-  return { ...parsed, latencyP99Ms: p99, command: `pgbench ${display.join(' ')} ${Object.keys(opts.vars).map((k) => `-D ${k}=…`).join(' ')} <database>` };
+  return { ...parsed, latencyP99Ms: p99, clientCpuMs: childCpuMs(r.stdout), command: `pgbench ${display.join(' ')} ${Object.keys(opts.vars).map((k) => `-D ${k}=…`).join(' ')} <database>` };
 }
 
 /** Reads tps, transaction counts and average latency from pgbench's summary. */
-export function parsePgbenchOutput(out: string): Omit<PgbenchResult, 'latencyP99Ms' | 'command'> {
+export function parsePgbenchOutput(out: string): Omit<PgbenchResult, 'latencyP99Ms' | 'command' | 'clientCpuMs'> {
   const tps = /tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)/.exec(out);
   const processed = /number of transactions actually processed: (\d+)/.exec(out);
   const failed = /number of failed transactions: (\d+)/.exec(out);

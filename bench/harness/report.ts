@@ -67,7 +67,7 @@ function machineTable(r: BenchResults): string {
     ['OS', m.os],
     ['PostgreSQL', `${m.postgres} (${settings})`],
     ['Lumen', `${m.lumen}, ${r.executable} sha256 ${r.executableSha256.slice(0, 16)}…`],
-    ['Bench runner', `Node ${m.benchNode}; autocannon ${m.tools.autocannon}; ${m.tools.pgbench}; ${m.tools.psql}${m.tools.chromium ? `; ${m.tools.chromium === 'missing' ? 'Chromium missing' : m.tools.chromium}` : ''}`],
+    ['Bench runner', `Node ${m.benchNode}; ${m.tools.wrk && m.tools.wrk !== 'missing' ? `${m.tools.wrk}; ` : 'wrk missing; '}autocannon ${m.tools.autocannon}; ${m.tools.pgbench}; ${m.tools.psql}${m.tools.chromium ? `; ${m.tools.chromium === 'missing' ? 'Chromium missing' : m.tools.chromium}` : ''}`],
     ['Load average (1, 5, 15 min)', `at start ${m.loadAverageStart.join(', ')}; at end ${m.loadAverageEnd.join(', ')}`],
   ];
   return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)].join('\n');
@@ -118,6 +118,7 @@ export function renderMarkdown(r: BenchResults, findings: string): string {
     '',
     'Needs a PostgreSQL server (`DATABASE_URL`\'s, else 127.0.0.1:5432, user `postgres`), where the bench creates and drops a database of its own, and the ' +
       'PostgreSQL client tools: `psql` and `pgbench` (Debian: `apt-get install postgresql-client postgresql-contrib`). Without pgbench the intake anchor is skipped with a note; without psql the SQL anchors are. ' +
+      'The intake and page rows are driven by `wrk` (Debian: `apt-get install wrk`; `.ci/run` installs it), a C client like the anchors\' pgbench and psql, so the load generator does not take a core\'s share from Lumen; without it they fall back to autocannon and a Node client, and say so. Beside each of their figures: CPU per request of Lumen\'s process, the PostgreSQL backends of the bench database (with the WAL and buffer writers) and the client, read from /proc. ' +
       'The console-load row drives Chromium (Debian: `apt-get install chromium`; another build through `LUMEN_CHROMIUM`); without it that row is skipped.',
     '',
     '## Machine',

@@ -69,8 +69,9 @@ export async function runBench(repo: string, opts: BenchOptions, rows: readonly 
 
   const executable = requireExecutable(repo, opts.executable);
   const executableSha = fingerprint(executable);
-  const tools = { psql: findExecutable('psql', io.env), pgbench: findExecutable('pgbench', io.env), chromium: findChromium(io.env) };
+  const tools = { psql: findExecutable('psql', io.env), pgbench: findExecutable('pgbench', io.env), wrk: findExecutable('wrk', io.env), chromium: findChromium(io.env) };
   if (!tools.pgbench) log('pgbench not found: the intake anchor will be skipped. Install it with `apt-get install postgresql-contrib` (Debian) for the full suite.');
+  if (!tools.wrk) log('wrk not found: the intake and page rows fall back to Node clients (autocannon), whose CPU is charged to the same cores as Lumen. Install it with `apt-get install wrk` (Debian).');
   if (!tools.psql) log('psql not found: the SQL anchors will be skipped. Install it with `apt-get install postgresql-client` (Debian).');
   if (!tools.chromium) log('Chromium not found: the console-load row will be skipped. Install it with `apt-get install chromium` (Debian), or point LUMEN_CHROMIUM at a Chromium executable.');
 

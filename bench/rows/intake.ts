@@ -1,6 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
-import { runDriver } from '../harness/drivers.js';
+import { runDriverMeasured } from '../harness/drivers.js';
+import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
+import { runWrk, type LoadResult } from '../harness/wrk.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { intakeBody } from '../harness/payloads.js';
 import { freeConnections, runPgbench, type PgbenchResult } from '../harness/postgres.js';
@@ -14,9 +16,11 @@ const ANCHOR_SCRIPT = 'bench/sql/intake-anchor.pgbench.sql';
 /**
  * POST /api/external/service-orders in automatic mode, coordinates given, every
  * request a new protocolNumber and Idempotency-Key, at 16 and 64 connections
- * (autocannon), against pgbench running the same writes as one SQL transaction at
- * the same number of clients. Lumen and anchor runs alternate, so drift of a shared
- * machine hits both alike.
+ * (wrk, a C client like the anchor's; autocannon when wrk is missing), against
+ * pgbench running the same writes as one SQL transaction at the same number of
+ * clients. Lumen and anchor runs alternate, so drift of a shared machine hits both
+ * alike. Beside each ratio: CPU per request of Lumen, PostgreSQL and the client,
+ * and per transaction of PostgreSQL and pgbench.
  */
 export const intakeRow: RowDefinition = {
   id: 'intake',
@@ -39,10 +43,29 @@ export const intakeRow: RowDefinition = {
     if (!ctx.tools.pgbench) notes.push('pgbench is missing, so the anchor was skipped: install it with `apt-get install postgresql-contrib` (Debian) and run again.');
     const lines: Line[] = [];
     for (const connections of ctx.sizes.intakeConnections) {
-      const load = (seconds: number) =>
-        runDriver<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
+      const load = async (seconds: number): Promise<LoadResult & { cpu: CpuPerRequest }> => {
+        const sampler = new CpuSampler(ctx.db.name, server.pid).start();
+        let r: LoadResult;
+        if (ctx.tools.wrk) {
+          r = await runWrk(ctx.tools.wrk, {
+            url: server.baseUrl,
+            path: '/api/external/service-orders',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': partner.apiKey, 'accept-language': 'en' },
+            body: JSON.stringify(intakeBody('BENCH-__UNIQUE__')),
+            uuidHeader: 'idempotency-key',
+            connections,
+            seconds,
+            scriptDir: ctx.tmpDir,
+          });
+        } else {
+          const m = await runDriverMeasured<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
+          r = { client: 'autocannon', ...m.result, clientCpuMs: m.cpuMs };
+        }
+        return { ...r, cpu: perRequest(sampler.stop(), r.clientCpuMs, r.status2xx) };
+      };
       let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
-      const anchor = async (seconds: number): Promise<PgbenchResult | null> => {
+      const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest }) | null> => {
         if (!ctx.tools.pgbench || anchorNote) return null;
         const free = await freeConnections(ctx.pool);
         if (free < connections + 2) {
@@ -50,7 +73,8 @@ export const intakeRow: RowDefinition = {
           notes.push(`The ${connections}-client anchor was skipped: ${anchorNote} (raise max_connections, or run when fewer clients are connected).`);
           return null;
         }
-        return runPgbench(ctx.tools.pgbench, ctx.db.url, {
+        const sampler = new CpuSampler(ctx.db.name, null).start();
+        const result = await runPgbench(ctx.tools.pgbench, ctx.db.url, {
           scriptFile: path.join(ctx.repo, ANCHOR_SCRIPT),
           clients: connections,
           threads: os.cpus().length,
@@ -58,17 +82,18 @@ export const intakeRow: RowDefinition = {
           vars: { tenant: tenant.id, partner: partner.id, year: String(year) },
           logDir: ctx.tmpDir,
         });
+        return { ...result, cpu: perRequest(sampler.stop(), result.clientCpuMs, result.transactions) };
       };
 
       ctx.log(`intake at ${connections} connections: warm-up`);
       await load(ctx.sizes.intakeWarmupSeconds);
-      const lumenRuns: IntakeLoadResult[] = [];
-      const anchorRuns: PgbenchResult[] = [];
+      const lumenRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
+      const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest })[] = [];
       for (let i = 0; i < ctx.opts.runs; i++) {
         ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
         const r = await load(ctx.sizes.intakeSeconds);
         if (r.non2xx > 0 || r.errors > 0) {
-          throw new Error(`intake load got ${r.non2xx} non-2xx answers and ${r.errors} errors: ${JSON.stringify(r.statusCodes)}`);
+          throw new Error(`intake load got ${r.non2xx} non-2xx answers and ${r.errors} errors${r.statusCodes ? `: ${JSON.stringify(r.statusCodes)}` : ''}`);
         }
         lumenRuns.push(r);
         const a = await anchor(ctx.sizes.intakeSeconds);
@@ -88,7 +113,10 @@ export const intakeRow: RowDefinition = {
       lines.push({
         label: `${connections} connections`,
         lumen: rate,
-        detail: `latency p50 ${p50} ms, p99 ${p99} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}`,
+        detail:
+          `latency p50 ${p50} ms, p99 ${p99} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}` +
+          `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
+          (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : ''),
         anchor: { label: `pgbench, same writes, ${connections} clients`, series: anchorSeries, ...(anchorSeries ? {} : { note: anchorNote ?? 'not measured' }) },
         ratio,
         checks,
@@ -96,12 +124,15 @@ export const intakeRow: RowDefinition = {
       if (anchorRuns[0]) notes.push(`Anchor command: \`${anchorRuns[0].command}\`.`);
     }
     notes.push(
+      ctx.tools.wrk
+        ? 'Load: wrk (C), a new protocolNumber and Idempotency-Key per request from its Lua script. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers: Lumen\'s process, the PostgreSQL backends of the bench database with its WAL and buffer writers, and the client.'
+        : 'Load: autocannon (wrk is missing: `apt-get install wrk`), which shares the cores with Lumen. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers.',
       'The anchor writes exactly the rows the POST writes, in the same two statements: both counters in one upsert committed on its own (synchronous_commit off for it), then the numbered order and its status history, the alert and its status history and the idempotency row with the stored response in one statement (see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
     );
     return {
       lines,
       notes: [...new Set(notes)],
-      params: { connections: ctx.sizes.intakeConnections.join(','), seconds: ctx.sizes.intakeSeconds, warmupSeconds: ctx.sizes.intakeWarmupSeconds, runs: ctx.opts.runs },
+      params: { client: ctx.tools.wrk ? 'wrk' : 'autocannon', connections: ctx.sizes.intakeConnections.join(','), seconds: ctx.sizes.intakeSeconds, warmupSeconds: ctx.sizes.intakeWarmupSeconds, runs: ctx.opts.runs },
     };
   },
 };

@@ -1,5 +1,6 @@
 import { HttpClient, isNotBuilt, json, type HttpReply } from '../harness/http.js';
-import { getOk, timeGet as timePage, timeSql as timeAnchor } from '../harness/timing.js';
+import { getOk, timeGetLoad, timeSql as timeAnchor, type TimedPage } from '../harness/timing.js';
+import { describeCpu } from '../harness/cpu.js';
 import { keysetPageSql, pagePosition } from '../harness/pole-sql.js';
 import { check, ratioOf, type Line } from '../harness/results.js';
 import { poleCity, type PoleCity } from '../harness/seed.js';
@@ -29,6 +30,10 @@ function checkEnvelope(reply: HttpReply, city: PoleCity, pageSize: number): void
   if (body.items.length !== pageSize || body.total !== city.poles) {
     throw new Error(`poles page: expected ${pageSize} items and total ${city.poles}, got ${body.items.length} items and total ${body.total}`);
   }
+}
+
+function cpuText(t: TimedPage): string {
+  return t.cpu ? `; CPU per request: ${describeCpu(t.cpu, 'wrk')}` : '';
 }
 
 /**
@@ -63,20 +68,20 @@ export const polePageRow: RowDefinition = {
       checkEnvelope(first, city, pageSize);
 
       ctx.log(`page 1, ${label}`);
-      const page1 = await timePage(ctx, client, pagePath(1, pageSize, since), pageRepeats);
+      const page1 = await timeGetLoad(ctx, server, client, { 'x-api-key': walker.apiKey }, pagePath(1, pageSize, since), pageRepeats);
       const anchor1 = await timeAnchor(ctx, keysetPageSql(city.tenantId, since, null, pageSize), pageRepeats);
 
       ctx.log(`page ${deep} reached by a walk, ${label}`);
       await walkTo(client, deep, pageSize, since);
       checkEnvelope(await getOk(client, pagePath(deep, pageSize, since)), city, pageSize);
-      const deepWalk = await timePage(ctx, client, pagePath(deep, pageSize, since), pageRepeats);
+      const deepWalk = await timeGetLoad(ctx, server, client, { 'x-api-key': walker.apiKey }, pagePath(deep, pageSize, since), pageRepeats);
       client.close();
       const anchorDeep = await timeAnchor(ctx, keysetPageSql(city.tenantId, since, await pagePosition(ctx.pool, city.tenantId, since, deep, pageSize), pageSize), pageRepeats);
 
       ctx.log(`page ${deep} requested directly, ${label}`);
       const jumper = await ctx.createPartner({ tenantId: city.tenantId, scopes: ['canReadCityData'] });
       const direct = new HttpClient(server.baseUrl, { 'x-api-key': jumper.apiKey });
-      const deepCold = await timePage(ctx, direct, pagePath(deep, pageSize, since), Math.min(pageRepeats, 5), 1);
+      const deepCold = await timeGetLoad(ctx, server, direct, { 'x-api-key': jumper.apiKey }, pagePath(deep, pageSize, since), Math.min(pageRepeats, 5), 1);
       direct.close();
 
       const anchorLabel = 'bare keyset SQL, psql';
@@ -84,7 +89,7 @@ export const polePageRow: RowDefinition = {
       lines.push({
         label: `page 1, ${label}`,
         lumen: page1.series,
-        detail: `p99 ${page1.p99.toFixed(1)} ms`,
+        detail: `p99 ${page1.p99.toFixed(1)} ms${cpuText(page1)}`,
         anchor: { label: anchorLabel, series: anchor1 },
         ratio: r1,
         checks: [check('p50 ≤ 3× the bare SQL', r1 === null ? null : r1 <= 3)],
@@ -98,7 +103,7 @@ export const polePageRow: RowDefinition = {
         lines.push({
           label: `${what}, ${label}`,
           lumen: m.series,
-          detail: `p99 ${m.p99.toFixed(1)} ms; ${vsPage1.toFixed(2)}× page 1`,
+          detail: `p99 ${m.p99.toFixed(1)} ms; ${vsPage1.toFixed(2)}× page 1${cpuText(m)}`,
           anchor: { label: anchorLabel, series: anchorDeep },
           ratio: r,
           checks: [check('p50 ≤ 3× the bare SQL', r === null ? null : r <= 3), check(`≤ 1.5× page 1`, vsPage1 <= 1.5)],
@@ -107,12 +112,14 @@ export const polePageRow: RowDefinition = {
     }
     notes.push(
       `updatedSince is the oldest pole's updatedAt, so every pole matches and page ${deep} exists; the \`total\` of an updatedSince filter is counted once and then cached for the tenant, and page ${deep} requested directly by a partner that never walked starts from the position the walking partner reached there.`,
-      'Timed on the client: request written to last byte read, over one keep-alive connection. The anchor is psql\'s \\timing of the same rows (server execution and transfer, no JSON).',
+      ctx.tools.wrk
+        ? `Timed by wrk (C) over one keep-alive connection, requests back to back for ${ctx.sizes.pageSeconds} s per run: request written to last byte read; CPU per request from /proc (Lumen's process, the PostgreSQL backends of the bench database with its WAL and buffer writers, wrk). The anchor is psql\'s \\timing of the same rows (server execution and transfer, no JSON).`
+        : 'Timed on the client (Node, wrk missing: `apt-get install wrk`): request written to last byte read, over one keep-alive connection. The anchor is psql\'s \\timing of the same rows (server execution and transfer, no JSON).',
     );
     return {
       lines,
       notes,
-      params: { poles: city.poles, telegestors: city.telegestors, pageSize, deepPage: deep, requestsPerRun: pageRepeats, runs: ctx.opts.runs },
+      params: { client: ctx.tools.wrk ? 'wrk' : 'node', pageSeconds: ctx.sizes.pageSeconds, poles: city.poles, telegestors: city.telegestors, pageSize, deepPage: deep, requestsPerRun: pageRepeats, runs: ctx.opts.runs },
     };
   },
 };
