@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
 import type { AnyQueueDefinition } from './queue.js';
 import { QUEUES, RETIRED_QUEUES } from './registry.js';
-import { WebhookPump } from './webhook-pump.js';
+import { WebhookPump, type WebhookPumpState } from './webhook-pump.js';
 
 export interface JobsOptions {
   url: string;
@@ -62,6 +62,11 @@ export class Jobs {
       }
     }
     this.deliveries = await WebhookPump.start(deps, { url: this.url, pollMs: deps.config.webhookPollMs });
+  }
+
+  /** This process's webhook delivery worker's permits and attempts per partner (null outside lumen serve). */
+  deliveryState(): WebhookPumpState | null {
+    return this.deliveries?.state() ?? null;
   }
 
   /** Makes this process's webhook delivery worker look for due deliveries now (none outside lumen serve). */

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../app-deps.js';
+import { acquirePermits, releasePermits, renewPermits } from '../db/repositories/webhook-permit.repository.js';
 import { claimDueDeliveries, recheckKeys, releaseLeases, unblockOrphans, type ClaimedDelivery, type OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
 import { attemptDelivery, LEASE_MS, recordAttempts, type Attempted, type SecretCache } from '../services/events/index.js';
 import { DELIVERY_CHANNEL, parseNotificationPayload } from '../services/events/index.js';
@@ -33,6 +35,14 @@ const RECORD_DELAY_MS = 5;
  * leases equal to attempts 783 events/s, four per attempt 1,050, sixteen 2,392.
  */
 export const LEASES_PER_PARTNER_SLOT = 16;
+/** How long a send permit stays this instance's without a renewal, and how often held ones are renewed. */
+export const PERMIT_TTL_MS = 30_000;
+const PERMIT_RENEW_MS = 10_000;
+/** A partner with nothing waiting or on the wire here keeps one permit this long (its next event goes without a round trip), then none. */
+const PERMIT_IDLE_KEEP_MS = 30_000;
+/** A partner whose permits are all held by other instances: its leases here are given back and it is left out of claims this long. */
+const PERMIT_BACKOFF_MS = 500;
+
 /** A leased delivery not started within this much of its lease's end is not sent: its lease runs out and it is claimed again (never two attempts at once). */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -56,13 +66,28 @@ const LEASE_MARGIN_MS = 5_000;
  * for each notification that names ordering keys, it checks those keys again for a
  * delivery left blocked (see recheckKeys).
  */
+export interface WebhookPumpState {
+  /** Send permits held, per partner id. */
+  permits: Record<string, number>;
+  /** Attempts on the wire, per partner id. */
+  sending: Record<string, number>;
+  /** Partners whose permits other instances hold, left out of this one's claims for now. */
+  backingOff: string[];
+}
+
+interface WaitingDelivery {
+  delivery: ClaimedDelivery;
+  secrets: SecretCache;
+  leasedAt: number;
+}
+
 export class WebhookPump {
   private readonly concurrency: number;
   private readonly listener: ChannelListener;
   private readonly poll: NodeJS.Timeout;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Leased and waiting for a free attempt slot. */
-  private readonly waiting: { delivery: ClaimedDelivery; secrets: SecretCache; leasedAt: number }[] = [];
+  private readonly waiting: WaitingDelivery[] = [];
   private readonly attempts = new Set<Promise<void>>();
   private readonly toRecord: Attempted[] = [];
   private recording: Promise<void> | null = null;
@@ -74,6 +99,19 @@ export class WebhookPump {
   /** Attempts on the wire per partner: at most the partner's in-flight limit; its other leased deliveries wait. */
   private readonly sendingByPartner = new Map<string, number>();
   private claiming: Promise<void> | null = null;
+  /** This instance's name in webhook_send_permit. */
+  private readonly holder = randomUUID();
+  /** Send permits held per partner: attempts on the wire here never exceed them (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER across every instance). */
+  private permits = new Map<string, number>();
+  /** Until when the permits held are surely still this instance's (last acquire or renewal, less a margin). */
+  private permitsValidUntil = 0;
+  private acquiring: Promise<void> | null = null;
+  private wantPermits = false;
+  /** Partners whose permits other instances hold: left out of claims until then. */
+  private readonly permitBackoff = new Map<string, number>();
+  /** Partners with nothing here since then: their permits are given back when the idle time passes. */
+  private readonly idleSince = new Map<string, number>();
+  private readonly permitTimer: NodeJS.Timeout;
   /** Ordering keys to check again for a blocked delivery that may go now, or all of them. */
   private readonly toRecheck = new Map<string, OrderingKey>();
   private recheckAll = false;
@@ -91,6 +129,8 @@ export class WebhookPump {
     this.listener = new ChannelListener(opts.url, DELIVERY_CHANNEL, (payload) => this.notified(payload), deps.log);
     this.poll = setInterval(() => this.wake(), opts.pollMs ?? 2000);
     this.poll.unref();
+    this.permitTimer = setInterval(() => this.renewPermits(), PERMIT_RENEW_MS);
+    this.permitTimer.unref();
   }
 
   static async start(deps: AppDeps, opts: WebhookPumpOptions): Promise<WebhookPump> {
@@ -100,6 +140,15 @@ export class WebhookPump {
     pump.recheckLater('all');
     pump.wake();
     return pump;
+  }
+
+  /** What this instance holds and sends per partner now (diagnostics and tests). */
+  state(): WebhookPumpState {
+    return {
+      permits: Object.fromEntries(this.permits),
+      sending: Object.fromEntries(this.sendingByPartner),
+      backingOff: [...this.permitBackoff.keys()],
+    };
   }
 
   /** Looks for due deliveries now. */
@@ -116,6 +165,7 @@ export class WebhookPump {
   async stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.poll);
+    clearInterval(this.permitTimer);
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     await this.listener.stop();
@@ -131,6 +181,8 @@ export class WebhookPump {
     this.recordNow();
     while (this.recording) await this.recording;
     while (this.rechecking) await this.rechecking;
+    while (this.acquiring) await this.acquiring;
+    await releasePermits(this.deps.db, this.holder, null).catch((err: unknown) => this.deps.log.warn({ err }, 'giving back webhook send permits failed; they run out'));
   }
 
   /**
@@ -146,7 +198,7 @@ export class WebhookPump {
     if (waiting >= limit || leased + limit > LEASED_PER_SLOT * this.concurrency) return;
     const seen = this.wakes;
     const leasedAt = Date.now();
-    this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS, this.leaseLimit(), this.leasedByPartner)
+    this.claiming = claimDueDeliveries(this.deps.db, limit, LEASE_MS, this.leaseLimit(), this.claimHeld())
       .then(
         (claimed) => {
           // Empty: everything due as of `seen` is leased, or belongs to a partner at its
@@ -178,7 +230,9 @@ export class WebhookPump {
    */
   private send(): void {
     const limit = this.deps.config.webhookMaxInFlightPerPartner;
+    const permitsValid = Date.now() < this.permitsValidUntil;
     const startBy = this.startBy();
+    let short = false;
     let i = 0;
     while (!this.stopping && this.attempts.size < this.concurrency && i < this.waiting.length) {
       if (this.waiting[i]!.leasedAt < startBy) {
@@ -188,10 +242,14 @@ export class WebhookPump {
       }
       const partner = this.waiting[i]!.delivery.external_system_id;
       const sending = this.sendingByPartner.get(partner) ?? 0;
-      if (sending >= limit) {
+      const permitted = permitsValid ? Math.min(limit, this.permits.get(partner) ?? 0) : 0;
+      if (sending >= permitted) {
+        // More permits are asked for (one statement for every partner short of them).
+        if (sending < limit && !this.permitBackoff.has(partner)) short = true;
         i++;
         continue;
       }
+      this.idleSince.delete(partner);
       const { delivery, secrets } = this.waiting.splice(i, 1)[0]!;
       this.sendingByPartner.set(partner, sending + 1);
       // No abort signal: an attempt ends within the webhook timeout, which bounds a stop as well.
@@ -210,12 +268,117 @@ export class WebhookPump {
       void run.finally(() => {
         const left = (this.sendingByPartner.get(partner) ?? 1) - 1;
         if (left > 0) this.sendingByPartner.set(partner, left);
-        else this.sendingByPartner.delete(partner);
+        else {
+          this.sendingByPartner.delete(partner);
+          if (!this.waiting.some((w) => w.delivery.external_system_id === partner)) this.idleSince.set(partner, Date.now());
+        }
         this.attempts.delete(run);
         this.send();
         this.claim();
       });
     }
+    if (short) this.acquire();
+  }
+
+  /**
+   * Asks, in one statement, for as many permits as each partner with deliveries waiting
+   * here could use (up to its limit), and gives back those of partners idle here for
+   * PERMIT_IDLE_KEEP_MS (one is kept until then, so a partner's next event goes without
+   * this round trip). A partner that got none while another instance holds them all:
+   * its leases here are given back, for the instance that holds its permits to claim,
+   * and it is left out of claims for PERMIT_BACKOFF_MS.
+   */
+  private acquire(): void {
+    if (this.stopping) return;
+    if (this.acquiring) {
+      this.wantPermits = true;
+      return;
+    }
+    this.wantPermits = false;
+    const limit = this.deps.config.webhookMaxInFlightPerPartner;
+    const now = Date.now();
+    const wants = new Map<string, number>();
+    for (const w of this.waiting) {
+      const p = w.delivery.external_system_id;
+      if (this.permitBackoff.has(p)) continue;
+      wants.set(p, Math.min(limit, (wants.get(p) ?? this.sendingByPartner.get(p) ?? 0) + 1));
+    }
+    for (const [p, n] of this.sendingByPartner) if (!wants.has(p)) wants.set(p, n);
+    for (const p of this.permits.keys()) if (!wants.has(p) && !this.idleSince.has(p)) this.idleSince.set(p, now);
+    for (const [p, since] of this.idleSince) {
+      if (wants.has(p)) continue;
+      wants.set(p, now - since < PERMIT_IDLE_KEEP_MS ? 1 : 0);
+      if (now - since >= PERMIT_IDLE_KEEP_MS) this.idleSince.delete(p);
+    }
+    if (wants.size === 0) return;
+    const asked = Date.now();
+    this.acquiring = acquirePermits(this.deps.db, this.holder, wants, limit, PERMIT_TTL_MS)
+      .then(
+        (held) => {
+          this.permitsValidUntil = asked + PERMIT_TTL_MS - this.deps.config.webhookTimeoutMs - LEASE_MARGIN_MS;
+          const blocked: string[] = [];
+          for (const [p, want] of wants) {
+            const n = held.get(p) ?? 0;
+            if (n > 0) this.permits.set(p, n);
+            else this.permits.delete(p);
+            if (n === 0 && want > 0 && !this.sendingByPartner.has(p)) blocked.push(p);
+          }
+          if (blocked.length) this.backOff(blocked);
+        },
+        (err: unknown) => this.deps.log.warn({ err }, 'taking webhook send permits failed'),
+      )
+      .finally(() => {
+        this.acquiring = null;
+        if (this.wantPermits) this.acquire();
+        this.send();
+        // Sends that started make room for the next claim.
+        this.claim();
+      });
+  }
+
+  /** Gives back the leases waiting here for partners whose permits other instances hold, and leaves them out of claims for a while. */
+  private backOff(partners: readonly string[]): void {
+    const until = Date.now() + PERMIT_BACKOFF_MS;
+    const set = new Set(partners);
+    for (const p of partners) this.permitBackoff.set(p, until);
+    const given: WaitingDelivery[] = [];
+    for (let i = this.waiting.length - 1; i >= 0; i--) if (set.has(this.waiting[i]!.delivery.external_system_id)) given.push(this.waiting.splice(i, 1)[0]!);
+    this.holdLeases(given.map((w) => w.delivery), -1);
+    const startBy = this.startBy();
+    void releaseLeases(this.deps.db, given.filter((w) => w.leasedAt >= startBy).map((w) => w.delivery.id)).catch((err: unknown) => this.deps.log.warn({ err }, 'giving back webhook leases failed; they run out'));
+    const timer = setTimeout(() => {
+      const now = Date.now();
+      for (const [p, t] of this.permitBackoff) if (t <= now) this.permitBackoff.delete(p);
+      this.wake();
+    }, PERMIT_BACKOFF_MS);
+    timer.unref();
+  }
+
+  /** Renews the permits held; what is no longer held (a renewal that came too late) is forgotten. */
+  private renewPermits(): void {
+    if (this.stopping || this.permits.size === 0) return;
+    const asked = Date.now();
+    void renewPermits(this.deps.db, this.holder, PERMIT_TTL_MS).then(
+      (held) => {
+        this.permitsValidUntil = asked + PERMIT_TTL_MS - this.deps.config.webhookTimeoutMs - LEASE_MARGIN_MS;
+        for (const p of [...this.permits.keys()]) {
+          const n = held.get(p) ?? 0;
+          if (n > 0) this.permits.set(p, Math.min(n, this.permits.get(p)!));
+          else this.permits.delete(p);
+        }
+        // Idle partners' permits are given back by the next acquire.
+        if (this.idleSince.size > 0) this.acquire();
+      },
+      (err: unknown) => this.deps.log.warn({ err }, 'renewing webhook send permits failed; no attempt starts once they may have run out'),
+    );
+  }
+
+  /** The lease counts the claim leaves out partners by: those at their lease limit, and those backing off (as if at it). */
+  private claimHeld(): ReadonlyMap<string, number> {
+    if (this.permitBackoff.size === 0) return this.leasedByPartner;
+    const held = new Map(this.leasedByPartner);
+    for (const p of this.permitBackoff.keys()) held.set(p, this.leaseLimit());
+    return held;
   }
 
   /**

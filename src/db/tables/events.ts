@@ -86,10 +86,20 @@ export interface TestEventTable {
   created_at: Generated<Date>;
 }
 
+/** One of a partner's webhook send permits, shared by every instance (0098). */
+export interface WebhookSendPermitTable {
+  external_system_id: string;
+  slot: number;
+  /** The instance holding it (its pump's id), or null when free. */
+  holder: string | null;
+  held_until: Date | null;
+}
+
 export interface EventsTables {
   test_event: TestEventTable;
   event_cursor: EventCursorTable;
   event_position: EventPositionTable;
   webhook_delivery: WebhookDeliveryTable;
   webhook_attempt: WebhookAttemptTable;
+  webhook_send_permit: WebhookSendPermitTable;
 }
