@@ -177,6 +177,8 @@ export interface Config {
   readonly mapTileAttribution: string;
 }
 
+/** LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER's default: webhook attempts on the wire per partner, across instances. */
+export const DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER = 8;
 export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
 /** The attachment blob store: a local directory, or an S3-compatible bucket (LUMEN_BLOB_STORE=s3://bucket/prefix). */
@@ -476,7 +478,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const webhookRetryScheduleMs = Object.freeze(parseRetrySchedule(env.LUMEN_WEBHOOK_RETRY_SCHEDULE, problems));
   const webhookTimeoutMs = parseInteger('LUMEN_WEBHOOK_TIMEOUT_MS', env.LUMEN_WEBHOOK_TIMEOUT_MS, 10_000, 100, 10_000, problems);
-  const webhookMaxInFlightPerPartner = parseInteger('LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER', env.LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, 8, 1, 1000, problems);
+  const webhookMaxInFlightPerPartner = parseInteger('LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER', env.LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, 1, 1000, problems);
   const webhookPollMs = parseInteger('LUMEN_WEBHOOK_POLL_MS', env.LUMEN_WEBHOOK_POLL_MS, 2000, 100, 600_000, problems);
   if (isProduction && webhookTimeoutMs !== 10_000) problems.push('LUMEN_WEBHOOK_TIMEOUT_MS cannot be changed when LUMEN_ENVIRONMENT=production (partners are promised 10 s)');
   const eventRetentionDays = parseInteger('LUMEN_EVENT_RETENTION_DAYS', env.LUMEN_EVENT_RETENTION_DAYS, 30, 30, 3650, problems);

@@ -157,10 +157,11 @@ function fmt(ms: number | null): string {
 }
 
 /** "CPU per request: Lumen 0.82 ms, PostgreSQL 0.41 ms, wrk 35 µs". */
-export function describeCpu(cpu: CpuPerRequest, clientName: string, serverName = 'Lumen'): string {
+export function describeCpu(cpu: CpuPerRequest, clientName: string | null, serverName = 'Lumen'): string {
   const parts = [];
   if (cpu.serverMs !== null) parts.push(`${serverName} ${fmt(cpu.serverMs)}`);
-  parts.push(`PostgreSQL ${fmt(cpu.postgresMs)}`, `${clientName} ${fmt(cpu.clientMs)}`);
+  parts.push(`PostgreSQL ${fmt(cpu.postgresMs)}`);
+  if (clientName !== null) parts.push(`${clientName} ${fmt(cpu.clientMs)}`);
   return parts.join(', ');
 }
 

@@ -1,8 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
 import { runDriver } from '../harness/drivers.js';
 import { hasCommand, lumenJson } from '../harness/lumen.js';
 import { Receiver } from '../harness/receiver.js';
+import { DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER } from '../../src/config.js';
 import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { eventBodies, seedEvents } from '../harness/seed.js';
 import { median } from '../harness/stats.js';
@@ -28,17 +30,18 @@ export const webhookFanoutRow: RowDefinition = {
   title: 'Webhook fan-out',
   async run(ctx) {
     if (!(await hasCommand(ctx.setup, ['webhook', 'redeliver']))) throw new Pending('webhook delivery (lumen webhook redeliver) not built yet');
-    await ctx.lumen();
+    const server = await ctx.lumen();
     const n = ctx.sizes.fanoutEvents;
     const waitMs = ctx.sizes.fanoutWaitSeconds * 1000;
     const lumenRates: number[] = [];
     const totalSeconds: number[] = [];
     const anchorRates: number[] = [];
     const concurrency: number[] = [];
+    const connections: number[] = [];
+    const cpus: CpuPerRequest[] = [];
     const incomplete: string[] = [];
     for (let run = 0; run < ctx.opts.runs; run++) {
-      // A receiver of its own per run: Lumen's keep-alive client then opens exactly as
-      // many connections to it as it has requests in flight at once, at most.
+      // A receiver of its own per run, which counts the requests it has open at once.
       const receiver = await Receiver.start(ctx.repo, ctx.webhookSecret);
       try {
         const tenant = await ctx.createTenant(`Bench fan-out ${run + 1}`, 'manual');
@@ -47,20 +50,24 @@ export const webhookFanoutRow: RowDefinition = {
 
         ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: ${n} events through Lumen`);
         const t0 = Date.now();
+        const sampler = new CpuSampler(ctx.db.name, server.pid).start();
         const queued = await lumenJson<{ count: number }>(ctx.setup, ['webhook', 'redeliver', '--partner', partner.code, '--since', seeded.since]);
         if (queued.count !== n) throw new Error(`redelivery queued ${queued.count} events, expected ${n}`);
         const stats = await receiver.waitForCount(n, waitMs);
+        cpus.push(perRequest(sampler.stop(), null, stats.count));
         if (stats.badSignatures > 0) throw new Error(`${stats.badSignatures} webhook signatures did not verify`);
         if (stats.count < 2) throw new Error(`only ${stats.count} of ${n} events reached the receiver within ${waitMs / 1000} s`);
         if (stats.count < n) incomplete.push(`run ${run + 1}: ${stats.count.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} events within ${waitMs / 1000} s`);
         lumenRates.push(rate(stats.count, stats.first, stats.last));
         totalSeconds.push((stats.last - t0) / 1000);
-        concurrency.push(Math.max(1, stats.connectionsOpened));
+        // Lumen never has more than its per-partner limit on the wire to one receiver (the bench runs with the default).
+        concurrency.push(DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER);
+        connections.push(stats.connectionsOpened);
 
         const bodiesFile = path.join(ctx.tmpDir, `fanout-${run + 1}.ndjson`);
         writeFileSync(bodiesFile, await eventBodies(ctx.pool, partner.id));
         await receiver.reset();
-        ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: anchor with ${concurrency[run]} connection(s)`);
+        ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: anchor with ${concurrency[run]} request(s) in flight`);
         const input: AnchorInput = { url: receiver.url(`/hooks/anchor-${run + 1}`), secret: ctx.webhookSecret, concurrency: concurrency[run]!, bodiesFile };
         const a = await runDriver<AnchorResult>(ctx.repo, 'webhook-anchor.ts', input);
         if (a.failed > 0) throw new Error(`the anchor script had ${a.failed} failed POSTs`);
@@ -83,9 +90,9 @@ export const webhookFanoutRow: RowDefinition = {
         label: `${n.toLocaleString('en-US')} events to a loopback receiver`,
         lumen,
         detail: incomplete.length
-          ? `INCOMPLETE, rate over what arrived (${incomplete.join('; ')}); ${Math.max(...concurrency)} connection(s)`
-          : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} connection(s)`,
-        anchor: { label: 'plain Node script, keep-alive, same bodies, as many connections', series: anchor },
+          ? `INCOMPLETE, rate over what arrived (${incomplete.join('; ')}); ${Math.max(...concurrency)} in flight at most`
+          : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} in flight at most (the per-partner limit) over ${Math.max(...connections)} connection(s); CPU per event: ${describeCpu(medianCpu(cpus), null)}`,
+        anchor: { label: 'plain Node script, keep-alive, same bodies, as many requests in flight', series: anchor },
         ratio,
         checks: [check('≥ 70% of the anchor', ratio === null ? null : ratio >= 0.7), ...(incomplete.length ? [check('every event delivered within the wait', false)] : [])],
       },
@@ -94,10 +101,10 @@ export const webhookFanoutRow: RowDefinition = {
       lines,
       notes: [
         'Rate = events between the first and the last arrival at the receiver, which verifies every HMAC signature (constant-time) and answers 204; the same receiver process serves Lumen and the anchor.',
-        "Same concurrency: the anchor opens as many keep-alive connections as Lumen's delivery client opened to a fresh receiver (a keep-alive client opens one per request it has in flight at once).",
+        "Same concurrency: the anchor keeps as many requests in flight, over as many keep-alive connections, as Lumen may have on the wire to one partner (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, default 8; Lumen's pool may open more connections than that, never more requests). CPU per event: Lumen's process and the PostgreSQL backends of the bench database with its WAL and buffer writers, from /proc, over the Lumen run.",
         'The row runs last: deliveries still queued when its wait ends would otherwise delay the rows after it.',
       ],
-      params: { events: n, runs: lumenRates.length, waitSeconds: ctx.sizes.fanoutWaitSeconds, connections: concurrency.join(',') },
+      params: { events: n, runs: lumenRates.length, waitSeconds: ctx.sizes.fanoutWaitSeconds, inFlight: concurrency.join(','), connections: connections.join(',') },
     };
   },
 };

@@ -123,9 +123,12 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * (the joins cannot name d, the row being updated, in their ON clauses: picked carries
  * the two ids; the partners held at their limit and the slots per partner, in the
  * statement below, are left out of this sketch)
- * (picked walks webhook_delivery_ready_idx, which holds open unblocked deliveries only:
- * besides the due ones, just those leased by attempts in flight; the NOT EXISTS probe
- * walks webhook_delivery_open_key_idx)
+ * (picked walks webhook_delivery_ready_idx in order, which holds open unblocked
+ * deliveries only: besides the due ones, just those leased by attempts in flight; the
+ * NOT EXISTS probe walks webhook_delivery_open_key_idx). The statement is the function
+ * lumen_claim_webhook_deliveries (migration 0099), which turns bitmap scans off: with
+ * a burst of new deliveries beyond the statistics, the planner would otherwise read
+ * every due row, probe each and sort them to keep the oldest batch.
  */
 export async function claimDueDeliveries(
   db: Executor,
@@ -137,32 +140,7 @@ export async function claimDueDeliveries(
   const heldIds = [...held.keys()];
   const heldCounts = heldIds.map((id) => held.get(id)!);
   const { rows } = await sql<ClaimedDelivery>`
-    WITH ${ASYNC_COMMIT},
-    held AS MATERIALIZED (
-      SELECT h.external_system_id, h.n FROM unnest(${heldIds}::uuid[], ${heldCounts}::int[]) AS h(external_system_id, n)),
-    candidates AS MATERIALIZED (
-      SELECT c.id, c.external_system_id, c.next_attempt_at, c.event_id, c.test_event_id FROM webhook_delivery c
-      WHERE c.status IN ('pending', 'failed') AND NOT c.blocked AND c.next_attempt_at <= now()
-        AND (c.lease_until IS NULL OR c.lease_until < now())
-        AND ${firstOpenOfKey('c')}
-        AND NOT EXISTS (SELECT 1 FROM held f WHERE f.external_system_id = c.external_system_id AND f.n >= ${perPartner})
-      ORDER BY c.next_attempt_at
-      LIMIT ${limit}
-      FOR UPDATE OF c SKIP LOCKED),
-    picked AS MATERIALIZED (
-      SELECT r.id, r.event_id, r.test_event_id FROM (
-        SELECT k.id, k.next_attempt_at, k.event_id, k.test_event_id,
-               row_number() OVER (PARTITION BY k.external_system_id ORDER BY k.next_attempt_at) + coalesce(f.n, 0) AS slot
-        FROM candidates k LEFT JOIN held f ON f.external_system_id = k.external_system_id) r
-      WHERE r.slot <= ${perPartner})
-    UPDATE webhook_delivery d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
-    FROM picked LEFT JOIN event e ON e.id = picked.event_id LEFT JOIN test_event t ON t.id = picked.test_event_id,
-      external_system x, async_commit
-    WHERE d.id = picked.id AND (e.id IS NOT NULL OR t.id IS NOT NULL) AND x.id = d.external_system_id
-    RETURNING d.id, d.external_system_id, d.ordering_key, d.attempts,
-      coalesce(e.id, t.id) AS event_id, coalesce(e.event_type, ${TEST_PING}) AS event_type, coalesce(e.body, e.payload::text, t.body) AS body,
-      x.code AS partner_code, x.enabled, x.transport, x.webhook_url, x.webhook_secret_enc, x.webhook_signature,
-      CASE WHEN x.webhook_previous_secret_until > now() THEN x.webhook_previous_secret_enc END AS webhook_previous_secret_enc`.execute(db);
+    SELECT * FROM lumen_claim_webhook_deliveries(${limit}::int, ${leaseMs}::int, ${perPartner}::int, ${heldIds}::uuid[], ${heldCounts}::int[], ${TEST_PING}::text)`.execute(db);
   return rows;
 }
 

@@ -1,0 +1,54 @@
+/**
+ * The claim of due webhook deliveries walks the ready index in order and stops after its
+ * batch, even when the deliveries are newer than the table's statistics (a burst): it is
+ * a function that turns bitmap scans off (migration 0099), since a bitmap scan reads
+ * every due row, probes each and sorts them all to keep the oldest few.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimDueDeliveries } from '../../src/db/repositories/webhook-delivery.repository.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { testEnv } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { emit, makeEventPartner, subjectFor } from './support.js';
+
+let db: TestDatabase;
+let rt: Runtime;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // No delivery worker: the claims under test are the only ones.
+  rt = await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
+});
+afterAll(async () => {
+  await rt?.close();
+  await db?.drop();
+});
+
+describe('claiming due webhook deliveries', () => {
+  it('plans without bitmap scans, and claims the oldest due first, past the leased ones', async () => {
+    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(rt.db);
+    expect(rows[0]?.config).toContain('enable_bitmapscan=off');
+
+    const p = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/never' });
+    const items = [];
+    for (let i = 0; i < 40; i++) items.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
+    await emit(rt, ...items);
+    const all = await rt.db.selectFrom('webhook_delivery').select(['id', 'next_attempt_at', 'position']).where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').orderBy('position').execute();
+    expect(all).toHaveLength(40);
+    // Spread the due times so "oldest first" is unambiguous, and lease the five oldest elsewhere.
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 second' WHERE external_system_id = ${p.partner.id}`.execute(rt.db);
+    const ordered = await rt.db.selectFrom('webhook_delivery').select('id').where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').execute();
+    await rt.db.updateTable('webhook_delivery').set({ lease_until: sql`now() + interval '1 minute'` }).where('id', 'in', ordered.slice(0, 5).map((r) => r.id)).execute();
+
+    const first = await claimDueDeliveries(rt.db, 10, 60_000, 100);
+    expect(first.map((d) => d.id)).toEqual(ordered.slice(5, 15).map((r) => r.id));
+    expect(first[0]).toMatchObject({ external_system_id: p.partner.id, attempts: 0, event_type: 'ServiceOrder.Created', partner_code: p.partner.code });
+    expect(JSON.parse(first[0]!.body)).toMatchObject({ eventType: 'ServiceOrder.Created' });
+    // The partner counted as holding 95 of at most 100: five more, then none.
+    const capped = await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 95]]));
+    expect(capped.map((d) => d.id)).toEqual(ordered.slice(15, 20).map((r) => r.id));
+    expect(await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 100]]))).toEqual([]);
+  });
+});
