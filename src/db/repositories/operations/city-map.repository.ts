@@ -163,8 +163,12 @@ export async function cityCells(db: Executor, tenantId: string, level: number, b
  * open work of the tenant joined by pole.
  */
 export async function cityPoles(db: Executor, tenantId: string, box: Box, f: CityMapFilter, limit: number): Promise<MapPoleRow[]> {
+  return (await cityPolesQuery(tenantId, box, f, limit).execute(db)).rows;
+}
+
+export function cityPolesQuery(tenantId: string, box: Box, f: CityMapFilter, limit: number): RawBuilder<MapPoleRow> {
   const onlyWork = hasWorkFilter(f);
-  const { rows } = await sql<MapPoleRow>`
+  return sql<MapPoleRow>`
     WITH w AS MATERIALIZED (${workPoles(tenantId, f)})
     SELECT p.id, p.code, p.address, p.latitude, p.longitude,
            coalesce(w.state, CASE lumen_map_state(g.online) WHEN 'online' THEN 'ok' ELSE lumen_map_state(g.online) END) AS state
@@ -175,6 +179,5 @@ export async function cityPoles(db: Executor, tenantId: string, box: Box, f: Cit
        AND p.latitude BETWEEN ${box.south} AND ${box.north} AND p.longitude BETWEEN ${box.west} AND ${box.east}
        AND ${deviceWhere(sql`lumen_map_state(g.online)`, f)}
      ORDER BY p.code
-     LIMIT ${limit + 1}`.execute(db);
-  return rows;
+     LIMIT ${limit + 1}`;
 }
