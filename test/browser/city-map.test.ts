@@ -171,6 +171,13 @@ describe('the city map', () => {
     await noSidewaysScroll(page);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'city-map-en');
+    // "Zoom in on this area" on a cluster: the map closer, its poles spread out.
+    const before = await view(page);
+    await page.locator('.pole-cluster').first().click();
+    await page.getByTestId('citymap-zoom-cell').click();
+    await expect.poll(async () => (await view(page)).zoom).toBeGreaterThan(before.zoom);
+    await page.getByTestId('citymap-preview').waitFor({ state: 'detached' });
+    await page.locator('.pole-cluster, path.pole-dot').first().waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -6,7 +6,11 @@
  * Manaus beside it, which never sees Curitiba's poles. Every figure is checked against
  * a count made here from the rows themselves.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
+import { ingestReports } from '../../src/services/city-data/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makeCityOrder, makeCityPole, makeCityTeam, makePartner, makeReason, makeTenant } from '../support/factories.js';
@@ -188,6 +192,29 @@ describe('the whole city at every zoom', () => {
     await sql`DELETE FROM telegestor WHERE identifier = 'TG-CWB-000005'`.execute(t.rt.db);
     const got = await expectCells(curitiba, 11);
     expect(got.total.count).toBe((await expected(curitiba)).length);
+  });
+
+  it('stays right through the pole import (new poles and devices, a pole moved, a device moved) and telemetry reports', async () => {
+    const rows = ['code,address,neighborhood,latitude,longitude,active,device_identifier'];
+    for (let i = 0; i < 40; i++) rows.push(`CWB-IMP-${String(i).padStart(3, '0')},Rua Mateus Leme ${1000 + i * 10},São Francisco,${(-25.4200 + i * 0.0007).toFixed(6)},${(-49.2750 - i * 0.0005).toFixed(6)},true,${i % 2 === 0 ? `TG-IMP-${i}` : ''}`);
+    // An existing pole moved across the city, keeping its device; another given the device of a third.
+    rows.push('CWB-000021,Rua XV de Novembro 21,Centro,-25.3600,-49.2100,true,TG-CWB-000021');
+    rows.push('CWB-000022,Rua XV de Novembro 22,Centro,-25.4500,-49.3000,true,TG-CWB-000023');
+    rows.push('CWB-000023,Rua XV de Novembro 23,Centro,-25.4501,-49.3001,true,');
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lumen-city-map-')), 'poles.csv');
+    writeFileSync(file, rows.join('\n') + '\n');
+    const out = await t.cli('pole', 'import', '--tenant', curitiba, file);
+    expect(out.code, out.stderr).toBe(0);
+    await expectCells(curitiba, 13);
+    // Telemetry: new devices report online and offline; a known one goes offline.
+    const at = new Date().toISOString();
+    await ingestReports(t.rt, curitiba, [
+      ...Array.from({ length: 20 }, (_, k) => ({ deviceIdentifier: `TG-IMP-${k * 2}`, online: k % 3 !== 0, relayOn: true, reportedAt: at })),
+      { deviceIdentifier: 'TG-CWB-000021', online: false, relayOn: null, reportedAt: at },
+    ]);
+    const got = await expectCells(curitiba, 12);
+    expect(got.total.off).toBeGreaterThan(0);
+    await expectCells(curitiba, 16);
   });
 });
 

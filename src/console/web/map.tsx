@@ -171,8 +171,10 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
         </p>
       ) : null}
       <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />
-      <MapContext.Provider value={made}>{children}</MapContext.Provider>
-      {overlay}
+      <MapContext.Provider value={made}>
+        {children}
+        {overlay}
+      </MapContext.Provider>
     </div>
   );
 }

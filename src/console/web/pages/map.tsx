@@ -9,7 +9,7 @@
 import { useState } from 'preact/hooks';
 import { useApi } from '../api.js';
 import { useI18n, type Translate } from '../i18n.js';
-import { MapView } from '../map.js';
+import { MapView, useLeafletMap } from '../map.js';
 import { PoleLayer, POLE_MAP_STATES, STATE_COLOURS, type CityMapCell, type CityMapData, type CityMapPole, type PoleFilters, type PoleMapState } from '../pole-layer.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
@@ -197,7 +197,7 @@ function Preview({ selected, onClose, tenantId }: { selected: NonNullable<Select
               </li>
             ))}
           </ul>
-          <p class="muted small">{t('citymap.cell.zoom')}</p>
+          <ZoomToCell cell={selected.cell} onDone={onClose} />
         </>
       )}
     </aside>
@@ -240,5 +240,28 @@ function PolePreview({ pole, tenantId }: { pole: CityMapPole; tenantId: string }
         {t('citymap.preview.open')}
       </Link>
     </>
+  );
+}
+
+/** Zooms the map to a cell's box, where its poles spread out (one by one when few). */
+function ZoomToCell({ cell, onDone }: { cell: CityMapCell; onDone: () => void }) {
+  const { t } = useI18n();
+  const map = useLeafletMap();
+  const b = cell.bounds;
+  return (
+    <button
+      type="button"
+      class="secondary"
+      data-testid="citymap-zoom-cell"
+      onClick={() => {
+        map?.fitBounds([
+          [b.south, b.west],
+          [b.north, b.east],
+        ]);
+        onDone();
+      }}
+    >
+      {t('citymap.cell.zoom')}
+    </button>
   );
 }
