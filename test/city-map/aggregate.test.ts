@@ -216,6 +216,16 @@ describe('the whole city at every zoom', () => {
     expect(got.total.off).toBeGreaterThan(0);
     await expectCells(curitiba, 16);
   });
+
+  it('is counted again from the poles by lumen_pole_map_rebuild after a drift, leaving other cities alone', async () => {
+    const manausBefore = await map(manaus, { zoom: '10' });
+    await sql`UPDATE pole_map_cell SET online = online + 5 WHERE tenant_id = ${curitiba} AND level = 14`.execute(t.rt.db);
+    expect((await map(curitiba, { zoom: '12' })).total).not.toEqual(countsOf((await expected(curitiba)).map((p) => p.state)));
+    await sql`SELECT lumen_pole_map_rebuild(${curitiba}::uuid)`.execute(t.rt.db);
+    await expectCells(curitiba, 12);
+    await expectCells(curitiba, 15);
+    expect(await map(manaus, { zoom: '10' })).toEqual(manausBefore);
+  });
 });
 
 describe('filters', () => {

@@ -155,12 +155,21 @@ CREATE TRIGGER telegestor_zz_map_update AFTER UPDATE ON telegestor REFERENCING O
 CREATE TRIGGER telegestor_zz_map_delete AFTER DELETE ON telegestor REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION lumen_pole_map_keep_device();
 
--- The poles already there.
-DO $$ BEGIN
-  EXECUTE lumen_pole_map_sql($d$
+-- A tenant's rollup counted again from its poles (`SELECT lumen_pole_map_rebuild(id)`),
+-- should it ever drift: a restore of `pole` alone, a hand edit with triggers disabled.
+-- The lock waits for writers that already touched the rollup to commit, and holds back
+-- new ones until the rebuild commits (their changes then apply on top of it).
+CREATE FUNCTION lumen_pole_map_rebuild(tenant uuid) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  LOCK TABLE pole_map_cell IN SHARE ROW EXCLUSIVE MODE;
+  DELETE FROM pole_map_cell WHERE tenant_id = tenant;
+  EXECUTE lumen_pole_map_sql(format($d$
     SELECT p.tenant_id, p.latitude, p.longitude, lumen_map_state(g.online) AS state, 1 AS sign
-      FROM pole p LEFT JOIN telegestor g ON g.pole_id = p.id WHERE p.active$d$);
+      FROM pole p LEFT JOIN telegestor g ON g.pole_id = p.id WHERE p.active AND p.tenant_id = %L$d$, tenant));
 END $$;
+
+-- The poles already there.
+SELECT lumen_pole_map_rebuild(id) FROM tenant;
 
 -- The open work the map counts live: a city's open orders on poles, and its telemetry
 -- alerts by pole (telemetry_lamp_out_tenant_idx already reads those by tenant).
