@@ -153,6 +153,24 @@ describe('the city map', () => {
     await context.close();
   });
 
+  it('opens another city on its own extent when the operator switches city on the map', async () => {
+    const porto = await makeCity(lumen, { name: 'Porto Alegre', webhookUrl: 'https://hooks.portoalegre.example/lumen', code: 'PORTAL-POA-MAPA' });
+    await lumen.cli('tenant', 'update', porto.tenantId, '--extent', '-30.27,-51.31,-29.93,-51.01');
+    await lumen.cli('operator', 'grant', curitiba.admin.email, '--role', 'viewer', '--tenant', porto.tenantId);
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin });
+    await page.goto(`${lumen.baseUrl}/console/map?z=16&c=${ORDER_POLE.latitude},${ORDER_POLE.longitude}&team=${curitiba.teamId}`);
+    await page.locator('.pole-cluster, path.pole-dot').first().waitFor();
+    await page.getByTestId('tenant-switcher').selectOption(porto.tenantId);
+    await expect.poll(async () => (await view(page)).lat).toBeLessThan(-29.9);
+    const v = await view(page);
+    expect(v.lon).toBeGreaterThan(-51.35);
+    expect(v.lon).toBeLessThan(-51.0);
+    await expect.poll(() => legendTotal(page)).toBe('0');
+    expect(page.url()).not.toContain('team=');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('fits a phone in both languages, with the whole city in view; screenshots', async () => {
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: PHONE });
     await page.goto(`${lumen.baseUrl}/console/map`);

@@ -6,7 +6,7 @@
  * (`?z=13&c=lat,lon&priority=High…`), so Back and reload keep the view; without them
  * the map opens on the city's extent. `?at=lat,lon` (from a pole's page) opens there.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api.js';
 import { useI18n, type Translate } from '../i18n.js';
 import { MapView, useLeafletMap } from '../map.js';
@@ -33,9 +33,22 @@ export function stateWord(t: Translate, s: PoleMapState): string {
 }
 
 export function MapPage() {
-  const { t, lang } = useI18n();
   const { tenantId } = useSession();
-  const { query } = useLocation();
+  // Another city chosen while on the map: open that city on its own extent, with no
+  // filter of the previous one (its view and team mean nothing there).
+  const opened = useRef(tenantId);
+  useEffect(() => {
+    if (tenantId === opened.current) return;
+    opened.current = tenantId;
+    navigate('/map', { replace: true, keepScroll: true });
+  }, [tenantId]);
+  return <CityMap key={tenantId} tenantId={tenantId} fromUrl={tenantId === opened.current} />;
+}
+
+function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) {
+  const { t, lang } = useI18n();
+  const location = useLocation();
+  const query = fromUrl ? location.query : new URLSearchParams();
   // Where to open, read once: the URL's view, a pole's `at`, else the city's extent.
   const [initial] = useState(() => {
     const c = numberPair(query.get('c'));
