@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [options]`. */
 
-export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'console-inbox', 'console-load', 'console-bundle', 'full-sync', 'incremental-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'report-export', 'report-dashboard', 'bulk-triage', 'webhook-fanout'] as const;
+export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'city-map', 'console-inbox', 'console-load', 'console-bundle', 'full-sync', 'incremental-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'report-export', 'report-dashboard', 'bulk-triage', 'webhook-fanout'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface BenchOptions {

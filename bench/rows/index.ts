@@ -3,6 +3,7 @@ import { bulkTriageRow } from './bulk-triage.js';
 import { consoleBundleRow } from './console-bundle.js';
 import { consoleInboxRow } from './console-inbox.js';
 import { consoleLoadRow } from './console-load.js';
+import { cityMapRow } from './city-map.js';
 import { consoleMapRow } from './console-map.js';
 import { eventLatencyRow } from './event-latency.js';
 import { eventsPollingRow } from './events-polling.js';
@@ -27,6 +28,7 @@ export const ROWS: readonly RowDefinition[] = [
   intakeRow,
   polePageRow,
   consoleMapRow,
+  cityMapRow,
   consoleInboxRow,
   consoleLoadRow,
   consoleBundleRow,

@@ -419,6 +419,76 @@ export type PoleDetail = {
 };
 
 /**
+ * CityMapCounts
+ *
+ * Poles counted by state (each pole in exactly one state, so the states add up to `count`).
+ */
+export type CityMapCounts = {
+    count: number;
+    /**
+     * With a Pending telemetry alert on their lamp.
+     */
+    alert: number;
+    /**
+     * With an open service order (and no Pending alert).
+     */
+    order: number;
+    /**
+     * No open work; the telegestor reported offline.
+     */
+    off: number;
+    /**
+     * No open work; no telegestor, or it never reported.
+     */
+    unknown: number;
+    /**
+     * No open work; the telegestor is online.
+     */
+    ok: number;
+};
+
+/**
+ * CityMap
+ *
+ * The poles of a map view, as cells (`mode: cells`) or one by one (`mode: poles`).
+ */
+export type CityMap = {
+    zoom: number;
+    mode: 'cells' | 'poles';
+    total: CityMapCounts;
+    cells: Array<{
+        /**
+         * `level:x:y` of the web-mercator grid.
+         */
+        key: string;
+        count: number;
+        /**
+         * The centroid of the cell's poles.
+         */
+        latitude: number;
+        longitude: number;
+        states: CityMapCounts;
+        /**
+         * The cell's box (zoom to it to see its poles).
+         */
+        bounds: {
+            south: number;
+            west: number;
+            north: number;
+            east: number;
+        };
+    }>;
+    poles: Array<{
+        id: string;
+        code: string;
+        address: string;
+        latitude: number;
+        longitude: number;
+        state: 'alert' | 'order' | 'off' | 'unknown' | 'ok';
+    }>;
+};
+
+/**
  * ReportAge
  *
  * Age bucket: under a day, 1–3 days, 3–7 days, 7–30 days, 30 days or more.
@@ -2910,6 +2980,111 @@ export type GetPoleResponses = {
 };
 
 export type GetPoleResponse = GetPoleResponses[keyof GetPoleResponses];
+
+export type GetCityMapData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query: {
+        /**
+         * The map's zoom (web-mercator, 0 = the world in one 256-pixel tile).
+         */
+        zoom: number;
+        /**
+         * `south,west,north,east` in degrees; default the whole city.
+         */
+        bbox?: string;
+        /**
+         * Only poles with an open order or alert of this priority.
+         */
+        priority?: 'Low' | 'Medium' | 'High' | 'Critical';
+        /**
+         * Only poles with an open order or alert of this internal reason.
+         */
+        reason?: string;
+        /**
+         * Only poles with an open order assigned to this team (its id or its name; one that names no team of the tenant is 404).
+         */
+        team?: string;
+        /**
+         * true keeps only poles with an open order or alert past its SLA deadline.
+         */
+        overdue?: boolean;
+        /**
+         * Only poles whose telegestor is in this state (`unknown`: none, or never reported).
+         */
+        telegestor?: 'online' | 'off' | 'unknown';
+        /**
+         * From zoom 17, the most poles answered one by one (default 1000, at most 2000); more in the box are answered as cells.
+         */
+        limit?: number;
+    };
+    url: '/api/admin/tenants/{tenantId}/map';
+};
+
+export type GetCityMapErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetCityMapError = GetCityMapErrors[keyof GetCityMapErrors];
+
+export type GetCityMapResponses = {
+    /**
+     * The cells (or poles) of the view.
+     */
+    200: CityMap;
+};
+
+export type GetCityMapResponse = GetCityMapResponses[keyof GetCityMapResponses];
 
 export type GetTenantReportData = {
     body?: never;

@@ -1010,6 +1010,268 @@ export const PoleDetailSchema = {
     }
 } as const;
 
+export const CityMapCountsSchema = {
+    type: 'object',
+    title: 'CityMapCounts',
+    description: 'Poles counted by state (each pole in exactly one state, so the states add up to `count`).',
+    required: [
+        'count',
+        'alert',
+        'order',
+        'off',
+        'unknown',
+        'ok'
+    ],
+    properties: {
+        count: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            examples: [
+                1200
+            ]
+        },
+        alert: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'With a Pending telemetry alert on their lamp.',
+            examples: [
+                2
+            ]
+        },
+        order: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'With an open service order (and no Pending alert).',
+            examples: [
+                9
+            ]
+        },
+        off: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'No open work; the telegestor reported offline.',
+            examples: [
+                50
+            ]
+        },
+        unknown: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'No open work; no telegestor, or it never reported.',
+            examples: [
+                239
+            ]
+        },
+        ok: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            description: 'No open work; the telegestor is online.',
+            examples: [
+                900
+            ]
+        }
+    }
+} as const;
+
+export const CityMapSchema = {
+    type: 'object',
+    title: 'CityMap',
+    description: 'The poles of a map view, as cells (`mode: cells`) or one by one (`mode: poles`).',
+    required: [
+        'zoom',
+        'mode',
+        'total',
+        'cells',
+        'poles'
+    ],
+    properties: {
+        zoom: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 2147483647,
+            examples: [
+                12
+            ]
+        },
+        mode: {
+            type: 'string',
+            enum: [
+                'cells',
+                'poles'
+            ],
+            examples: [
+                'cells'
+            ]
+        },
+        total: {
+            $ref: '#/components/schemas/CityMapCounts'
+        },
+        cells: {
+            type: 'array',
+            maxItems: 100000,
+            items: {
+                type: 'object',
+                required: [
+                    'key',
+                    'count',
+                    'latitude',
+                    'longitude',
+                    'states',
+                    'bounds'
+                ],
+                properties: {
+                    key: {
+                        type: 'string',
+                        maxLength: 40,
+                        description: '`level:x:y` of the web-mercator grid.',
+                        examples: [
+                            '14:6045:9330'
+                        ]
+                    },
+                    count: {
+                        type: 'integer',
+                        format: 'int32',
+                        minimum: 0,
+                        maximum: 2147483647,
+                        examples: [
+                            1200
+                        ]
+                    },
+                    latitude: {
+                        type: 'number',
+                        description: 'The centroid of the cell\'s poles.',
+                        examples: [
+                            -25.4284
+                        ]
+                    },
+                    longitude: {
+                        type: 'number',
+                        examples: [
+                            -49.2733
+                        ]
+                    },
+                    states: {
+                        $ref: '#/components/schemas/CityMapCounts'
+                    },
+                    bounds: {
+                        type: 'object',
+                        description: 'The cell\'s box (zoom to it to see its poles).',
+                        required: [
+                            'south',
+                            'west',
+                            'north',
+                            'east'
+                        ],
+                        properties: {
+                            south: {
+                                type: 'number',
+                                examples: [
+                                    -25.4432
+                                ]
+                            },
+                            west: {
+                                type: 'number',
+                                examples: [
+                                    -49.2822
+                                ]
+                            },
+                            north: {
+                                type: 'number',
+                                examples: [
+                                    -25.4243
+                                ]
+                            },
+                            east: {
+                                type: 'number',
+                                examples: [
+                                    -49.2603
+                                ]
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        poles: {
+            type: 'array',
+            maxItems: 2000,
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'code',
+                    'address',
+                    'latitude',
+                    'longitude',
+                    'state'
+                ],
+                properties: {
+                    id: {
+                        type: 'string',
+                        format: 'uuid',
+                        maxLength: 36,
+                        examples: [
+                            '5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d24'
+                        ]
+                    },
+                    code: {
+                        type: 'string',
+                        maxLength: 1000,
+                        examples: [
+                            'CWB-004217'
+                        ]
+                    },
+                    address: {
+                        type: 'string',
+                        maxLength: 1000,
+                        examples: [
+                            'Rua XV de Novembro, 1000'
+                        ]
+                    },
+                    latitude: {
+                        type: 'number',
+                        examples: [
+                            -25.4296
+                        ]
+                    },
+                    longitude: {
+                        type: 'number',
+                        examples: [
+                            -49.2713
+                        ]
+                    },
+                    state: {
+                        type: 'string',
+                        enum: [
+                            'alert',
+                            'order',
+                            'off',
+                            'unknown',
+                            'ok'
+                        ],
+                        examples: [
+                            'order'
+                        ]
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
 export const ReportAgeSchema = {
     type: 'string',
     title: 'ReportAge',

@@ -101,8 +101,11 @@ function bodyFor(op: OperationInfo): string | undefined {
 function pathFor(op: OperationInfo): string {
   const values = [
     ...(op.parameters.some((p) => p.in === 'query' && p.name === 'tenantId') ? [`tenantId=${a.tenantId}`] : []),
-    // Other required query values (the place search's text), aimed at A's streets.
-    ...op.parameters.filter((p) => p.in === 'query' && p.required && p.name !== 'tenantId').map((p) => `${p.name}=${encodeURIComponent('Rua Augusta, 1500')}`),
+    // Other required query values: text (the place search's) aimed at A's streets, a
+    // number (the city map's zoom) at its smallest valid value.
+    ...op.parameters
+      .filter((p) => p.in === 'query' && p.required && p.name !== 'tenantId')
+      .map((p) => `${p.name}=${p.schema?.type === 'integer' ? String(p.schema.minimum ?? 0) : encodeURIComponent('Rua Augusta, 1500')}`),
   ];
   return op.path.replace('/api/admin', '').replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(a[name] ?? randomUUID())) + (values.length ? `?${values.join('&')}` : '');
 }

@@ -5,7 +5,8 @@
  * as text, never as HTML.
  */
 import L from 'leaflet';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { createContext, type ComponentChildren } from 'preact';
+import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { useI18n } from './i18n.js';
 import { SETTINGS } from './settings.js';
 
@@ -40,8 +41,8 @@ export interface MapViewProps {
   /** Fit the view to the points when they first arrive. */
   fit?: boolean;
   onMapClick?: (lat: number, lon: number) => void;
-  /** The view moved: the south-west and north-east corners, and the zoom (for bbox queries). */
-  onView?: (bbox: [number, number, number, number], zoom: number) => void;
+  /** The view moved: the south-west and north-east corners, the zoom (for bbox queries) and the centre. */
+  onView?: (bbox: [number, number, number, number], zoom: number, center: [number, number]) => void;
   label: string;
   class?: string;
   /** Pan to this point whenever it changes (a point typed in, not clicked). */
@@ -50,6 +51,17 @@ export interface MapViewProps {
   maxFitZoom?: number;
   /** The city's extent (Tenant.extent): where the map opens when it has no object to show. */
   extent?: { south: number; west: number; north: number; east: number } | null;
+  /** Layers of their own (the city map's poles): components that draw on the map through useLeafletMap(). */
+  children?: ComponentChildren;
+  /** Drawn over the map, inside its frame (a preview card). */
+  overlay?: ComponentChildren;
+}
+
+const MapContext = createContext<L.Map | null>(null);
+
+/** The Leaflet map of the enclosing MapView (null until it is made), for a layer that draws its own markers. */
+export function useLeafletMap(): L.Map | null {
+  return useContext(MapContext);
 }
 
 /** A city with no extent yet (no poles, none configured): the whole country, never another city. */
@@ -58,9 +70,10 @@ const COUNTRY: L.LatLngBoundsExpression = [
   [5.27, -34.79],
 ];
 
-export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17, extent }: MapViewProps) {
+export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onView, label, class: className, focus, maxFitZoom = 17, extent, children, overlay }: MapViewProps) {
   const { t } = useI18n();
   const [tilesFailed, setTilesFailed] = useState(false);
+  const [made, setMade] = useState<L.Map | null>(null);
   const el = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
@@ -92,14 +105,18 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
       // Where the map looks, readable by tests and by anyone inspecting the page.
       const c = m.getCenter();
       el.current?.setAttribute('data-view', `${c.lat.toFixed(5)},${c.lng.toFixed(5)},${m.getZoom()}`);
-      handlers.current.onView?.([b.getSouth(), b.getWest(), b.getNorth(), b.getEast()], m.getZoom());
+      handlers.current.onView?.([b.getSouth(), b.getWest(), b.getNorth(), b.getEast()], m.getZoom(), [c.lat, c.lng]);
     };
     m.on('moveend', report);
     map.current = m;
+    setMade(m);
     report();
     return () => {
-      m.stop();
+      setMade(null);
+      // Handlers first: stop() ends a move with a moveend, which must not report a view
+      // of a map that is going away (the page already shows another URL).
       m.off();
+      m.stop();
       m.remove();
       map.current = null;
     };
@@ -154,6 +171,10 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
         </p>
       ) : null}
       <div ref={el} class={`map ${className ?? ''}`} role="region" aria-label={label} data-testid="map" />
+      <MapContext.Provider value={made}>
+        {children}
+        {overlay}
+      </MapContext.Provider>
     </div>
   );
 }

@@ -20,13 +20,16 @@ function current(): Location {
 
 const listeners = new Set<() => void>();
 
-/** Goes to a console path (`/inbox`, `/alerts/ID?x=1`); `replace` keeps history as it is. */
-export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+/**
+ * Goes to a console path (`/inbox`, `/alerts/ID?x=1`); `replace` keeps history as it is;
+ * `keepScroll` leaves the page where it is (a map writing its view into the URL).
+ */
+export function navigate(to: string, opts: { replace?: boolean; keepScroll?: boolean } = {}): void {
   const url = `${BASE}${to}`;
   if (url === window.location.pathname + window.location.search) return;
   if (opts.replace) window.history.replaceState(null, '', url);
   else window.history.pushState(null, '', url);
-  window.scrollTo(0, 0);
+  if (!opts.keepScroll) window.scrollTo(0, 0);
   for (const l of listeners) l();
 }
 

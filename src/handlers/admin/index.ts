@@ -5,7 +5,7 @@ import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, r
 import { listAuditEntries } from './audit.js';
 import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartnerWebhookSecret, updatePartner } from './partners.js';
-import { getPole, listMapPoles } from './poles.js';
+import { getCityMap, getPole, listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
@@ -74,6 +74,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   // Poles
   listMapPoles,
   getPole,
+  getCityMap,
   // Reasons
   listReasons,
   createReason,

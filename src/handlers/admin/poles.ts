@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { mapPoles, poleByCode } from '../../services/operations/index.js';
+import { cityMap, mapPoles, poleByCode } from '../../services/operations/index.js';
 import { queryOf } from './context.js';
 
 export const listMapPoles: Handler<AdminPrincipal> = async (ctx) => ({
@@ -11,4 +11,19 @@ export const listMapPoles: Handler<AdminPrincipal> = async (ctx) => ({
 export const getPole: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
   body: await poleByCode(ctx.deps, ctx.principal.access, { tenantId: ctx.request.params.tenantId!, code: ctx.request.params.poleCode!, states: queryOf(ctx, 'states') }, ctx.lang),
+});
+
+export const getCityMap: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await cityMap(ctx.deps, ctx.principal.access, {
+    tenantId: ctx.request.params.tenantId!,
+    zoom: queryOf(ctx, 'zoom')!,
+    bbox: queryOf(ctx, 'bbox'),
+    priority: queryOf(ctx, 'priority'),
+    reason: queryOf(ctx, 'reason'),
+    team: queryOf(ctx, 'team'),
+    overdue: queryOf(ctx, 'overdue'),
+    telegestor: queryOf(ctx, 'telegestor'),
+    limit: queryOf(ctx, 'limit'),
+  }),
 });

@@ -16,4 +16,5 @@ export { listServiceOrders, orderListFilter, type OrderListInput } from './order
 export { tenantAttention } from './attention.js';
 export { alertTimeline, orderTimeline } from './timeline.js';
 export { poleByCode } from './pole-page.js';
+export { cityMap, type CityMapInput } from './city-map.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';

@@ -1,79 +1,280 @@
 /**
- * The city at a glance: Pending alerts and open orders with coordinates, and, once
- * zoomed in far enough, the poles in view with their telegestor state. Poles come from
- * a bounding-box query with a limit, never the whole set (a city has a million). A pole
- * opens its page; `?at=lat,lon` opens the map there.
+ * The city map: every pole of the city at every zoom (the pole layer: clusters counted
+ * by state on the server, the poles themselves once few are in view), filtered by
+ * priority, reason, team, overdue and telegestor state. A click opens a preview here
+ * instead of leaving the page. Zoom, position and filters live in the URL
+ * (`?z=13&c=lat,lon&priority=High…`), so Back and reload keep the view; without them
+ * the map opens on the city's extent. `?at=lat,lon` (from a pole's page) opens there.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api.js';
-import { useI18n } from '../i18n.js';
-import { MapView, type MapPoint } from '../map.js';
-import { navigate, useLocation } from '../router.js';
+import { useI18n, type Translate } from '../i18n.js';
+import { MapView, useLeafletMap } from '../map.js';
+import { PoleLayer, POLE_MAP_STATES, STATE_COLOURS, type CityMapCell, type CityMapData, type CityMapPole, type PoleFilters, type PoleMapState } from '../pole-layer.js';
+import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
-import { LoadError, Page } from '../ui.js';
+import { LoadError, Page, StatusBadge } from '../ui.js';
 
-/** Poles appear from this zoom on (a few streets in view). */
-const POLE_ZOOM = 16;
-const POLE_LIMIT = 500;
-const POLE_KIND = { online: 'pole-online', off: 'pole-offline', unknown: 'pole-unknown' } as const;
+const PRIORITIES = ['Critical', 'High', 'Medium', 'Low'] as const;
+const DEVICE_STATES = ['off', 'unknown', 'online'] as const;
+const FILTER_NAMES = ['priority', 'reason', 'team', 'overdue', 'telegestor'] as const;
+/** A pole's page opens the map this close. */
+const AT_ZOOM = 18;
+
+type Selected = { kind: 'pole'; pole: CityMapPole } | { kind: 'cell'; cell: CityMapCell } | null;
+
+function numberPair(raw: string | null): [number, number] | null {
+  const v = (raw ?? '').split(',').map(Number);
+  return v.length === 2 && v.every(Number.isFinite) && Math.abs(v[0]!) <= 90 && Math.abs(v[1]!) <= 180 ? [v[0]!, v[1]!] : null;
+}
+
+export function stateWord(t: Translate, s: PoleMapState): string {
+  return t(`citymap.state.${s}`);
+}
 
 export function MapPage() {
-  const { t } = useI18n();
   const { tenantId } = useSession();
-  // `?at=lat,lon` (from a pole's page): open there, close enough to see the poles.
-  const at = (useLocation().query.get('at') ?? '').split(',').map(Number);
-  const focus: [number, number] | null = at.length === 2 && at.every(Number.isFinite) ? [at[0]!, at[1]!] : null;
-  const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
-  const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
+  // Another city chosen while on the map: open that city on its own extent, with no
+  // filter of the previous one (its view and team mean nothing there).
+  const opened = useRef(tenantId);
+  useEffect(() => {
+    if (tenantId === opened.current) return;
+    opened.current = tenantId;
+    navigate('/map', { replace: true, keepScroll: true });
+  }, [tenantId]);
+  return <CityMap key={tenantId} tenantId={tenantId} fromUrl={tenantId === opened.current} />;
+}
+
+function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) {
+  const { t, lang } = useI18n();
+  const location = useLocation();
+  const query = fromUrl ? location.query : new URLSearchParams();
+  // Where to open, read once: the URL's view, a pole's `at`, else the city's extent.
+  const [initial] = useState(() => {
+    const c = numberPair(query.get('c'));
+    const z = Number(query.get('z'));
+    if (c && Number.isInteger(z) && z >= 0 && z <= 19) return { center: c, zoom: z };
+    const at = numberPair(query.get('at'));
+    return at ? { center: at, zoom: AT_ZOOM } : null;
+  });
+  const filters: PoleFilters = {};
+  for (const name of FILTER_NAMES) {
+    const v = query.get(name);
+    if (!v) continue;
+    if (name === 'overdue') {
+      if (v === 'true') filters.overdue = true;
+    } else filters[name] = v;
+  }
+  const setFilter = (name: (typeof FILTER_NAMES)[number], value: string | null) => {
+    const q = new URLSearchParams(window.location.search);
+    if (value) q.set(name, value);
+    else q.delete(name);
+    setSelected(null);
+    navigate(`/map?${q}`);
+  };
   const city = useApi('getTenant', { path: { tenantId } });
+  const teams = useApi('listTeams', { query: { tenantId } });
+  const reasons = useApi('listReasons', { path: { tenantId } });
   const [view, setView] = useState<{ bbox: string; zoom: number } | null>(null);
-  const showPoles = view !== null && view.zoom >= POLE_ZOOM;
-  const poles = useApi('listMapPoles', showPoles ? { path: { tenantId }, query: { bbox: view.bbox, limit: POLE_LIMIT } } : null, { keepPreviousData: true });
-  const points: MapPoint[] = [];
-  if (showPoles) {
-    for (const p of poles.data?.items ?? []) {
-      const code = p.code;
-      points.push({ id: p.id, lat: p.latitude, lon: p.longitude, kind: POLE_KIND[p.telegestorState], label: `${p.code} · ${t(`pole.${p.telegestorState}`)}`, onClick: () => navigate(`/poles/${encodeURIComponent(code)}`) });
-    }
-  }
-  for (const a of pending.data?.items ?? []) {
-    if (a.latitude === null || a.longitude === null) continue;
-    points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert', label: `#${a.alertNumber} ${a.description}`, onClick: () => navigate(`/alerts/${a.id}`) });
-  }
-  const seen = new Set<string>();
-  for (const a of linked.data?.items ?? []) {
-    if (!a.serviceOrder || a.latitude === null || a.longitude === null || seen.has(a.serviceOrder.id)) continue;
-    seen.add(a.serviceOrder.id);
-    const orderId = a.serviceOrder.id;
-    points.push({ id: orderId, lat: a.latitude, lon: a.longitude, kind: 'order', label: `${a.serviceOrder.number} ${a.description}`, onClick: () => navigate(`/orders/${orderId}`) });
-  }
-  const error = pending.error ?? linked.error;
+  const [data, setData] = useState<{ answer: CityMapData | undefined; error: unknown }>({ answer: undefined, error: null });
+  const [selected, setSelected] = useState<Selected>(null);
+  const count = new Intl.NumberFormat(lang);
+  const total = data.answer?.total;
+
+  const describeCell = (c: CityMapCell) =>
+    t('citymap.cell', { count: count.format(c.count) }) +
+    POLE_MAP_STATES.filter((s) => c.states[s] > 0)
+      .map((s) => `; ${stateWord(t, s)}: ${count.format(c.states[s])}`)
+      .join('');
+  const describePole = (p: CityMapPole) => `${p.code} · ${stateWord(t, p.state)}`;
+
   return (
     <Page title={t('map.title')}>
-      {error ? <LoadError error={error} /> : null}
-      <ul class="legend" aria-label={t('map.legend')}>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} data-testid="citymap-filters">
+        <label>
+          <span>{t('citymap.filter.priority')}</span>
+          <select value={filters.priority ?? ''} onChange={(e) => setFilter('priority', (e.target as HTMLSelectElement).value)} data-testid="citymap-priority">
+            <option value="">{t('citymap.filter.any')}</option>
+            {PRIORITIES.map((p) => (
+              <option key={p} value={p}>
+                {t(`priority.${p}`)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('citymap.filter.reason')}</span>
+          <select value={filters.reason ?? ''} onChange={(e) => setFilter('reason', (e.target as HTMLSelectElement).value)} data-testid="citymap-reason">
+            <option value="">{t('citymap.filter.any')}</option>
+            {(reasons.data?.items ?? []).map((r) => (
+              <option key={r.code} value={r.code}>
+                {lang === 'en' ? r.nameEn : r.namePt}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('citymap.filter.team')}</span>
+          <select value={filters.team ?? ''} onChange={(e) => setFilter('team', (e.target as HTMLSelectElement).value)} data-testid="citymap-team">
+            <option value="">{t('citymap.filter.any')}</option>
+            {(teams.data?.items ?? []).map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('citymap.filter.telegestor')}</span>
+          <select value={filters.telegestor ?? ''} onChange={(e) => setFilter('telegestor', (e.target as HTMLSelectElement).value)} data-testid="citymap-telegestor">
+            <option value="">{t('citymap.filter.any')}</option>
+            {DEVICE_STATES.map((s) => (
+              <option key={s} value={s}>
+                {t(`citymap.device.${s}`)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={filters.overdue === true} onChange={() => setFilter('overdue', filters.overdue ? null : 'true')} data-testid="citymap-overdue" />
+          <span>{t('citymap.filter.overdue')}</span>
+        </label>
+      </form>
+      {data.error ? <LoadError error={data.error as Error} /> : null}
+      <ul class="legend" aria-label={t('map.legend')} data-testid="citymap-legend">
         <li>
-          <span class="dot dot-alert" aria-hidden="true" /> {t('map.alerts')} ({points.filter((p) => p.kind === 'alert').length})
+          {t('citymap.inView')} <strong data-testid="citymap-total">{total ? count.format(total.count) : '…'}</strong>
         </li>
-        <li>
-          <span class="dot dot-order" aria-hidden="true" /> {t('map.orders')} ({points.filter((p) => p.kind === 'order').length})
-        </li>
-        <li>
-          <span class="dot dot-pole" aria-hidden="true" /> {showPoles ? `${t('map.poles')} (${poles.data?.items.length ?? '…'})` : t('map.zoomForPoles')}
-          {showPoles && poles.data?.truncated ? ` — ${t('map.truncated')}` : ''}
-        </li>
+        {POLE_MAP_STATES.map((s) => (
+          <li key={s} data-state={s}>
+            <span class="dot" style={{ background: STATE_COLOURS[s].fill, borderColor: STATE_COLOURS[s].border }} aria-hidden="true" /> {stateWord(t, s)}{' '}
+            <span class="muted" data-testid={`citymap-count-${s}`}>
+              {total ? count.format(total[s]) : '…'}
+            </span>
+          </li>
+        ))}
       </ul>
       <MapView
-        points={points}
+        points={[]}
         label={t('map.title')}
         class="map-tall"
-        fit={focus === null}
-        {...(focus ? { center: focus } : {})}
-        zoom={focus ? POLE_ZOOM + 1 : 13}
-        maxFitZoom={POLE_ZOOM - 1}
+        fit={false}
+        {...(initial ? { center: initial.center, zoom: initial.zoom } : {})}
+        maxFitZoom={16}
         extent={city.data?.extent ?? null}
-        onView={(b, zoom) => setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom })}
-      />
+        onView={(b, zoom, center) => {
+          setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom });
+          if (!window.location.pathname.endsWith('/map')) return;
+          const q = new URLSearchParams(window.location.search);
+          q.delete('at');
+          q.set('z', String(zoom));
+          q.set('c', `${center[0].toFixed(5)},${center[1].toFixed(5)}`);
+          navigate(`/map?${q}`, { replace: true, keepScroll: true });
+        }}
+        onMapClick={() => setSelected(null)}
+        overlay={selected ? <Preview selected={selected} onClose={() => setSelected(null)} tenantId={tenantId} /> : null}
+      >
+        <PoleLayer
+          tenantId={tenantId}
+          view={view}
+          filters={filters}
+          onData={(answer, error) => setData({ answer, error })}
+          onSelectPole={(pole) => setSelected({ kind: 'pole', pole })}
+          onSelectCell={(cell) => setSelected({ kind: 'cell', cell })}
+          describeCell={describeCell}
+          describePole={describePole}
+        />
+      </MapView>
     </Page>
+  );
+}
+
+/** The preview of what was clicked: a pole (its open work, a link to its page) or a cell (its counts). */
+function Preview({ selected, onClose, tenantId }: { selected: NonNullable<Selected>; onClose: () => void; tenantId: string }) {
+  const { t, lang } = useI18n();
+  const count = new Intl.NumberFormat(lang);
+  return (
+    <aside class="map-preview panel" role="region" aria-label={t('citymap.preview')} data-testid="citymap-preview">
+      <button type="button" class="map-preview-close" onClick={onClose} aria-label={t('citymap.preview.close')}>
+        ×
+      </button>
+      {selected.kind === 'pole' ? (
+        <PolePreview pole={selected.pole} tenantId={tenantId} />
+      ) : (
+        <>
+          <h2>{t('citymap.cell', { count: count.format(selected.cell.count) })}</h2>
+          <ul class="plain">
+            {POLE_MAP_STATES.filter((s) => selected.cell.states[s] > 0).map((s) => (
+              <li key={s}>
+                <span class="dot" style={{ background: STATE_COLOURS[s].fill, borderColor: STATE_COLOURS[s].border }} aria-hidden="true" /> {stateWord(t, s)}: {count.format(selected.cell.states[s])}
+              </li>
+            ))}
+          </ul>
+          <ZoomToCell cell={selected.cell} onDone={onClose} />
+        </>
+      )}
+    </aside>
+  );
+}
+
+function PolePreview({ pole, tenantId }: { pole: CityMapPole; tenantId: string }) {
+  const { t } = useI18n();
+  const detail = useApi('getPole', { path: { tenantId, poleCode: pole.code }, query: { states: 1 } });
+  const openOrders = (detail.data?.serviceOrders ?? []).filter((o) => ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status));
+  const openAlerts = (detail.data?.alerts ?? []).filter((a) => a.status === 'Pending' || a.status === 'Linked');
+  return (
+    <>
+      <h2 data-testid="citymap-preview-code">{t('pole.title', { code: pole.code })}</h2>
+      <p>{pole.address}</p>
+      <p>
+        <span class="dot" style={{ background: STATE_COLOURS[pole.state].fill, borderColor: STATE_COLOURS[pole.state].border }} aria-hidden="true" /> {stateWord(t, pole.state)}
+      </p>
+      {detail.error ? <LoadError error={detail.error} /> : null}
+      {openAlerts.length > 0 ? (
+        <ul class="plain" aria-label={t('pole.alerts')}>
+          {openAlerts.map((a) => (
+            <li key={a.id}>
+              <Link to={`/alerts/${a.id}`}>{t('citymap.preview.alert', { number: a.alertNumber })}</Link> <StatusBadge status={a.status} />
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {openOrders.length > 0 ? (
+        <ul class="plain" aria-label={t('pole.orders')}>
+          {openOrders.map((o) => (
+            <li key={o.id}>
+              <Link to={`/orders/${o.id}`}>{o.number}</Link> <StatusBadge status={o.status} />
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {detail.data && openAlerts.length === 0 && openOrders.length === 0 ? <p class="muted small">{t('citymap.preview.noWork')}</p> : null}
+      <Link to={`/poles/${encodeURIComponent(pole.code)}`} class="button">
+        {t('citymap.preview.open')}
+      </Link>
+    </>
+  );
+}
+
+/** Zooms the map to a cell's box, where its poles spread out (one by one when few). */
+function ZoomToCell({ cell, onDone }: { cell: CityMapCell; onDone: () => void }) {
+  const { t } = useI18n();
+  const map = useLeafletMap();
+  const b = cell.bounds;
+  return (
+    <button
+      type="button"
+      class="secondary"
+      data-testid="citymap-zoom-cell"
+      onClick={() => {
+        map?.fitBounds([
+          [b.south, b.west],
+          [b.north, b.east],
+        ]);
+        onDone();
+      }}
+    >
+      {t('citymap.cell.zoom')}
+    </button>
   );
 }
