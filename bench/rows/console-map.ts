@@ -5,7 +5,10 @@ import { poleCity } from '../harness/seed.js';
 import { getOk, timeGet, timeSql } from '../harness/timing.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
 
-/** The console map's cap (src/console/web/pages/map.tsx). */
+/**
+ * The box read's default cap. The console's city map now asks GET /tenants/{tenantId}/map
+ * instead (the city-map row); this row keeps measuring the bbox read of the poles list.
+ */
 const LIMIT = 500;
 /**
  * A street-level viewport in the middle of the seeded city (0.2° a side): 0.02° a
