@@ -14,8 +14,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('process CPU time from /proc', () => {
   it('reads a busy child\'s CPU through the waiting shell', async () => {
-    // A child that spins ~300 ms of CPU: the wrapper reports it, a sleeping one reports ~0.
-    const busy = withChildCpu(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 300) {}']);
+    // A child that spins until it has used 300 ms of CPU (however busy the machine): the
+    // wrapper reports it, a sleeping one reports ~0.
+    const busy = withChildCpu(process.execPath, ['-e', 'const s = process.cpuUsage(); const used = () => { const u = process.cpuUsage(s); return u.user + u.system; }; while (used() < 300_000) {}']);
     const idle = withChildCpu(process.execPath, ['-e', 'setTimeout(() => {}, 300)']);
     const b = childCpuMs((await run(busy.command, busy.args)).stdout);
     const i = childCpuMs((await run(idle.command, idle.args)).stdout);

@@ -21,7 +21,7 @@ import { makeOperator, makeToken, sessionFetch, signIn, tokenFetch, type Session
 
 const SECTION = 'Security: tenant isolation';
 /** Written by background jobs, and the session's last-seen stamp: not what a request under test changes. */
-const EXCLUDED = ['webhook_delivery', 'webhook_attempt', 'partner_poll_state', 'rejected_inbound_item', 'operator_session', 'sign_in_failure'];
+const EXCLUDED = ['webhook_delivery', 'webhook_attempt', 'webhook_send_permit', 'partner_poll_state', 'rejected_inbound_item', 'operator_session', 'sign_in_failure'];
 /** About the caller itself, not a tenant: covered by the session tests. */
 const SELF = new Set(['createSession', 'getSession', 'deleteSession', 'changeSessionPassword']);
 

@@ -42,7 +42,7 @@ const RUNS_PER_OPERATION = 60;
 const TELEMETRY_RUNS = 250;
 
 /** Written by the webhook delivery and partner polling jobs, in the background, after accepted actions. */
-const BACKGROUND_TABLES = ['webhook_delivery', 'webhook_attempt', 'partner_poll_state', 'rejected_inbound_item'];
+const BACKGROUND_TABLES = ['webhook_delivery', 'webhook_attempt', 'webhook_send_permit', 'partner_poll_state', 'rejected_inbound_item'];
 /** A refused sign-in is recorded by design: counted for the throttle and audited. */
 const WRITTEN_WHEN_REFUSED: Record<string, readonly string[]> = { createSession: ['audit_log', 'sign_in_failure'] };
 /** Operations that need no credentials (x-lumen-role: public). */
