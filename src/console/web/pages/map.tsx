@@ -9,7 +9,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api.js';
 import { useI18n, type Translate } from '../i18n.js';
-import { MapView, useLeafletMap } from '../map.js';
+import { MapView, useLeafletMap, type MapPoint } from '../map.js';
 import { PoleLayer, POLE_MAP_STATES, STATE_COLOURS, type CityMapCell, type CityMapData, type CityMapPole, type PoleFilters, type PoleMapState } from '../pole-layer.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
@@ -73,6 +73,22 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
     navigate(`/map?${q}`);
   };
   const city = useApi('getTenant', { path: { tenantId } });
+  // The requests themselves, where they are (a citizen's request may be on no pole), and the
+  // orders they became: markers over the pole layer, a page of each at most.
+  const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
+  const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
+  const points: MapPoint[] = [];
+  for (const a of pending.data?.items ?? []) {
+    if (a.latitude === null || a.longitude === null) continue;
+    points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert', label: `#${a.alertNumber} ${a.description}`, onClick: () => navigate(`/alerts/${a.id}`) });
+  }
+  const orderIds = new Set<string>();
+  for (const a of linked.data?.items ?? []) {
+    if (!a.serviceOrder || a.latitude === null || a.longitude === null || orderIds.has(a.serviceOrder.id)) continue;
+    orderIds.add(a.serviceOrder.id);
+    const orderId = a.serviceOrder.id;
+    points.push({ id: orderId, lat: a.latitude, lon: a.longitude, kind: 'order', label: `${a.serviceOrder.number} ${a.description}`, onClick: () => navigate(`/orders/${orderId}`) });
+  }
   const teams = useApi('listTeams', { query: { tenantId } });
   const reasons = useApi('listReasons', { path: { tenantId } });
   const [view, setView] = useState<{ bbox: string; zoom: number } | null>(null);
@@ -141,6 +157,7 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
         </label>
       </form>
       {data.error ? <LoadError error={data.error as Error} /> : null}
+      {pending.error || linked.error ? <LoadError error={(pending.error ?? linked.error) as Error} /> : null}
       <ul class="legend" aria-label={t('map.legend')} data-testid="citymap-legend">
         <li>
           {t('citymap.inView')} <strong data-testid="citymap-total">{total ? count.format(total.count) : '…'}</strong>
@@ -153,9 +170,15 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
             </span>
           </li>
         ))}
+        <li data-testid="citymap-requests">
+          <span class="dot dot-alert" aria-hidden="true" /> {t('map.alerts')} <span class="muted">{count.format(points.filter((p) => p.kind === 'alert').length)}</span>
+        </li>
+        <li data-testid="citymap-orders">
+          <span class="dot dot-order" aria-hidden="true" /> {t('map.orders')} <span class="muted">{count.format(orderIds.size)}</span>
+        </li>
       </ul>
       <MapView
-        points={[]}
+        points={points}
         label={t('map.title')}
         class="map-tall"
         fit={false}
