@@ -383,7 +383,8 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  * by `serviceOrderId` (the alerts linked to one order), by `partner` (code), `reason`
  * (internal code), `partnerReason` (the reason code the partner sent, as received),
  * `overdue=true` (Pending or Linked past the SLA deadline) and `text`
- * (case-insensitive substring of the protocol number, description or address). Same as
+ * (words found, accent- and case-insensitive, in what the inbox row shows; see the
+ * parameter). Same as
  * `lumen alert list --tenant ID [--status S] [--not-geolocated] [--order ID] [--partner P]
  * [--reason R] [--partner-reason C] [--overdue] [--text T] [--sort S]`.
  *

@@ -3032,7 +3032,7 @@ export type ExportServiceOrdersData = {
          */
         partner?: string;
         /**
-         * Case-insensitive substring of the number, address or neighborhood.
+         * The orders list's search (see listServiceOrders' `text`).
          */
         text?: string;
         /**
@@ -3507,7 +3507,7 @@ export type ListAlertsData = {
          */
         overdue?: boolean;
         /**
-         * Case-insensitive substring of the protocol number, description, address, or the code of the pole of the alert's service order.
+         * Search, accent- and case-insensitive: every word (any run of letters or digits) must appear, in any order and as part of a word, in what the inbox row shows: the display number (`#12`), the protocol number, the address as displayed (`street, number`, so `Westphalen, 280` finds `Rua Comendador Westphalen` number `280`), neighbourhood and reference, the citizen's name and phone (`41 99999` and `4199999` both find `(41) 99999-1234`), the description. Or the whole text is a pole's code (any case): the alerts linked to the orders on that pole. Indexed (pg_trgm over a generated column); words under three characters only narrow the others.
          */
         text?: string;
         /**
@@ -5058,7 +5058,7 @@ export type ListServiceOrdersData = {
          */
         partner?: string;
         /**
-         * Case-insensitive substring of the number, address, neighborhood or pole code.
+         * Search, accent- and case-insensitive: every word (any run of letters or digits) must appear, in any order and as part of a word, in the number, address or neighbourhood (`sao joao 15` finds `Rua São João, 150`); or the whole text is a pole's code (any case): the orders on that pole. Indexed (pg_trgm over a generated column).
          */
         text?: string;
         /**

@@ -455,6 +455,15 @@ const PT = {
   'pole.create.viaMap': 'Uma ordem nasce de um alerta: abra no mapa um alerta pendente perto deste poste e escolha o poste ao criar a ordem.',
   'pole.create.openMap': 'Abrir o mapa neste poste',
   'pole.found': 'Poste {code}: abrir a página do poste',
+  'search.label': 'Buscar alerta, ordem ou poste',
+  'search.placeholder': 'Buscar: nº, protocolo, endereço, cidadão, poste…',
+  'search.kind.alert': 'Alerta',
+  'search.kind.order': 'Ordem',
+  'search.kind.pole': 'Poste',
+  'search.searching': 'Buscando…',
+  'search.none': 'Nada encontrado para “{text}” nesta cidade.',
+  'search.all.one': 'Ver o alerta encontrado na caixa de entrada',
+  'search.all.other': 'Ver os {count} alertas encontrados na caixa de entrada',
 };
 
 export type MessageKey = keyof typeof PT;
@@ -905,6 +914,15 @@ const EN: Record<MessageKey, string> = {
   'pole.create.viaMap': 'An order comes from an alert: open a pending alert near this pole on the map, and pick the pole when creating the order.',
   'pole.create.openMap': 'Open the map at this pole',
   'pole.found': 'Pole {code}: open its page',
+  'search.label': 'Search for an alert, order or pole',
+  'search.placeholder': 'Search: number, protocol, address, citizen, pole…',
+  'search.kind.alert': 'Alert',
+  'search.kind.order': 'Order',
+  'search.kind.pole': 'Pole',
+  'search.searching': 'Searching…',
+  'search.none': 'Nothing found for “{text}” in this city.',
+  'search.all.one': 'See the alert found in the inbox',
+  'search.all.other': 'See the {count} alerts found in the inbox',
 };
 
 const MESSAGES: Record<Language, Record<MessageKey, string>> = { 'pt-BR': PT, en: EN };
