@@ -1723,6 +1723,14 @@ export type Operator = {
     disabledAt: string | null;
     createdAt: string;
     updatedAt: string;
+    /**
+     * Only in a city-admin's answers: the operator also holds a role in a city the
+     * caller does not administer, or is a platform admin. `grants` then lists only
+     * the caller's cities, and disable, enable and password reset answer 403
+     * `operator-beyond-your-cities`.
+     *
+     */
+    rolesElsewhere?: boolean;
 };
 
 /**
@@ -1946,6 +1954,10 @@ export type ListTenantsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2022,6 +2034,10 @@ export type CreateTenantErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2121,6 +2137,10 @@ export type GetTenantErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2205,6 +2225,10 @@ export type SetTenantIntakePolicyErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2314,6 +2338,10 @@ export type SetTenantExtentErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2425,6 +2453,10 @@ export type SearchTenantPlacesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2669,6 +2701,10 @@ export type CreateReasonErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3313,6 +3349,10 @@ export type ListTeamsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3395,6 +3435,10 @@ export type CreateTeamErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3550,6 +3594,10 @@ export type ListAlertsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3620,6 +3668,10 @@ export type BulkTriageAlertsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3744,6 +3796,10 @@ export type GetAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4214,6 +4270,10 @@ export type RetryAttachmentFailureErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4299,6 +4359,10 @@ export type DismissAttachmentFailureErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4406,6 +4470,10 @@ export type CreateOrderFromAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4541,6 +4609,10 @@ export type LinkAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4676,6 +4748,10 @@ export type DiscardAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4808,6 +4884,10 @@ export type ReclassifyAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4945,6 +5025,10 @@ export type SetAlertLocationErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5206,6 +5290,10 @@ export type GetServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5413,6 +5501,10 @@ export type SetServiceOrderPoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5552,6 +5644,10 @@ export type AssignServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5687,6 +5783,10 @@ export type StartServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5822,6 +5922,10 @@ export type CompleteServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5957,6 +6061,10 @@ export type CancelServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6075,6 +6183,10 @@ export type ListPartnersErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6158,6 +6270,10 @@ export type CreatePartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6276,6 +6392,10 @@ export type GetPartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6358,6 +6478,10 @@ export type UpdatePartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6469,6 +6593,10 @@ export type RotatePartnerKeyErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6572,6 +6700,10 @@ export type RotatePartnerWebhookSecretErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6671,6 +6803,10 @@ export type GetPartnerPollingErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6753,6 +6889,10 @@ export type PollPartnerNowErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6854,6 +6994,10 @@ export type ListRejectedInboundItemsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6936,6 +7080,10 @@ export type DismissRejectedInboundItemErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7018,6 +7166,10 @@ export type RetryRejectedInboundItemErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7179,6 +7331,10 @@ export type UnmapPartnerReasonCodeErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7274,6 +7430,10 @@ export type MapPartnerReasonCodeErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7384,6 +7544,10 @@ export type ApplyPartnerReasonMappingErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7506,6 +7670,10 @@ export type ListAuditEntriesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7594,6 +7762,10 @@ export type ListWebhookDeliveriesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7681,6 +7853,10 @@ export type RedeliverWebhooksSinceErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7799,6 +7975,10 @@ export type RedeliverDeadWebhooksErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7903,6 +8083,10 @@ export type SendPartnerTestEventErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7997,6 +8181,10 @@ export type GetWebhookDeliveryErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8079,6 +8267,10 @@ export type RedeliverWebhookErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8168,6 +8360,10 @@ export type DeleteSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8238,6 +8434,10 @@ export type GetSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8306,6 +8506,10 @@ export type CreateSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8402,6 +8606,10 @@ export type ChangeSessionPasswordErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8496,6 +8704,10 @@ export type ListOperatorsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8574,6 +8786,10 @@ export type CreateOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8691,6 +8907,10 @@ export type GetOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8773,6 +8993,10 @@ export type DisableOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8855,6 +9079,10 @@ export type EnableOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8890,6 +9118,95 @@ export type EnableOperatorResponses = {
 };
 
 export type EnableOperatorResponse = EnableOperatorResponses[keyof EnableOperatorResponses];
+
+export type ResetOperatorPasswordData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The operator's id (or e-mail address).
+         */
+        operatorId: string;
+    };
+    query?: never;
+    url: '/api/admin/operators/{operatorId}/reset-password';
+};
+
+export type ResetOperatorPasswordErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ResetOperatorPasswordError = ResetOperatorPasswordErrors[keyof ResetOperatorPasswordErrors];
+
+export type ResetOperatorPasswordResponses = {
+    /**
+     * The operator and the new password (shown this once).
+     */
+    200: {
+        operator: Operator;
+        password: string;
+    };
+};
+
+export type ResetOperatorPasswordResponse = ResetOperatorPasswordResponses[keyof ResetOperatorPasswordResponses];
 
 export type RevokeOperatorRoleData = {
     body?: never;
@@ -8941,6 +9258,10 @@ export type RevokeOperatorRoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9029,6 +9350,10 @@ export type GrantOperatorRoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9130,6 +9455,10 @@ export type ListAdminTokensErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9209,6 +9538,10 @@ export type CreateAdminTokenErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9313,6 +9646,10 @@ export type RevokeAdminTokenErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;

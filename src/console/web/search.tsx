@@ -98,7 +98,7 @@ export function GlobalSearch() {
             }}
             onFocus={() => setOpen(true)}
             data-testid="global-search"
-            aria-controls="global-search-results"
+            aria-controls={open && typed.trim() ? 'global-search-results' : undefined}
             autocomplete="off"
           />
         </label>
