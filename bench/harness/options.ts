@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [options]`. */
 
-export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'city-map', 'console-inbox', 'console-load', 'console-bundle', 'full-sync', 'incremental-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'report-export', 'report-dashboard', 'bulk-triage', 'webhook-fanout'] as const;
+export const ROW_IDS = ['executable', 'intake', 'pole-page', 'console-map', 'city-map', 'console-inbox', 'inbox-search', 'console-load', 'console-bundle', 'full-sync', 'incremental-sync', 'telemetry', 'pole-import', 'events-polling', 'event-latency', 'report-export', 'report-dashboard', 'bulk-triage', 'webhook-fanout'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface BenchOptions {
@@ -113,6 +113,8 @@ export interface Sizes {
   readonly importRows: number;
   /** Pending alerts in the console inbox row's city. */
   readonly inboxAlerts: number;
+  /** Alerts of the inbox-search row's city (varied streets, citizens, phones). */
+  readonly searchAlerts: number;
   /** Timed first loads of the console (each in a fresh browser context). */
   readonly consoleLoads: number;
   /** Telemetry reports per pass, and per batch (one POST, one UPDATE). */
@@ -143,6 +145,7 @@ export function sizesFor(quick: boolean): Sizes {
         pollingEvents: 2_000,
         importRows: 20_000,
         inboxAlerts: 1_000,
+        searchAlerts: 2_000,
         consoleLoads: 2,
         telemetryReports: 20_000,
         telemetryBatch: 1000,
@@ -165,6 +168,7 @@ export function sizesFor(quick: boolean): Sizes {
         pollingEvents: 100_000,
         importRows: 1_000_000,
         inboxAlerts: 10_000,
+        searchAlerts: 100_000,
         consoleLoads: 5,
         telemetryReports: 1_000_000,
         telemetryBatch: 1000,

@@ -10,6 +10,7 @@ import { eventsPollingRow } from './events-polling.js';
 import { executableRow } from './executable.js';
 import { fullSyncRow } from './full-sync.js';
 import { incrementalSyncRow } from './incremental-sync.js';
+import { inboxSearchRow } from './inbox-search.js';
 import { intakeRow } from './intake.js';
 import { poleImportRow } from './pole-import.js';
 import { polePageRow } from './pole-page.js';
@@ -30,6 +31,7 @@ export const ROWS: readonly RowDefinition[] = [
   consoleMapRow,
   cityMapRow,
   consoleInboxRow,
+  inboxSearchRow,
   consoleLoadRow,
   consoleBundleRow,
   fullSyncRow,

@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -415,7 +415,8 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
  * by `serviceOrderId` (the alerts linked to one order), by `partner` (code), `reason`
  * (internal code), `partnerReason` (the reason code the partner sent, as received),
  * `overdue=true` (Pending or Linked past the SLA deadline) and `text`
- * (case-insensitive substring of the protocol number, description or address). Same as
+ * (words found, accent- and case-insensitive, in what the inbox row shows; see the
+ * parameter). Same as
  * `lumen alert list --tenant ID [--status S] [--not-geolocated] [--order ID] [--partner P]
  * [--reason R] [--partner-reason C] [--overdue] [--text T] [--sort S]`.
  *
@@ -1524,7 +1525,20 @@ export const changeSessionPassword = <ThrowOnError extends boolean = false>(opti
 /**
  * List operators
  *
- * Every operator with their roles, by e-mail. Platform admins only. Same as `lumen operator list`.
+ * Every operator with their roles, by e-mail, for a platform admin. A city-admin
+ * gets the operators of its cities, each with only its cities' roles. Same as
+ * `lumen operator list`.
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
+ *
  */
 export const listOperators = <ThrowOnError extends boolean = false>(options?: Options<ListOperatorsData, ThrowOnError>) => (options?.client ?? client).get<ListOperatorsResponses, ListOperatorsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -1544,8 +1558,20 @@ export const listOperators = <ThrowOnError extends boolean = false>(options?: Op
  * (`Cache-Control: no-store`); hand it over and let the operator change it with
  * `lumen operator set-password`. Passwords are 12 to 1024 characters and stored only
  * as a scrypt hash. 409 `conflict` when the e-mail is taken; 422 for a bad e-mail,
- * name, role or a tenant that does not exist. Platform admins only. Same as
+ * name, role or a tenant that does not exist. A platform admin, or a city-admin
+ * inviting someone to its cities (at least one role; a city it does not administer
+ * answers 404; `platformAdmin: true` answers 403 `platform-admin-only`). Same as
  * `lumen operator create`.
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
  *
  */
 export const createOperator = <ThrowOnError extends boolean = false>(options: Options<CreateOperatorData, ThrowOnError>) => (options.client ?? client).post<CreateOperatorResponses, CreateOperatorErrors, ThrowOnError>({
@@ -1565,7 +1591,19 @@ export const createOperator = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Show one operator
  *
- * The operator (by id or e-mail) with their roles. Platform admins only.
+ * The operator (by id or e-mail) with their roles. For a city-admin, only the roles
+ * of its cities; an operator with none of them is 404.
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
+ *
  */
 export const getOperator = <ThrowOnError extends boolean = false>(options: Options<GetOperatorData, ThrowOnError>) => (options.client ?? client).get<GetOperatorResponses, GetOperatorErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -1580,7 +1618,17 @@ export const getOperator = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Disable an operator
  *
- * Disables the operator: their sessions end and every token they own stops at once, on every instance (each request reads the operator). Disabling twice changes nothing. Audited. Same as `lumen operator disable`. Platform admins only.
+ * Disables the operator: their sessions end and every token they own stops at once, on every instance (each request reads the operator). Disabling twice changes nothing. Audited. Same as `lumen operator disable`. A platform admin, or a city-admin for an operator whose every role is in its cities (otherwise 403 `operator-beyond-your-cities`).
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
  *
  */
 export const disableOperator = <ThrowOnError extends boolean = false>(options: Options<DisableOperatorData, ThrowOnError>) => (options.client ?? client).post<DisableOperatorResponses, DisableOperatorErrors, ThrowOnError>({
@@ -1596,7 +1644,17 @@ export const disableOperator = <ThrowOnError extends boolean = false>(options: O
 /**
  * Enable an operator again
  *
- * Enables a disabled operator; they sign in again (sessions ended by the disable stay ended). Audited. Same as `lumen operator enable`. Platform admins only.
+ * Enables a disabled operator; they sign in again (sessions ended by the disable stay ended). Audited. Same as `lumen operator enable`. A platform admin, or a city-admin for an operator whose every role is in its cities (otherwise 403 `operator-beyond-your-cities`).
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
  *
  */
 export const enableOperator = <ThrowOnError extends boolean = false>(options: Options<EnableOperatorData, ThrowOnError>) => (options.client ?? client).post<EnableOperatorResponses, EnableOperatorErrors, ThrowOnError>({
@@ -1610,11 +1668,45 @@ export const enableOperator = <ThrowOnError extends boolean = false>(options: Op
 });
 
 /**
+ * Reset an operator's password
+ *
+ * Lumen makes a new password for the operator (one who lost theirs) and returns it
+ * once (`Cache-Control: no-store`); their open sessions end. Hand it over and let
+ * them change it after signing in. Audited (never the password). A platform admin,
+ * or a city-admin for an operator whose every role is in its cities (otherwise 403
+ * `operator-beyond-your-cities`). The CLI's `lumen operator set-password` sets a
+ * chosen one.
+ *
+ * **City-admins** (issue 23): see listOperators for every rule.
+ *
+ */
+export const resetOperatorPassword = <ThrowOnError extends boolean = false>(options: Options<ResetOperatorPasswordData, ThrowOnError>) => (options.client ?? client).post<ResetOperatorPasswordResponses, ResetOperatorPasswordErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/reset-password',
+    ...options
+});
+
+/**
  * Take an operator's role on a tenant away
  *
  * The operator, their sessions and their tokens lose the tenant from their next
- * request. Revoking a role they do not hold changes nothing. Audited. Platform admins
- * only. Same as `lumen operator revoke --tenant ID`.
+ * request. Revoking a role they do not hold changes nothing. Audited. A platform
+ * admin, or a city-admin of the tenant (as for the grant). Same as
+ * `lumen operator revoke --tenant ID`.
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
  *
  */
 export const revokeOperatorRole = <ThrowOnError extends boolean = false>(options: Options<RevokeOperatorRoleData, ThrowOnError>) => (options.client ?? client).delete<RevokeOperatorRoleResponses, RevokeOperatorRoleErrors, ThrowOnError>({
@@ -1631,8 +1723,20 @@ export const revokeOperatorRole = <ThrowOnError extends boolean = false>(options
  * Give an operator a role on a tenant
  *
  * Sets the operator's role on the tenant (replacing the one they had there). Their
- * sessions and tokens have it from their next request. Audited. Platform admins
- * only. Same as `lumen operator grant --tenant ID --role ROLE`.
+ * sessions and tokens have it from their next request. Audited. A platform admin,
+ * or a city-admin of the tenant for an operator who holds a role in one of its
+ * cities (another tenant: 404, or 403 where it holds a lower role). Same as
+ * `lumen operator grant --tenant ID --role ROLE`.
+ *
+ * **City-admins** (issue 23): a city-admin manages the operators of the cities it
+ * administers. It sees the operators holding a role in one of those cities, and in
+ * each only the roles of those cities (never another city's role or name;
+ * `rolesElsewhere: true` says there are others); an operator with no role in its
+ * cities answers 404, as an unknown one. It grants and revokes roles in its cities
+ * only, invites with roles in its cities only, and never makes a platform admin
+ * (403 `platform-admin-only`). It may not disable, enable or reset the password of
+ * an operator who also holds a role in a city it does not administer, or who is a
+ * platform admin (403 `operator-beyond-your-cities`).
  *
  */
 export const grantOperatorRole = <ThrowOnError extends boolean = false>(options: Options<GrantOperatorRoleData, ThrowOnError>) => (options.client ?? client).put<GrantOperatorRoleResponses, GrantOperatorRoleErrors, ThrowOnError>({

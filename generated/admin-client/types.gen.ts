@@ -1793,6 +1793,14 @@ export type Operator = {
     disabledAt: string | null;
     createdAt: string;
     updatedAt: string;
+    /**
+     * Only in a city-admin's answers: the operator also holds a role in a city the
+     * caller does not administer, or is a platform admin. `grants` then lists only
+     * the caller's cities, and disable, enable and password reset answer 403
+     * `operator-beyond-your-cities`.
+     *
+     */
+    rolesElsewhere?: boolean;
 };
 
 /**
@@ -2016,6 +2024,10 @@ export type ListTenantsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2092,6 +2104,10 @@ export type CreateTenantErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2191,6 +2207,10 @@ export type GetTenantErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2275,6 +2295,10 @@ export type SetTenantIntakePolicyErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2384,6 +2408,10 @@ export type SetTenantExtentErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2495,6 +2523,10 @@ export type SearchTenantPlacesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -2739,6 +2771,10 @@ export type CreateReasonErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3207,7 +3243,7 @@ export type ExportServiceOrdersData = {
          */
         partner?: string;
         /**
-         * Case-insensitive substring of the number, address or neighborhood.
+         * The orders list's search (see listServiceOrders' `text`).
          */
         text?: string;
         /**
@@ -3488,6 +3524,10 @@ export type ListTeamsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3570,6 +3610,10 @@ export type CreateTeamErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3682,7 +3726,7 @@ export type ListAlertsData = {
          */
         overdue?: boolean;
         /**
-         * Case-insensitive substring of the protocol number, description, address, or the code of the pole of the alert's service order.
+         * Search, accent- and case-insensitive: every word (any run of letters or digits) must appear, in any order and as part of a word, in what the inbox row shows: the display number (`#12`), the protocol number, the address as displayed (`street, number`, so `Westphalen, 280` finds `Rua Comendador Westphalen` number `280`), neighbourhood and reference, the citizen's name and phone (`41 99999` and `4199999` both find `(41) 99999-1234`), the description. Or the whole text is a pole's code (any case): the alerts linked to the orders on that pole. Indexed (pg_trgm over a generated column); words under three characters only narrow the others.
          */
         text?: string;
         /**
@@ -3725,6 +3769,10 @@ export type ListAlertsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3795,6 +3843,10 @@ export type BulkTriageAlertsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -3919,6 +3971,10 @@ export type GetAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4389,6 +4445,10 @@ export type RetryAttachmentFailureErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4474,6 +4534,10 @@ export type DismissAttachmentFailureErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4581,6 +4645,10 @@ export type CreateOrderFromAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4716,6 +4784,10 @@ export type LinkAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4851,6 +4923,10 @@ export type DiscardAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -4983,6 +5059,10 @@ export type ReclassifyAlertErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5120,6 +5200,10 @@ export type SetAlertLocationErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5233,7 +5317,7 @@ export type ListServiceOrdersData = {
          */
         partner?: string;
         /**
-         * Case-insensitive substring of the number, address, neighborhood or pole code.
+         * Search, accent- and case-insensitive: every word (any run of letters or digits) must appear, in any order and as part of a word, in the number, address or neighbourhood (`sao joao 15` finds `Rua São João, 150`); or the whole text is a pole's code (any case): the orders on that pole. Indexed (pg_trgm over a generated column).
          */
         text?: string;
         /**
@@ -5381,6 +5465,10 @@ export type GetServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5588,6 +5676,10 @@ export type SetServiceOrderPoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5727,6 +5819,10 @@ export type AssignServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5862,6 +5958,10 @@ export type StartServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -5997,6 +6097,10 @@ export type CompleteServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6132,6 +6236,10 @@ export type CancelServiceOrderErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6250,6 +6358,10 @@ export type ListPartnersErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6333,6 +6445,10 @@ export type CreatePartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6451,6 +6567,10 @@ export type GetPartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6533,6 +6653,10 @@ export type UpdatePartnerErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6644,6 +6768,10 @@ export type RotatePartnerKeyErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6747,6 +6875,10 @@ export type RotatePartnerWebhookSecretErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6846,6 +6978,10 @@ export type GetPartnerPollingErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -6928,6 +7064,10 @@ export type PollPartnerNowErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7029,6 +7169,10 @@ export type ListRejectedInboundItemsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7111,6 +7255,10 @@ export type DismissRejectedInboundItemErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7193,6 +7341,10 @@ export type RetryRejectedInboundItemErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7354,6 +7506,10 @@ export type UnmapPartnerReasonCodeErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7449,6 +7605,10 @@ export type MapPartnerReasonCodeErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7559,6 +7719,10 @@ export type ApplyPartnerReasonMappingErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7681,6 +7845,10 @@ export type ListAuditEntriesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7769,6 +7937,10 @@ export type ListWebhookDeliveriesErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7856,6 +8028,10 @@ export type RedeliverWebhooksSinceErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -7974,6 +8150,10 @@ export type RedeliverDeadWebhooksErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8078,6 +8258,10 @@ export type SendPartnerTestEventErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8172,6 +8356,10 @@ export type GetWebhookDeliveryErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8254,6 +8442,10 @@ export type RedeliverWebhookErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8343,6 +8535,10 @@ export type DeleteSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8413,6 +8609,10 @@ export type GetSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8481,6 +8681,10 @@ export type CreateSessionErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8577,6 +8781,10 @@ export type ChangeSessionPasswordErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8671,6 +8879,10 @@ export type ListOperatorsErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8749,6 +8961,10 @@ export type CreateOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8866,6 +9082,10 @@ export type GetOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -8948,6 +9168,10 @@ export type DisableOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9030,6 +9254,10 @@ export type EnableOperatorErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9065,6 +9293,95 @@ export type EnableOperatorResponses = {
 };
 
 export type EnableOperatorResponse = EnableOperatorResponses[keyof EnableOperatorResponses];
+
+export type ResetOperatorPasswordData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The operator's id (or e-mail address).
+         */
+        operatorId: string;
+    };
+    query?: never;
+    url: '/api/admin/operators/{operatorId}/reset-password';
+};
+
+export type ResetOperatorPasswordErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ResetOperatorPasswordError = ResetOperatorPasswordErrors[keyof ResetOperatorPasswordErrors];
+
+export type ResetOperatorPasswordResponses = {
+    /**
+     * The operator and the new password (shown this once).
+     */
+    200: {
+        operator: Operator;
+        password: string;
+    };
+};
+
+export type ResetOperatorPasswordResponse = ResetOperatorPasswordResponses[keyof ResetOperatorPasswordResponses];
 
 export type RevokeOperatorRoleData = {
     body?: never;
@@ -9116,6 +9433,10 @@ export type RevokeOperatorRoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9204,6 +9525,10 @@ export type GrantOperatorRoleErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9305,6 +9630,10 @@ export type ListAdminTokensErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9384,6 +9713,10 @@ export type CreateAdminTokenErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;
@@ -9488,6 +9821,10 @@ export type RevokeAdminTokenErrors = {
      * the caller holds no role on answers 404, exactly as one that does not exist.
      * `csrf-failed`: a request with the session cookie that changes state did not come
      * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
      *
      */
     403: Problem;

@@ -4955,6 +4955,10 @@ export const OperatorSchema = {
             type: 'string',
             format: 'date-time',
             maxLength: 64
+        },
+        rolesElsewhere: {
+            type: 'boolean',
+            description: 'Only in a city-admin\'s answers: the operator also holds a role in a city the\ncaller does not administer, or is a platform admin. `grants` then lists only\nthe caller\'s cities, and disable, enable and password reset answer 403\n`operator-beyond-your-cities`.\n'
         }
     },
     example: {

@@ -35,7 +35,7 @@ export function registerAlertCommands(program: Command, io: CliIo): void {
       .option('--reason <code>', 'only alerts of this internal reason')
       .option('--partner-reason <code>', "only alerts whose partner sent this reason code (the partner's own code)")
       .option('--overdue', 'only Pending or Linked alerts past their SLA deadline')
-      .option('--text <text>', 'substring of protocol number, description or address')
+      .option('--text <text>', 'words found (accent- and case-insensitive) in what the inbox row shows: number, protocol, address, citizen, phone, description; or a pole code')
       .option('--sort <sort>', 'number (oldest first), age, priority or newest', 'number')
       .option('--page <n>', 'page number, from 1', '1')
       .option('--page-size <n>', 'alerts per page (at most 500)', '50'),

@@ -30,7 +30,7 @@ export function registerOrderCommands(program: Command, io: CliIo): void {
       .option('--overdue', 'only open orders past their SLA deadline')
       .option('--reason <code>', 'only orders of this internal reason')
       .option('--partner <code>', 'only orders with an alert of this partner')
-      .option('--text <text>', 'substring of number, address or neighborhood')
+      .option('--text <text>', 'words found (accent- and case-insensitive) in number, address or neighborhood; or a pole code')
       .option('--sort <sort>', 'opened (newest first), sla (earliest deadline) or priority', 'opened')
       .option('--cursor <cursor>', 'continue after the page that printed it')
       .option('--limit <n>', 'orders per page (at most 500)', '50'),

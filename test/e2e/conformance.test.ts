@@ -272,6 +272,9 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await ex.strict('admin', { operationId: 'revokeOperatorRole', method: 'DELETE', path: `/api/admin/operators/${bia.operator.id}/grants/${campinas}`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'disableOperator', method: 'POST', path: `/api/admin/operators/${bia.operator.id}/disable`, headers: bearer(), expect: 200 });
     await ex.strict('admin', { operationId: 'enableOperator', method: 'POST', path: `/api/admin/operators/${bia.operator.id}/enable`, headers: bearer(), expect: 200 });
+    const reset = await ex.strict('admin', { operationId: 'resetOperatorPassword', method: 'POST', path: `/api/admin/operators/${bia.operator.id}/reset-password`, headers: bearer(), expect: 200 });
+    expect(reset.body.password).toEqual(expect.any(String));
+    await ex.strict('admin', { operationId: 'resetOperatorPassword', method: 'POST', path: `/api/admin/operators/${randomUUID()}/reset-password`, headers: bearer(), expect: 404 });
 
     const token = (await ex.strict('admin', { operationId: 'createAdminToken', method: 'POST', path: '/api/admin/admin-tokens', headers: bearer(), body: { name: 'campinas-reader', service: true, grants: [{ tenantId: campinas, role: 'viewer' }], expiresAt: '2099-01-01T00:00:00.000Z' }, expect: 201 })).body;
     await ex.strict('admin', { operationId: 'createAdminToken', method: 'POST', path: '/api/admin/admin-tokens', headers: bearer(), body: { name: 'nowhere', service: true, grants: [{ tenantId: randomUUID(), role: 'viewer' }] }, expect: 422 });

@@ -153,7 +153,12 @@ describe('another city\'s token and session, on every admin operation', () => {
     for (const id of ['getAlert', 'getServiceOrder', 'getPole', 'getPartner', 'getTenant', 'getWebhookDelivery', 'getPartnerPolling', 'listWebhookDeliveries', 'listRejectedInboundItems', 'listTeams'])
       expect(statuses[id], id).toEqual([404, 404]);
     for (const id of ['discardAlert', 'bulkTriageAlerts', 'startServiceOrder', 'rotatePartnerKey', 'updatePartner', 'redeliverWebhook', 'setTenantIntakePolicy', 'revokeAdminToken']) expect(statuses[id], id).toEqual([404, 404]);
-    for (const id of ['listOperators', 'createOperator', 'disableOperator', 'createTenant']) expect(statuses[id], id).toEqual([403, 403]);
+    expect(statuses.createTenant, 'createTenant').toEqual([403, 403]);
+    // B's city-admin manages B's operators: A's operator does not exist for it, its list holds only B's.
+    for (const id of ['getOperator', 'disableOperator', 'enableOperator', 'resetOperatorPassword', 'grantOperatorRole', 'revokeOperatorRole']) expect(statuses[id], id).toEqual([404, 404]);
+    expect(statuses.listOperators, 'listOperators').toEqual([200, 200]);
+    // An invitation naming A (404) or asking for a platform admin (403 platform-admin-only): never made.
+    for (const status of statuses.createOperator!) expect([403, 404], 'createOperator').toContain(status);
   });
 
   it('answers an id of another city exactly as an unknown id (same status, same problem type)', async () => {

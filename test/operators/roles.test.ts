@@ -55,14 +55,17 @@ describe('roles', () => {
     expect(await t.rt.db.selectFrom('api_key').select(['id', 'revoked_at']).where('external_system_id', '=', partner.id).execute()).toEqual(before);
   });
 
-  it('a city-admin changes its partners and teams, never another city\'s; not tenants or operators', async () => {
+  it('a city-admin changes its partners and teams, never another city\'s; not tenants; operators of its own city only (test/operators/city-admin.test.ts)', async () => {
     const { call } = await asRole('city-admin');
     expect((await call('/teams', { json: { tenantId: city.id, name: 'Equipe Centro' } })).status).toBe(201);
     expect((await call(`/partners/${partner.code}/rotate-key`, { method: 'POST' })).status).toBe(200);
     expect((await call('/teams', { json: { tenantId: other.id, name: 'Equipe alheia' } })).status).toBe(422);
     expect((await call('/partners', { json: { tenantId: other.id, code: 'alheio', scopes: [] } })).status).toBe(404);
     expect((await call('/tenants', { json: { name: 'Nova cidade' } })).status).toBe(403);
-    expect((await call('/operators')).status).toBe(403);
+    const operators = await call('/operators');
+    expect(operators.status).toBe(200);
+    const listed = (await operators.json()) as { items: { grants: { tenantId: string }[] }[] };
+    expect(listed.items.every((o) => o.grants.every((g) => g.tenantId === city.id))).toBe(true);
   });
 
   it('lists and totals show only the granted tenants', async () => {

@@ -8,6 +8,7 @@ import { I18nContext, initialLanguage, saveLanguage, translator, useI18n, type L
 import { Link, match, navigate, RouterProvider, useLocation } from './router.js';
 import { canIn, loadSession, rememberedTenant, rememberTenant, roleIn, SessionContext, signOut, useSession, type Ability, type Operator, type SessionState } from './session.js';
 import { Loading } from './ui.js';
+import { GlobalSearch } from './search.js';
 // Also the page's icon: src/http/console.ts links the same hashed file.
 import logo from './favicon.svg';
 import { SignInPage } from './pages/sign-in.js';
@@ -151,6 +152,7 @@ function Layout({ children }: { children: ComponentChildren }) {
           <img class="logo" src={logo} alt="" width={28} height={28} />
           <span>{t('app.name')}</span>
         </div>
+        <GlobalSearch />
         <div class="topbar-controls">
           <label class="inline">
             <span>{t('tenant.label')}</span>

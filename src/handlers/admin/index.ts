@@ -12,7 +12,7 @@ import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport 
 import { createTeam, listTeams } from './teams.js';
 import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
-import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
+import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, resetOperatorPassword, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverDeadWebhooks, redeliverWebhook, redeliverWebhooksSince, sendPartnerTestEvent } from './webhook-deliveries.js';
 
@@ -110,6 +110,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   enableOperator,
   grantOperatorRole,
   revokeOperatorRole,
+  resetOperatorPassword,
   // AdminTokens
   listAdminTokens,
   createAdminToken,

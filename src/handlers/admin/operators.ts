@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { createOperator as create, disableOperator as disable, enableOperator as enable, getOperator as find, grantRole, listOperators as list, revokeRole, type CreateOperatorInput } from '../../services/operators/index.js';
+import { createOperator as create, disableOperator as disable, enableOperator as enable, getOperator as find, grantRole, listOperators as list, resetOperatorPassword as reset, revokeRole, type CreateOperatorInput } from '../../services/operators/index.js';
 import { actorOf, bodyOf } from './context.js';
 
 export const listOperators: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: { items: await list(ctx.deps, ctx.principal.access) } });
@@ -22,3 +22,9 @@ export const grantOperatorRole: Handler<AdminPrincipal> = async (ctx) => ({
 });
 
 export const revokeOperatorRole: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await revokeRole(ctx.deps, actorOf(ctx), ctx.request.params.operatorId!, ctx.request.params.tenantId!) });
+
+export const resetOperatorPassword: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await reset(ctx.deps, actorOf(ctx), ctx.request.params.operatorId!),
+  headers: { 'cache-control': 'no-store' },
+});

@@ -75,7 +75,7 @@ export interface AlertListInput {
   /** The reason code the partner sent, as received. */
   partnerReason?: string;
   overdue?: boolean | string;
-  /** Substring of protocol number, description or address. */
+  /** Words found (accent- and case-insensitive) in what the inbox row shows, or a pole's code (db/repositories/operations/search.ts). */
   text?: string;
   sort?: string;
   page?: number | string;

@@ -18,8 +18,9 @@ import { endSessionsOf } from '../../db/repositories/operators/session.repositor
 import { recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
-import { isTenantRole, requirePlatformAdmin, TENANT_ROLES, type AdminAccess, type TenantRole } from './access.js';
+import { isTenantRole, TENANT_ROLES, type AdminAccess, type TenantRole } from './access.js';
 import { checkPassword, generatePassword, hashPassword } from './password.js';
+import { administeredBy, administers, holdsBeyond, requireVisible, requireWhollyAdministered, visibleGrants, type Administered } from './city-scope.js';
 
 /** One grant as operators see it. */
 export interface GrantView {
@@ -39,6 +40,14 @@ export interface OperatorView {
   disabledAt: string | null;
   createdAt: string;
   updatedAt: string;
+  /** For a city-admin caller: the operator also holds a role in a city the caller does not administer (or is a platform admin). */
+  rolesElsewhere?: boolean;
+}
+
+/** The operator as `scope` may see it: only the grants of the cities it administers, and whether there are others. */
+function scopedView(scope: Administered, row: OperatorRow, grants: readonly OperatorGrantRow[]): OperatorView {
+  if (scope === 'all') return operatorView(row, grants);
+  return { ...operatorView(row, visibleGrants(scope, grants)), rolesElsewhere: holdsBeyond(scope, row, grants) };
 }
 
 export function operatorView(row: OperatorRow, grants: readonly OperatorGrantRow[]): OperatorView {
@@ -116,15 +125,25 @@ async function requireTenants(tx: Tx, grants: readonly { tenantId: string }[], p
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors);
 }
 
-/** A new operator (platform admins only). Returns the password Lumen made, once, when none was given. */
+/**
+ * A new operator. Returns the password Lumen made, once, when none was given. A
+ * city-admin invites with roles in the cities it administers only (at least one), and
+ * never a platform admin.
+ */
 export async function createOperator(deps: ServiceDeps, actor: Actor, input: CreateOperatorInput): Promise<{ operator: OperatorView; initialPassword?: string }> {
-  requirePlatformAdmin(actor.access);
+  const scope = administeredBy(actor.access);
+  if (input.platformAdmin && scope !== 'all') throw new AppError('platform-admin-only', { action: { 'pt-BR': 'criar um administrador da plataforma', en: 'create a platform admin' } });
   const errors: FieldError[] = [];
   const email = normalizeEmail(input.email);
   if (!email) errors.push({ pointer: '/email', message: 'must be an e-mail address (3 to 254 characters)' });
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name.length < 1 || name.length > 200) errors.push({ pointer: '/name', message: 'must be 1 to 200 characters' });
   const grants = checkGrants(input.grants ?? [], errors);
+  if (scope !== 'all') {
+    if ((input.grants ?? []).length === 0) errors.push({ pointer: '/grants', message: 'must give a role in a city you administer' });
+    // A city the caller does not administer is one it cannot name: 404 as an unknown id.
+    for (const g of grants) if (!administers(scope, g.tenantId)) throw new AppError('not-found', { resource: `tenant ${g.tenantId}` });
+  }
   if (input.password !== undefined) {
     try {
       checkPassword(input.password);
@@ -148,50 +167,106 @@ export async function createOperator(deps: ServiceDeps, actor: Actor, input: Cre
     for (const g of grants) await upsertGrant(tx, row.id, g.tenantId, g.role);
     const view = await viewOf(tx, row);
     await recordAudit(tx, actor, { tenantId: null, action: 'operator.create', entityType: 'operator', entityId: row.id, before: null, after: snapshot(view) });
-    return view;
+    return scopedView(scope, row, await grantsOfOperators(tx, [row.id]));
   });
   return generated ? { operator, initialPassword: generated } : { operator };
 }
 
+/** Every operator (platform admin); for a city-admin, those with a role in its cities, showing only those roles. */
 export async function listOperators(deps: ServiceDeps, access: AdminAccess): Promise<OperatorView[]> {
-  requirePlatformAdmin(access);
+  const scope = administeredBy(access);
   const rows = await listOperatorRows(deps.db);
   const grants = await grantsOfOperators(deps.db, rows.map((r) => r.id));
-  return rows.map((r) => operatorView(r, grants));
+  const byOperator = new Map<string, OperatorGrantRow[]>();
+  for (const g of grants) byOperator.set(g.operator_id, [...(byOperator.get(g.operator_id) ?? []), g]);
+  const out: OperatorView[] = [];
+  for (const r of rows) {
+    const own = byOperator.get(r.id) ?? [];
+    if (scope === 'all' || own.some((g) => scope.has(g.tenant_id))) out.push(scopedView(scope, r, own));
+  }
+  return out;
 }
 
 export async function getOperator(deps: ServiceDeps, access: AdminAccess, ref: string): Promise<OperatorView> {
-  requirePlatformAdmin(access);
-  return viewOf(deps.db, await resolveOperator(deps.db, ref));
+  const scope = administeredBy(access);
+  const row = await resolveOperator(deps.db, ref);
+  const grants = await grantsOfOperators(deps.db, [row.id]);
+  requireVisible(scope, row, grants, ref);
+  return scopedView(scope, row, grants);
 }
 
-async function change(deps: ServiceDeps, actor: Actor, ref: string, action: string, apply: (tx: Tx, row: OperatorRow) => Promise<OperatorRow | null>, note?: string): Promise<OperatorView> {
-  requirePlatformAdmin(actor.access);
+/**
+ * One change to an operator, audited, in one transaction. `check` runs on the locked
+ * row and its grants before anything changes (the caller's scope rules).
+ */
+async function change(
+  deps: ServiceDeps,
+  actor: Actor,
+  ref: string,
+  action: string,
+  apply: (tx: Tx, row: OperatorRow) => Promise<OperatorRow | null>,
+  opts: { note?: string; check?: (scope: Administered, row: OperatorRow, grants: OperatorGrantRow[]) => void } = {},
+): Promise<OperatorView> {
+  const scope = administeredBy(actor.access);
   return deps.db.transaction().execute(async (tx) => {
     const row = await lockResolved(tx, ref);
-    const before = await viewOf(tx, row);
+    const grants = await grantsOfOperators(tx, [row.id]);
+    requireVisible(scope, row, grants, ref);
+    opts.check?.(scope, row, grants);
+    const before = operatorView(row, grants);
     const changed = await apply(tx, row);
-    if (!changed) return before;
-    const after = await viewOf(tx, changed);
-    await recordAudit(tx, actor, { tenantId: null, action, entityType: 'operator', entityId: row.id, before: snapshot(before), after: snapshot(after), note: note ?? null });
-    return after;
+    if (!changed) return scopedView(scope, row, grants);
+    const afterGrants = await grantsOfOperators(tx, [row.id]);
+    const after = operatorView(changed, afterGrants);
+    await recordAudit(tx, actor, { tenantId: null, action, entityType: 'operator', entityId: row.id, before: snapshot(before), after: snapshot(after), note: opts.note ?? null });
+    return scopedView(scope, changed, afterGrants);
   });
 }
+
+const wholeAccount = { check: requireWhollyAdministered };
 
 /**
  * Disables an operator: every session ends and every token they own stops at once (the
  * next request of any instance reads the operator's row). Disabling twice changes nothing.
  */
 export async function disableOperator(deps: ServiceDeps, actor: Actor, ref: string): Promise<OperatorView> {
-  return change(deps, actor, ref, 'operator.disable', async (tx, row) => {
-    if (row.disabled_at) return null;
-    await endSessionsOf(tx, row.id);
-    return updateOperator(tx, row.id, { disabled_at: new Date() });
-  });
+  return change(
+    deps,
+    actor,
+    ref,
+    'operator.disable',
+    async (tx, row) => {
+      if (row.disabled_at) return null;
+      await endSessionsOf(tx, row.id);
+      return updateOperator(tx, row.id, { disabled_at: new Date() });
+    },
+    wholeAccount,
+  );
 }
 
 export async function enableOperator(deps: ServiceDeps, actor: Actor, ref: string): Promise<OperatorView> {
-  return change(deps, actor, ref, 'operator.enable', async (tx, row) => (row.disabled_at ? updateOperator(tx, row.id, { disabled_at: null }) : null));
+  return change(deps, actor, ref, 'operator.enable', async (tx, row) => (row.disabled_at ? updateOperator(tx, row.id, { disabled_at: null }) : null), wholeAccount);
+}
+
+/**
+ * A new password made by Lumen, returned once, for an operator who lost theirs; their
+ * open sessions end. The operator changes it after signing in.
+ */
+export async function resetOperatorPassword(deps: ServiceDeps, actor: Actor, ref: string): Promise<{ operator: OperatorView; password: string }> {
+  const password = generatePassword();
+  const hash = await hashPassword(password);
+  const operator = await change(
+    deps,
+    actor,
+    ref,
+    'operator.reset-password',
+    async (tx, row) => {
+      await endSessionsOf(tx, row.id);
+      return updateOperator(tx, row.id, { password_hash: hash });
+    },
+    { ...wholeAccount, note: 'new password made by Lumen (sessions ended)' },
+  );
+  return { operator, password };
 }
 
 /** A new password; the operator's open sessions end (sign in again with the new one). */
@@ -206,16 +281,17 @@ export async function setOperatorPassword(deps: ServiceDeps, actor: Actor, ref: 
       await endSessionsOf(tx, row.id);
       return updateOperator(tx, row.id, { password_hash: hash });
     },
-    'new password (sessions ended)',
+    { ...wholeAccount, note: 'new password (sessions ended)' },
   );
 }
 
-/** Gives (or changes) an operator's role on a tenant. */
+/** Gives (or changes) an operator's role on a tenant; a city-admin only on a city it administers. */
 export async function grantRole(deps: ServiceDeps, actor: Actor, ref: string, tenantId: string, role: string): Promise<OperatorView> {
   const errors: FieldError[] = [];
   const [grant] = checkGrants([{ tenantId, role }], errors, '');
   if (errors.length > 0) throw new AppError('validation-failed', { count: errors.length }, errors.map((e) => ({ ...e, pointer: e.pointer.replace(/^\/0/, '') })));
   return change(deps, actor, ref, 'operator.grant', async (tx, row) => {
+    if (!administers(administeredBy(actor.access), grant!.tenantId)) throw cityNotAdministered(actor.access, tenantId);
     if (!(await findTenant(tx, grant!.tenantId))) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
     await upsertGrant(tx, row.id, grant!.tenantId, grant!.role);
     return updateOperator(tx, row.id, {});
@@ -225,11 +301,20 @@ export async function grantRole(deps: ServiceDeps, actor: Actor, ref: string, te
 /** Takes an operator's role on a tenant away; their tokens lose it at once. Revoking what is not granted changes nothing. */
 export async function revokeRole(deps: ServiceDeps, actor: Actor, ref: string, tenantId: string): Promise<OperatorView> {
   if (!isUuid(tenantId ?? '')) throw new AppError('not-found', { resource: `tenant ${tenantId}` });
-  return change(deps, actor, ref, 'operator.revoke', async (tx, row) => ((await deleteGrant(tx, row.id, tenantId)) ? updateOperator(tx, row.id, {}) : null));
+  return change(deps, actor, ref, 'operator.revoke', async (tx, row) => {
+    if (!administers(administeredBy(actor.access), tenantId)) throw cityNotAdministered(actor.access, tenantId);
+    return (await deleteGrant(tx, row.id, tenantId)) ? updateOperator(tx, row.id, {}) : null;
+  });
+}
+
+/** A city the caller sees with a lower role: forbidden; one it cannot see at all: not found, as an unknown id. */
+function cityNotAdministered(access: AdminAccess, tenantId: string): AppError {
+  return access.grants.has(tenantId) ? new AppError('forbidden', { scopes: 'city-admin' }) : new AppError('not-found', { resource: `tenant ${tenantId}` });
 }
 
 /** Makes an operator a platform admin, or no longer one. */
 export async function setPlatformAdmin(deps: ServiceDeps, actor: Actor, ref: string, platformAdmin: boolean): Promise<OperatorView> {
+  if (!actor.access.platformAdmin) throw new AppError('platform-admin-only', { action: { 'pt-BR': 'tornar alguém administrador da plataforma', en: 'make someone a platform admin' } });
   return change(deps, actor, ref, 'operator.platform-admin', async (tx, row) => (row.platform_admin === platformAdmin ? null : updateOperator(tx, row.id, { platform_admin: platformAdmin })));
 }
 

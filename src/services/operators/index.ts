@@ -37,6 +37,7 @@ export {
   listOperators,
   normalizeEmail,
   operatorForCli,
+  resetOperatorPassword,
   revokeRole,
   setOperatorPassword,
   setPlatformAdmin,

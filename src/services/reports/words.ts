@@ -33,6 +33,7 @@ export const AUDIT_ACTION: Words = {
   'inbound.retry': { 'pt-BR': 'Item recusado tentado de novo', en: 'Rejected item retried' },
   'operator.create': { 'pt-BR': 'Operador criado', en: 'Operator created' },
   'operator.set-password': { 'pt-BR': 'Senha do operador definida', en: 'Operator password set' },
+  'operator.reset-password': { 'pt-BR': 'Senha do operador redefinida pelo Lumen', en: 'Operator password reset by Lumen' },
   'partner.create': { 'pt-BR': 'Parceiro criado', en: 'Partner created' },
   'partner.poll-now': { 'pt-BR': 'Consulta ao parceiro pedida', en: 'Partner poll requested' },
   'partner.rotate-key': { 'pt-BR': 'Chave do parceiro trocada', en: 'Partner key rotated' },

@@ -4,6 +4,7 @@ import type { ServiceOrderStatus } from '../../tables/domain.js';
 import type { Selectable } from 'kysely';
 import type { ServiceOrderTable } from '../../tables/domain.js';
 import type { TenantSet } from './lookup.repository.js';
+import { matchesWords, searchWords } from './search.js';
 
 export type OrderSort = 'opened' | 'sla' | 'priority';
 
@@ -14,7 +15,7 @@ export interface OrderListFilter {
   overdue?: boolean;
   reasonCode?: string;
   partnerCode?: string;
-  /** Matched (case-insensitive, as a substring) against number, address and neighborhood. */
+  /** Words found (accent- and case-insensitive) in number, address and neighbourhood, or a pole's code (search.ts). */
   text?: string;
   /** Opened at or after / before (the dashboard's age and period figures link here). */
   openedAfter?: Date;
@@ -35,10 +36,6 @@ const OPEN: readonly ServiceOrderStatus[] = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'];
 /** Critical first: the order of the `priority` sort. */
 export const PRIORITY_RANK = sql<number>`(CASE so.priority WHEN 'Critical' THEN 0 WHEN 'High' THEN 1 WHEN 'Medium' THEN 2 ELSE 3 END)`;
 
-function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** The orders matching a filter (no columns chosen yet): the list's pages and the CSV export share it. */
 export function filtered(db: Executor, f: OrderListFilter) {
   let q = db.selectFrom('service_order as so');
@@ -56,14 +53,13 @@ export function filtered(db: Executor, f: OrderListFilter) {
   if (f.openedAfter) q = q.where('so.opened_at', '>=', f.openedAfter);
   if (f.openedBefore) q = q.where('so.opened_at', '<', f.openedBefore);
   if (f.text) {
-    const like = likePattern(f.text);
-    // A pole's code finds the orders on it (the code as written, or part of it).
+    const text = f.text;
+    // Every word in the number, address or neighbourhood (search.ts), or the whole
+    // text a pole's code (any case): the orders on that pole.
     q = q.where((eb) =>
       eb.or([
-        eb('so.number', 'ilike', like),
-        eb('so.address', 'ilike', like),
-        eb('so.neighborhood', 'ilike', like),
-        eb.exists(eb.selectFrom('pole as tp').select(sql`1`.as('one')).whereRef('tp.id', '=', 'so.pole_id').where('tp.code', 'ilike', like)),
+        matchesWords('so.search_text', searchWords(text)),
+        sql<SqlBool>`so.pole_id = ANY(ARRAY(SELECT tp.id FROM pole tp WHERE upper(tp.code) = upper(${text})))`,
       ]),
     );
   }
