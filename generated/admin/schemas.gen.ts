@@ -1965,6 +1965,40 @@ export const BulkTriageProblemSchema = {
     ]
 } as const;
 
+export const UndoneActionSchema = {
+    type: 'object',
+    additionalProperties: false,
+    description: 'An action undone within its window.',
+    required: [
+        'id',
+        'kind',
+        'undoneAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36
+        },
+        kind: {
+            type: 'string',
+            enum: [
+                'create-order',
+                'link',
+                'discard',
+                'reclassify',
+                'cancel-order'
+            ],
+            description: 'What the action was (single or bulk).'
+        },
+        undoneAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64
+        }
+    }
+} as const;
+
 export const TimelineEntrySchema = {
     type: 'object',
     title: 'TimelineEntry',

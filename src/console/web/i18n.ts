@@ -455,6 +455,11 @@ const PT = {
   'pole.create.viaMap': 'Uma ordem nasce de um alerta: abra no mapa um alerta pendente perto deste poste e escolha o poste ao criar a ordem.',
   'pole.create.openMap': 'Abrir o mapa neste poste',
   'pole.found': 'Poste {code}: abrir a página do poste',
+  // Safe actions: undo, a polling partner's settings, refused polled items (issue 23 §2, §3, defect 8).
+  'undo.offer': 'Você pode desfazer por {seconds} s',
+  'undo.hint': 'Até lá o parceiro não é avisado.',
+  'undo.button': 'Desfazer',
+  'undo.done': 'Ação desfeita; o parceiro não foi avisado.',
 };
 
 export type MessageKey = keyof typeof PT;
@@ -905,6 +910,11 @@ const EN: Record<MessageKey, string> = {
   'pole.create.viaMap': 'An order comes from an alert: open a pending alert near this pole on the map, and pick the pole when creating the order.',
   'pole.create.openMap': 'Open the map at this pole',
   'pole.found': 'Pole {code}: open its page',
+  // Safe actions: undo, a polling partner's settings, refused polled items (issue 23 §2, §3, defect 8).
+  'undo.offer': 'You can undo this for {seconds} s',
+  'undo.hint': 'Until then the partner is not told.',
+  'undo.button': 'Undo',
+  'undo.done': 'Action undone; the partner was not told.',
 };
 
 const MESSAGES: Record<Language, Record<MessageKey, string>> = { 'pt-BR': PT, en: EN };

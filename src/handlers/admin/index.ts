@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation, undoAction } from './alerts.js';
 import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
 import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
@@ -45,6 +45,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getAlertTimeline,
   getAlertDuplicates,
   bulkTriageAlerts,
+  undoAction,
   createOrderFromAlert,
   linkAlert,
   discardAlert,
