@@ -460,6 +460,19 @@ const PT = {
   'undo.hint': 'Até lá o parceiro não é avisado.',
   'undo.button': 'Desfazer',
   'undo.done': 'Ação desfeita; o parceiro não foi avisado.',
+  'partnerPolling.url': 'URL de consulta do parceiro',
+  'partnerPolling.url.none': 'nenhuma',
+  'partnerPolling.interval': 'Intervalo entre consultas (segundos, 1 a 180)',
+  'partnerPolling.interval.value': 'a cada {seconds} s',
+  'partnerPolling.keySet': 'Chave de consulta',
+  'partnerPolling.keySet.yes': 'definida',
+  'partnerPolling.keySet.no': 'não definida',
+  'partnerPolling.key.set': 'Definir a chave de consulta',
+  'partnerPolling.key.replace': 'Nova chave de consulta (substitui a atual)',
+  'partnerPolling.key.hint': 'A chave que o parceiro deu ao Lumen; guardada cifrada e nunca mostrada. Deixe em branco para manter a atual.',
+  'partnerPolling.notPolled.webhook': 'Não: o parceiro recebe por webhook',
+  'partnerPolling.notPolled.disabled': 'Não: o parceiro está desativado',
+  'partnerPolling.notPolled.noUrl': 'Não: falta a URL de consulta',
 };
 
 export type MessageKey = keyof typeof PT;
@@ -915,6 +928,19 @@ const EN: Record<MessageKey, string> = {
   'undo.hint': 'Until then the partner is not told.',
   'undo.button': 'Undo',
   'undo.done': 'Action undone; the partner was not told.',
+  'partnerPolling.url': "Partner's polling URL",
+  'partnerPolling.url.none': 'none',
+  'partnerPolling.interval': 'Time between polls (seconds, 1 to 180)',
+  'partnerPolling.interval.value': 'every {seconds} s',
+  'partnerPolling.keySet': 'Polling key',
+  'partnerPolling.keySet.yes': 'set',
+  'partnerPolling.keySet.no': 'not set',
+  'partnerPolling.key.set': 'Set the polling key',
+  'partnerPolling.key.replace': 'New polling key (replaces the current one)',
+  'partnerPolling.key.hint': 'The key the partner gave Lumen; stored encrypted and never shown. Leave it empty to keep the current one.',
+  'partnerPolling.notPolled.webhook': 'No: the partner gets webhooks',
+  'partnerPolling.notPolled.disabled': 'No: the partner is disabled',
+  'partnerPolling.notPolled.noUrl': 'No: the polling URL is missing',
 };
 
 const MESSAGES: Record<Language, Record<MessageKey, string>> = { 'pt-BR': PT, en: EN };

@@ -522,6 +522,18 @@ export function pollErrorWords(t: T, kind: string): string {
   return has(key) ? (t as (k: string) => string)(key) : kind;
 }
 
+/**
+ * Why Lumen does not poll a partner, in words: the same rule as the server's
+ * (services/partner-poll notPolledBecause), read from the partner's settings.
+ */
+export function notPolledWords(t: T, p: { transport: string; enabled: boolean; pollingUrl: string | null }): string {
+  const tt = t as (k: string) => string;
+  if (p.transport !== 'polling') return tt('partnerPolling.notPolled.webhook');
+  if (!p.enabled) return tt('partnerPolling.notPolled.disabled');
+  if (!p.pollingUrl) return tt('partnerPolling.notPolled.noUrl');
+  return tt('common.no');
+}
+
 /** A delivery's last outcome: the receiver's HTTP status, or that nothing answered. */
 export function deliveryErrorWords(t: T, statusCode: number | null, error: string | null): string {
   const tt = t as (k: string, p?: Record<string, string | number>) => string;

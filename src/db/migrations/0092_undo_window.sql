@@ -42,3 +42,10 @@ CREATE TABLE held_event (
 CREATE INDEX held_event_action_idx ON held_event (action_id, write_seq);
 CREATE INDEX held_event_alert_idx ON held_event (alert_id);
 CREATE INDEX held_event_order_idx ON held_event (service_order_id) WHERE service_order_id IS NOT NULL;
+
+-- Refused polled items an operator reviews (issue 23 §2): dismissed with a reason, or
+-- corrected and accepted (the fields the operator changed, kept for the record).
+ALTER TABLE rejected_inbound_item
+  ADD COLUMN dismiss_reason text,
+  ADD COLUMN corrections    jsonb,
+  ADD COLUMN accepted_by    text;

@@ -13,7 +13,7 @@ import { Link, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 import { AttachmentFailures } from './attachment-failures.js';
-import { deliveryErrorWords, eventTypeWords, pollErrorWords } from '../words.js';
+import { deliveryErrorWords, eventTypeWords, notPolledWords, pollErrorWords } from '../words.js';
 import { ReasonMapping } from './reason-mapping.js';
 
 const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData', 'canManageIntegration'] as const;
@@ -48,8 +48,9 @@ export function PartnerPage({ code }: { code: string }) {
         <div class="col-main">
           {admin ? <PartnerSettingsForm partner={p} onSaved={(next) => void partner.mutate(next, { revalidate: false })} /> : null}
           {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
-          <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin && p.transport === 'webhook'} />
-          {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
+          {/* Webhook deliveries and their redelivery are a webhook partner's; a polling partner reads its events itself. */}
+          {p.transport === 'webhook' ? <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin} /> : null}
+          {p.transport === 'polling' || p.pollingUrl ? <Polling partner={p} admin={can('triage', p.tenantId)} /> : null}
           <AttachmentFailures tenantId={p.tenantId} partner={p.code} canAct={can('triage', p.tenantId)} />
         </div>
         <div class="col-side">
@@ -99,7 +100,12 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
   const [transport, setTransport] = useState(p.transport);
   const [webhookUrl, setWebhookUrl] = useState(p.webhookUrl ?? '');
   const [secret, setSecret] = useState('');
+  const [pollingUrl, setPollingUrl] = useState(p.pollingUrl ?? '');
+  const [interval, setIntervalSeconds] = useState(String(p.pollingIntervalSeconds));
+  const [pollingKey, setPollingKey] = useState('');
   const [rate, setRate] = useState(p.rateLimitPerMinute === null ? '' : String(p.rateLimitPerMinute));
+  // The fields follow the transport chosen in the form: a polling partner has no webhook.
+  const polling = transport === 'polling';
   const save = useAction(
     () =>
       call('updatePartner', {
@@ -108,13 +114,19 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
           enabled,
           scopes: scopes as types.ScopeInput[],
           transport,
-          webhookUrl: webhookUrl.trim() || null,
-          ...(secret ? { webhookSecret: secret } : {}),
+          ...(polling
+            ? {
+                pollingUrl: pollingUrl.trim() || null,
+                ...(interval.trim() ? { pollingIntervalSeconds: Number(interval) } : {}),
+                ...(pollingKey ? { pollingKey } : {}),
+              }
+            : { webhookUrl: webhookUrl.trim() || null, ...(secret ? { webhookSecret: secret } : {}) }),
           rateLimitPerMinute: rate.trim() ? Number(rate) : null,
         },
       }),
     (next) => {
       setSecret('');
+      setPollingKey('');
       onSaved(next);
       return t('partner.saved');
     },
@@ -138,7 +150,13 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
             <span data-testid="previous-key">{t('partner.previousKey.until', { prefix: p.previousKey.keyPrefix, until: dateTime(p.previousKey.expiresAt) })}</span>
           </Field>
         ) : null}
-        <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
+        {polling ? (
+          <Field label={t('partnerPolling.keySet')}>
+            <span data-testid="polling-key-set">{p.pollingKeySet ? t('partnerPolling.keySet.yes') : t('partnerPolling.keySet.no')}</span>
+          </Field>
+        ) : (
+          <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
+        )}
       </dl>
       <label class="check">
         <input type="checkbox" checked={enabled} onChange={() => setEnabled(!enabled)} />
@@ -160,14 +178,34 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
           <option value="polling">{t('partner.transport.polling')}</option>
         </select>
       </label>
-      <label>
-        <span>{t('partner.webhookUrl')}</span>
-        <input type="url" value={webhookUrl} onInput={(e) => setWebhookUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url" />
-      </label>
-      <label>
-        <span>{t('partner.webhookSecret')}</span>
-        <input type="password" autoComplete="new-password" minLength={16} value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
-      </label>
+      {polling ? (
+        <>
+          <label>
+            <span>{t('partnerPolling.url')}</span>
+            <input type="url" value={pollingUrl} onInput={(e) => setPollingUrl((e.target as HTMLInputElement).value)} data-testid="polling-url" />
+          </label>
+          <label>
+            <span>{t('partnerPolling.interval')}</span>
+            <input type="number" min={1} max={180} required value={interval} onInput={(e) => setIntervalSeconds((e.target as HTMLInputElement).value)} data-testid="polling-interval" />
+          </label>
+          <label>
+            <span>{p.pollingKeySet ? t('partnerPolling.key.replace') : t('partnerPolling.key.set')}</span>
+            <input type="password" autoComplete="new-password" maxLength={500} value={pollingKey} onInput={(e) => setPollingKey((e.target as HTMLInputElement).value)} data-testid="polling-key" />
+            <span class="muted small">{t('partnerPolling.key.hint')}</span>
+          </label>
+        </>
+      ) : (
+        <>
+          <label>
+            <span>{t('partner.webhookUrl')}</span>
+            <input type="url" value={webhookUrl} onInput={(e) => setWebhookUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url" />
+          </label>
+          <label>
+            <span>{t('partner.webhookSecret')}</span>
+            <input type="password" autoComplete="new-password" minLength={16} value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
+          </label>
+        </>
+      )}
       <label>
         <span>{t('partner.rateLimit')}</span>
         <input type="number" min={1} value={rate} onInput={(e) => setRate((e.target as HTMLInputElement).value)} />
@@ -359,8 +397,9 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
   );
 }
 
-function Polling({ code, admin }: { code: string; admin: boolean }) {
+function Polling({ partner: p, admin }: { partner: types.Partner; admin: boolean }) {
   const { t, dateTime } = useI18n();
+  const code = p.code;
   const state = useApi('getPartnerPolling', { path: { code } }, { refreshInterval: 10_000 });
   const rejected = useApi('listRejectedInboundItems', { path: { code }, query: { status: 'open', pageSize: 50 } });
   const dismiss = useAction(
@@ -395,7 +434,14 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
       {state.error ? <LoadError error={state.error} /> : null}
       {state.data ? (
         <dl class="fields">
-          <Field label={t('polling.active')}>{state.data.polling ? t('common.yes') : t('common.no')}</Field>
+          <Field label={t('polling.active')}>
+            <span data-testid="polling-active">{state.data.polling ? t('common.yes') : notPolledWords(t, p)}</span>
+          </Field>
+          <Field label={t('partnerPolling.url')}>
+            <span class="break" data-testid="polling-url-shown">{p.pollingUrl ?? t('partnerPolling.url.none')}</span>
+          </Field>
+          <Field label={t('partnerPolling.interval')}>{t('partnerPolling.interval.value', { seconds: p.pollingIntervalSeconds })}</Field>
+          <Field label={t('partnerPolling.keySet')}>{p.pollingKeySet ? t('partnerPolling.keySet.yes') : t('partnerPolling.keySet.no')}</Field>
           <Field label={t('polling.lastSuccessAt')}>{dateTime(state.data.lastSuccessAt)}</Field>
           <Field label={t('polling.lag')}>{state.data.lagSeconds === null ? '—' : t('polling.lagSeconds', { seconds: state.data.lagSeconds })}</Field>
           <Field label={t('polling.failures')}>{state.data.consecutiveFailures}</Field>
