@@ -473,6 +473,20 @@ const PT = {
   'partnerPolling.notPolled.webhook': 'Não: o parceiro recebe por webhook',
   'partnerPolling.notPolled.disabled': 'Não: o parceiro está desativado',
   'partnerPolling.notPolled.noUrl': 'Não: falta a URL de consulta',
+  'rejected.sent': 'O que o cidadão enviou',
+  'rejected.why': 'Por que foi recusado',
+  'rejected.empty': '(vazio)',
+  'rejected.noLocation': 'sem localização',
+  'rejected.location': 'Localização',
+  'rejected.correct': 'Corrigir e aceitar',
+  'rejected.correct.hint': 'Corrija o que estiver errado; o pedido entra como um alerta do parceiro, uma única vez.',
+  'rejected.accept': 'Aceitar como alerta',
+  'rejected.accepted': 'Pedido aceito; virou um alerta.',
+  'rejected.stillRefused': 'Ainda recusado; veja o motivo abaixo.',
+  'rejected.dismiss.reason': 'Motivo da dispensa',
+  'rejected.dismiss.confirm': 'Dispensar',
+  'rejected.dismissed': 'Item dispensado.',
+  'rejected.acceptedBadge': 'aceito com correções',
 };
 
 export type MessageKey = keyof typeof PT;
@@ -941,6 +955,20 @@ const EN: Record<MessageKey, string> = {
   'partnerPolling.notPolled.webhook': 'No: the partner gets webhooks',
   'partnerPolling.notPolled.disabled': 'No: the partner is disabled',
   'partnerPolling.notPolled.noUrl': 'No: the polling URL is missing',
+  'rejected.sent': 'What the citizen sent',
+  'rejected.why': 'Why it was refused',
+  'rejected.empty': '(empty)',
+  'rejected.noLocation': 'no location',
+  'rejected.location': 'Location',
+  'rejected.correct': 'Correct and accept',
+  'rejected.correct.hint': 'Correct what is wrong; the request comes in as an alert of the partner, once.',
+  'rejected.accept': 'Accept as an alert',
+  'rejected.accepted': 'Request accepted; it is now an alert.',
+  'rejected.stillRefused': 'Still refused; see why below.',
+  'rejected.dismiss.reason': 'Reason for dismissing',
+  'rejected.dismiss.confirm': 'Dismiss',
+  'rejected.dismissed': 'Item dismissed.',
+  'rejected.acceptedBadge': 'accepted with corrections',
 };
 
 const MESSAGES: Record<Language, Record<MessageKey, string>> = { 'pt-BR': PT, en: EN };
