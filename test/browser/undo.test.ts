@@ -42,10 +42,14 @@ afterAll(async () => {
 });
 
 describe('undo in the console', () => {
-  it('undoes a discard and a new order, holds their events meanwhile, and lets the partner know only what stands', async () => {
+  it('undoes a discard, a new order, a bulk discard and a cancellation, holds their events meanwhile, and lets the partner know only what stands', async () => {
     const discarded = await pendingAlert('Avenida Borges de Medeiros', 'Três luminárias apagadas em sequência perto do viaduto Otávio Rocha.');
     const ordered = await pendingAlert('Rua dos Andradas', 'Lâmpada acesa de dia em frente à Casa de Cultura Mario Quintana.');
     const kept = await pendingAlert('Avenida Ipiranga', 'Poste inclinado com a luminária apagada.');
+    const pair = [await pendingAlert('Rua da República', 'Lâmpada queimada perto do bar.'), await pendingAlert('Rua Lima e Silva', 'Lâmpada queimada na esquina da República.')];
+    const onOrder = await pendingAlert('Avenida Osvaldo Aranha', 'Luminária apagada em frente ao Parque da Redenção.');
+    const order = await lumen.admin(poa.token, 'POST', `/api/admin/alerts/${onOrder.id}/create-order`, { teamId: poa.teamId });
+    expect(order.status).toBe(201);
     const me = await openPage(browser, lumen.baseUrl, { as: poa.admin, viewport: DESKTOP });
     const page = me.page;
 
@@ -72,6 +76,7 @@ describe('undo in the console', () => {
     expect(back).toMatchObject({ status: 'Pending', cancelReason: null });
     await page.getByTestId('discard-note').waitFor();
     expect(await page.getByTestId('undo-offer').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('timeline').innerText()).toContain('desfeito a tempo; o parceiro não foi avisado');
 
     // A new order: the console goes to the order; undone, it is gone and the alert is back.
     await page.goto(`${lumen.baseUrl}/console/alerts/${ordered.id}`);
@@ -87,6 +92,34 @@ describe('undo in the console', () => {
     expect((await lumen.admin(poa.token, 'GET', `/api/admin/alerts/${ordered.id}`)).body).toMatchObject({ status: 'Pending', serviceOrder: null });
     expect(number).toMatch(/^OS-/);
 
+    // Two alerts discarded at once from the inbox, undone together.
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await page.getByTestId('inbox').waitFor();
+    for (const a of pair) await page.locator(`.inbox-row[data-alert-id="${a.id}"] [data-testid="mark"]`).check();
+    await page.getByTestId('bulk-action').selectOption('discard');
+    await page.getByTestId('bulk-note').fill('Mesma lâmpada da Rua da República, já registrada.');
+    await page.getByTestId('bulk-apply').click();
+    await page.getByTestId('bulk-confirm-yes').click();
+    await page.getByTestId('undo-offer').waitFor();
+    for (const a of pair) expect((await lumen.admin(poa.token, 'GET', `/api/admin/alerts/${a.id}`)).body.status).toBe('Cancelled');
+    await page.getByTestId('undo').click();
+    await toast(page, 'ok', 'Ação desfeita; o parceiro não foi avisado.');
+    for (const a of pair) expect((await lumen.admin(poa.token, 'GET', `/api/admin/alerts/${a.id}`)).body).toMatchObject({ status: 'Pending', cancelReason: null });
+    await page.locator(`.inbox-row[data-alert-id="${pair[0]!.id}"]`).waitFor();
+
+    // An order's cancellation, undone: the order is open again with its alert.
+    await page.goto(`${lumen.baseUrl}/console/orders/${order.body.id}`);
+    await page.getByTestId('order-note').fill('Aberta por engano: a luminária é do parque, não da via.');
+    await page.getByTestId('cancel-order').click();
+    await page.getByTestId('cancel-yes').click();
+    await toast(page, 'ok', 'Ordem cancelada.');
+    expect((await lumen.admin(poa.token, 'GET', `/api/admin/service-orders/${order.body.id}`)).body.status).toBe('CANCELLED');
+    await page.getByTestId('undo').click();
+    await toast(page, 'ok', 'Ação desfeita; o parceiro não foi avisado.');
+    expect((await lumen.admin(poa.token, 'GET', `/api/admin/service-orders/${order.body.id}`)).body.status).toBe('ASSIGNED');
+    expect((await lumen.admin(poa.token, 'GET', `/api/admin/alerts/${onOrder.id}`)).body.status).toBe('Linked');
+    await page.getByTestId('cancel-order').waitFor();
+
     // In English, an action left alone: the offer goes after its seconds, then the partner hears of it.
     await page.getByTestId('language').selectOption('en');
     await page.goto(`${lumen.baseUrl}/console/alerts/${kept.id}`);
@@ -101,6 +134,8 @@ describe('undo in the console', () => {
     // The undone ones never arrived (their windows ended before this one's).
     expect(receivedAbout(discarded.id)).toEqual([]);
     expect(receivedAbout(ordered.id)).toEqual([]);
+    for (const a of pair) expect(receivedAbout(a.id)).toEqual([]);
+    expect(receivedAbout(onOrder.id).map((r) => (JSON.parse(r.raw.toString('utf8')) as { eventType: string }).eventType)).toEqual(['ServiceOrder.Created']);
     expect(me.problems).toEqual([]);
   });
 });

@@ -206,6 +206,7 @@ export const WORDS_PT = {
   'problem.field.body': 'o formulário',
   // Safe actions (issue 23 §2, §3): undo, refused items, failed photos.
   'action.alert.undo': 'Ação desfeita',
+  'note.undone': 'desfeito a tempo; o parceiro não foi avisado',
   'action.service-order.undo': 'Cancelamento desfeito',
   'action.inbound.accept': 'Pedido recusado corrigido e aceito',
   'photoError.data-uri': 'Conteúdo enviado com prefixo data:',
@@ -450,6 +451,7 @@ export const WORDS_EN: Record<WordKey, string> = {
   'problem.field.body': 'the form',
   // Safe actions (issue 23 §2, §3): undo, refused items, failed photos.
   'action.alert.undo': 'Action undone',
+  'note.undone': 'undone in time; the partner was not told',
   'action.service-order.undo': 'Cancellation undone',
   'action.inbound.accept': 'Refused request corrected and accepted',
   'photoError.data-uri': 'Content sent with a data: prefix',
@@ -599,6 +601,7 @@ export function noteWords(t: T, note: string): string {
   if ((m = /^linked to order (\S+)$/.exec(note))) return tt('note.linked', { number: m[1]! });
   if ((m = /^team (.+)$/.exec(note))) return tt('note.team', { name: m[1]! });
   if (note === 'demo city') return tt('note.demo');
+  if (note === 'undone') return tt('note.undone');
   return note;
 }
 

@@ -184,7 +184,7 @@ export async function undoAction(deps: ServiceDeps, actor: Actor, actionId: stri
         closed_at: o.closed_at === null ? null : new Date(o.closed_at),
         team_id: o.team_id,
       });
-      if (now.status !== o.status) await addOrderHistory(tx, { service_order_id: o.id, from_status: now.status, to_status: o.status, actor: who, note: 'undo' });
+      if (now.status !== o.status) await addOrderHistory(tx, { service_order_id: o.id, from_status: now.status, to_status: o.status, actor: who, note: 'undone' });
       if (action.kind === 'cancel-order') {
         await recordAudit(tx, actor, { tenantId: action.tenant_id, action: auditAction, entityType: 'service_order', entityId: o.id, before: orderState(now), after: orderState(restored), note: action.kind });
       }
@@ -199,7 +199,7 @@ export async function undoAction(deps: ServiceDeps, actor: Actor, actionId: stri
         sla_due_at: new Date(a.sla_due_at),
         cancel_reason: a.cancel_reason,
       });
-      if (now.status !== a.status) await addAlertHistory(tx, { alert_id: a.id, from_status: now.status, to_status: a.status, actor: who, note: 'undo' });
+      if (now.status !== a.status) await addAlertHistory(tx, { alert_id: a.id, from_status: now.status, to_status: a.status, actor: who, note: 'undone' });
       if (action.kind !== 'cancel-order') {
         await recordAudit(tx, actor, { tenantId: action.tenant_id, action: auditAction, entityType: 'alert', entityId: a.id, before: alertState(now), after: alertState(restored), note: action.kind });
       }
