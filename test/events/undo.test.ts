@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventsPage } from '../../generated/partner/types.gen.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { createTestDatabase } from '../support/database.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { adminFetch, adminToken, alertHistory, auditOf, problemOf } from '../operations/support.js';
 import { makeToken } from '../operators/support.js';
@@ -214,5 +215,42 @@ describe('tenant isolation', () => {
     expect((await problemOf(foreign)).type).toBe('urn:lumen:problem:not-found');
     expect((await undo(randomUUID(), manausDesk)).status).toBe(404);
     expect((await undo(ticket.actionId)).status).toBe(200);
+  });
+});
+
+describe('a restart during the window', () => {
+  it('loses nothing and repeats nothing: the held event is delivered once by the next process', async () => {
+    const db = await createTestDatabase();
+    const rx = await startReceiver();
+    const env = { LUMEN_UNDO_WINDOW_SECONDS: String(WINDOW_SECONDS) };
+    let app: TestApp | undefined = await startTestApp({ db, env });
+    try {
+      const desk = adminFetch(app, await adminToken(app, 'restart-desk'));
+      const city = (await makeTenant(app.rt, { name: 'Porto Alegre', intakePolicy: 'manual' })).id;
+      const p = await makePartner(app.rt, { tenantId: city, scopes: [], transport: 'webhook', webhookUrl: rx.url, webhookSecret: WEBHOOK_SECRET });
+      const a = await makeAlert(app.rt, { tenantId: city, externalSystemId: p.id, latitude: -30.0346, longitude: -51.2177, street: 'Rua dos Andradas' });
+      const res = await desk(`/alerts/${a.id}/discard`, { json: { reason: 'duplicado' }, headers: { prefer: 'undo' } });
+      const ticket = ticketOf(res);
+      // The process stops inside the window, before anything was released.
+      await app.stop();
+      app = undefined;
+      expect(rx.received).toHaveLength(0);
+      app = await startTestApp({ db, env });
+      await waitFor(() => rx.received.length > 0, 20_000, 'the held event after the restart');
+      const deliveries = await app.rt.db.selectFrom('webhook_delivery').select(['status']).where('external_system_id', '=', p.id).execute();
+      await waitFor(async () => (await app!.rt.db.selectFrom('webhook_delivery').select('status').where('external_system_id', '=', p.id).executeTakeFirst())?.status === 'succeeded', 10_000, 'the delivery settled');
+      expect(deliveries).toHaveLength(1);
+      expect(rx.received).toHaveLength(1);
+      expect(rx.received[0]!.at).toBeGreaterThanOrEqual(ticket.until - 50);
+      expect((JSON.parse(rx.received[0]!.raw.toString('utf8')) as { eventType: string }).eventType).toBe('Alert.Cancelled');
+      expect(await app.rt.db.selectFrom('held_event').select('id').execute()).toEqual([]);
+      expect((await app.rt.db.selectFrom('undoable_action').select('settled').where('id', '=', ticket.actionId).executeTakeFirstOrThrow()).settled).toBe('released');
+      const late = await adminFetch(app, await adminToken(app, 'restart-desk-2'))(`/actions/${ticket.actionId}/undo`, { method: 'POST' });
+      expect(late.status).toBe(409);
+    } finally {
+      await app?.stop();
+      await rx.close();
+      await db.drop();
+    }
   });
 });
