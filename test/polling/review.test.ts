@@ -116,6 +116,13 @@ describe('dismiss with a reason, and isolation', () => {
     expect(await res.json()).toMatchObject({ dismissedAt: expect.any(String), dismissReason: 'Pedido de teste do parceiro, sem endereço real.' });
     const audit = await t.rt.db.selectFrom('audit_log').selectAll().where('entity_id', '=', partner.id).where('action', '=', 'inbound.dismiss').execute();
     expect(audit.map((a) => a.note)).toEqual(['Pedido de teste do parceiro, sem endereço real.']);
+    // The same from the command line, on an item already dismissed: nothing changes.
+    const cli = await t.cli('inbound', 'dismiss', item.id, '--reason', 'outro motivo', '--json');
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ dismissReason: 'Pedido de teste do parceiro, sem endereço real.' });
+    const treeItem = await itemOf('MAO-156-0002');
+    const byCli = await t.cli('inbound', 'dismiss', treeItem.id, '--reason', 'Árvore: encaminhado à Secretaria de Meio Ambiente.', '--json');
+    expect(JSON.parse(byCli.stdout)).toMatchObject({ dismissedAt: expect.any(String), dismissReason: 'Árvore: encaminhado à Secretaria de Meio Ambiente.' });
     const late = await accept(item.id, { street: 'Rua Chile' });
     expect(late.status).toBe(409);
     expect(await alertsOf('MAO-156-0004')).toHaveLength(0);

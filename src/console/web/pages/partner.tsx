@@ -433,7 +433,7 @@ function Polling({ partner: p, admin }: { partner: types.Partner; admin: boolean
           <Field label={t('partnerPolling.url')}>
             <span class="break" data-testid="polling-url-shown">{p.pollingUrl ?? t('partnerPolling.url.none')}</span>
           </Field>
-          <Field label={t('partnerPolling.interval')}>{t('partnerPolling.interval.value', { seconds: p.pollingIntervalSeconds })}</Field>
+          <Field label={t('partnerPolling.interval.label')}>{t('partnerPolling.interval.value', { seconds: p.pollingIntervalSeconds })}</Field>
           <Field label={t('partnerPolling.keySet')}>{p.pollingKeySet ? t('partnerPolling.keySet.yes') : t('partnerPolling.keySet.no')}</Field>
           <Field label={t('polling.lastSuccessAt')}>{dateTime(state.data.lastSuccessAt)}</Field>
           <Field label={t('polling.lag')}>{state.data.lagSeconds === null ? '—' : t('polling.lagSeconds', { seconds: state.data.lagSeconds })}</Field>
