@@ -97,6 +97,9 @@ export async function releaseAction(tx: Tx, actionId: string): Promise<void> {
  * how many were released.
  */
 export async function releaseDueActions(db: Kysely<DB>, max = 100): Promise<number> {
+  // One cheap read first: almost always nothing is due, and then no transaction is opened.
+  const any = await db.selectFrom('undoable_action').select('id').where('settled', 'is', null).where('release_at', '<=', sql<Date>`now()`).limit(1).executeTakeFirst();
+  if (!any) return 0;
   let released = 0;
   while (released < max) {
     const done = await db.transaction().execute(async (tx) => {
