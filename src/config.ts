@@ -110,6 +110,8 @@ export interface Config {
   readonly outboundConnections: number;
   /** Seconds to drain in-flight requests on SIGTERM. Default 10. */
   readonly shutdownGraceSeconds: number;
+  /** How long an operator may undo a triage action or an order's cancellation, its partner events held meanwhile (LUMEN_UNDO_WINDOW_SECONDS). Default 10. */
+  readonly undoWindowSeconds: number;
   /** Restarts of a dead embedded PostgreSQL before /livez fails. Default 5. */
   readonly embeddedRestartAttempts: number;
   /** Pause before the first restart, doubled each time. Default 1000 ms. */
@@ -416,6 +418,7 @@ export function loadConfig(env: Env = process.env): Config {
   const maxConnections = env.LUMEN_MAX_CONNECTIONS ? parseInteger('LUMEN_MAX_CONNECTIONS', env.LUMEN_MAX_CONNECTIONS, 0, 16, 10_000_000, problems) : null;
   const maxConnectionsPerAddress = env.LUMEN_MAX_CONNECTIONS_PER_ADDRESS ? parseInteger('LUMEN_MAX_CONNECTIONS_PER_ADDRESS', env.LUMEN_MAX_CONNECTIONS_PER_ADDRESS, 0, 1, 10_000_000, problems) : null;
   const tenantBudgetShare = parseInteger('LUMEN_TENANT_BUDGET_SHARE', env.LUMEN_TENANT_BUDGET_SHARE, 50, 1, 100, problems);
+  const undoWindowSeconds = parseInteger('LUMEN_UNDO_WINDOW_SECONDS', env.LUMEN_UNDO_WINDOW_SECONDS, 10, 1, 120, problems);
   const shutdownGraceSeconds = parseInteger('LUMEN_SHUTDOWN_GRACE_SECONDS', env.LUMEN_SHUTDOWN_GRACE_SECONDS, 10, 0, 600, problems);
 
   let publicOrigin: string | null = null;
@@ -525,6 +528,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnectionsPerAddress,
     tenantBudgetShare,
     shutdownGraceSeconds,
+    undoWindowSeconds,
     embeddedRestartAttempts,
     embeddedRestartDelayMs,
     publicOrigin,

@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -466,6 +466,35 @@ export const bulkTriageAlerts = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Undo a triage action or an order's cancellation within its window
+ *
+ * Undoes an action made with `Prefer: undo` (create order, link, discard, reclassify,
+ * single or bulk, or cancelling an order) while its window lasts
+ * (`Lumen-Undo-Until`, LUMEN_UNDO_WINDOW_SECONDS after it, default 10 s), in one
+ * transaction: every alert and order it changed is put back exactly (status, links,
+ * reason, priority, deadline, cancellation note), an order it created is deleted (its
+ * number stays unused), and the partner events it held are deleted: the partner never
+ * receives them. The city's audit log gets one entry per alert (`alert.undo`) or per
+ * order (`service-order.undo`), and the status history a row back to the old status.
+ *
+ * 404 for an unknown action or one of a city the caller does not triage. 409
+ * `undo-expired` when the window has passed (the events have been or are being
+ * delivered) or the action was undone already; 409 `undo-changed` when one of its
+ * alerts or orders changed after it (a later action on the same alert or order also
+ * releases the held events at once).
+ *
+ */
+export const undoAction = <ThrowOnError extends boolean = false>(options: Options<UndoActionData, ThrowOnError>) => (options.client ?? client).post<UndoActionResponses, UndoActionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/actions/{actionId}/undo',
+    ...options
 });
 
 /**
@@ -1151,8 +1180,9 @@ export const listRejectedInboundItems = <ThrowOnError extends boolean = false>(o
  * Dismiss a rejected inbound item
  *
  * Marks the item as looked at, nothing to do: it leaves `status=open` and the attention
- * count, and stays for the record. Dismissing it again changes nothing. Audited on the
- * partner (`inbound.dismiss`). Needs triager. Same as `lumen inbound dismiss ITEM_ID`.
+ * count, and stays for the record, with the operator's `reason` when given (the console
+ * always asks for one). Dismissing it again changes nothing. Audited on the partner
+ * (`inbound.dismiss`, with the reason). Needs triager. Same as `lumen inbound dismiss ITEM_ID`.
  *
  */
 export const dismissRejectedInboundItem = <ThrowOnError extends boolean = false>(options: Options<DismissRejectedInboundItemData, ThrowOnError>) => (options.client ?? client).post<DismissRejectedInboundItemResponses, DismissRejectedInboundItemErrors, ThrowOnError>({
@@ -1162,7 +1192,11 @@ export const dismissRejectedInboundItem = <ThrowOnError extends boolean = false>
             type: 'apiKey'
         }],
     url: '/api/admin/rejected-inbound-items/{itemId}/dismiss',
-    ...options
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -1183,6 +1217,35 @@ export const retryRejectedInboundItem = <ThrowOnError extends boolean = false>(o
         }],
     url: '/api/admin/rejected-inbound-items/{itemId}/retry',
     ...options
+});
+
+/**
+ * Correct a rejected inbound item and accept it
+ *
+ * The operator corrects what the citizen sent (description, address, location, name,
+ * phone: see `RejectedItemCorrections`) and the item, so corrected, goes through intake
+ * exactly as a valid polled item would: accepted (`accepted: true`), it becomes an alert
+ * of the partner, and it and every other open refusal with its `protocolNumber` get
+ * `resolvedAt`. Refused again, nothing is created and the item keeps the new
+ * `problemCode` and `reasons` (correct again). Once, idempotently: an item already
+ * resolved is answered as it is, without going through intake again; two accepts at
+ * once create one alert. Audited on the partner (`inbound.accept`, with the fields
+ * changed). Needs triager; 404 for an item of a city the caller does not triage; 409
+ * `invalid-transition` for a dismissed item.
+ *
+ */
+export const acceptRejectedInboundItem = <ThrowOnError extends boolean = false>(options: Options<AcceptRejectedInboundItemData, ThrowOnError>) => (options.client ?? client).post<AcceptRejectedInboundItemResponses, AcceptRejectedInboundItemErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/rejected-inbound-items/{itemId}/accept',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

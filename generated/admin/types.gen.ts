@@ -819,6 +819,18 @@ export type BulkTriageProblem = Problem & {
 };
 
 /**
+ * An action undone within its window.
+ */
+export type UndoneAction = {
+    id: string;
+    /**
+     * What the action was (single or bulk).
+     */
+    kind: 'create-order' | 'link' | 'discard' | 'reclassify' | 'cancel-order';
+    undoneAt: string;
+};
+
+/**
  * TimelineEntry
  *
  * One moment in an alert's or an order's story. `kind`:
@@ -1368,6 +1380,27 @@ export type RejectionReason = {
 };
 
 /**
+ * RejectedItemCorrections
+ *
+ * What an operator corrects in a refused item before accepting it: each field given
+ * replaces the item's (`description` is `problem.description`, `street`, `number`,
+ * `neighborhood`, `reference`, `latitude` and `longitude` are in `address`,
+ * `requesterName` and `phone` in `requester`); fields not given stay as the partner sent them.
+ *
+ */
+export type RejectedItemCorrections = {
+    description?: string;
+    street?: string;
+    number?: string;
+    neighborhood?: string;
+    reference?: string;
+    requesterName?: string;
+    phone?: string;
+    latitude?: number;
+    longitude?: number;
+};
+
+/**
  * RejectedInboundItem
  *
  * An item a polling-mode partner's endpoint returned that intake refused: it breaks the
@@ -1424,6 +1457,18 @@ export type RejectedInboundItem = {
      * Who dismissed it.
      */
     dismissedBy: string | null;
+    /**
+     * The reason the operator gave when dismissing it; null otherwise.
+     */
+    dismissReason: string | null;
+    /**
+     * The fields an operator corrected when accepting it (see `accept`); null otherwise.
+     */
+    corrections: null | RejectedItemCorrections;
+    /**
+     * Who accepted it with corrections; null otherwise.
+     */
+    acceptedBy: string | null;
 };
 
 /**
@@ -1895,6 +1940,23 @@ export type AdminPage = number;
  * Items per page, default 50, at most 500 (larger values are cut down to 500).
  */
 export type AdminPageSize = number;
+
+/**
+ * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+ * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+ * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+ * held until the window passes (not delivered, not in the events page; see the partner
+ * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+ * puts everything back and the held events are never sent. Without it the events go
+ * at once, as always. The console always asks for it.
+ *
+ */
+export type PreferUndo = string;
+
+/**
+ * Id of an undoable action, from the `Lumen-Undo-Action` header of its answer.
+ */
+export type ActionIdPath = string;
 
 /**
  * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
@@ -3813,6 +3875,17 @@ export type BulkTriageAlertsData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path?: never;
     query?: never;
@@ -3912,6 +3985,104 @@ export type BulkTriageAlertsResponses = {
 };
 
 export type BulkTriageAlertsResponse = BulkTriageAlertsResponses[keyof BulkTriageAlertsResponses];
+
+export type UndoActionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of an undoable action, from the `Lumen-Undo-Action` header of its answer.
+         */
+        actionId: string;
+    };
+    query?: never;
+    url: '/api/admin/actions/{actionId}/undo';
+};
+
+export type UndoActionErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type UndoActionError = UndoActionErrors[keyof UndoActionErrors];
+
+export type UndoActionResponses = {
+    /**
+     * The action was undone.
+     */
+    200: UndoneAction;
+};
+
+export type UndoActionResponse = UndoActionResponses[keyof UndoActionResponses];
 
 export type GetAlertData = {
     body?: never;
@@ -4598,6 +4769,17 @@ export type CreateOrderFromAlertData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path: {
         /**
@@ -4737,6 +4919,17 @@ export type LinkAlertData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path: {
         /**
@@ -4876,6 +5069,17 @@ export type DiscardAlertData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path: {
         /**
@@ -5012,6 +5216,17 @@ export type ReclassifyAlertData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path: {
         /**
@@ -6189,6 +6404,17 @@ export type CancelServiceOrderData = {
          *
          */
         'Accept-Language'?: string;
+        /**
+         * `undo` makes the action undoable for a short window (LUMEN_UNDO_WINDOW_SECONDS,
+         * default 10 s): the answer then carries `Preference-Applied: undo`, `Lumen-Undo-Action`
+         * (the action's id) and `Lumen-Undo-Until`, and the partner events of the action are
+         * held until the window passes (not delivered, not in the events page; see the partner
+         * contract's event timing). `POST /api/admin/actions/{actionId}/undo` within the window
+         * puts everything back and the held events are never sent. Without it the events go
+         * at once, as always. The console always asks for it.
+         *
+         */
+        Prefer?: string;
     };
     path: {
         /**
@@ -7210,7 +7436,12 @@ export type ListRejectedInboundItemsResponses = {
 export type ListRejectedInboundItemsResponse = ListRejectedInboundItemsResponses[keyof ListRejectedInboundItemsResponses];
 
 export type DismissRejectedInboundItemData = {
-    body?: never;
+    body?: {
+        /**
+         * Why the item is dismissed (kept on the item and in the audit log).
+         */
+        reason?: string;
+    };
     headers?: {
         /**
          * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
@@ -7383,6 +7614,116 @@ export type RetryRejectedInboundItemResponses = {
 };
 
 export type RetryRejectedInboundItemResponse = RetryRejectedInboundItemResponses[keyof RetryRejectedInboundItemResponses];
+
+export type AcceptRejectedInboundItemData = {
+    body: {
+        corrections: RejectedItemCorrections;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the rejected inbound item.
+         */
+        itemId: string;
+    };
+    query?: never;
+    url: '/api/admin/rejected-inbound-items/{itemId}/accept';
+};
+
+export type AcceptRejectedInboundItemErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type AcceptRejectedInboundItemError = AcceptRejectedInboundItemErrors[keyof AcceptRejectedInboundItemErrors];
+
+export type AcceptRejectedInboundItemResponses = {
+    /**
+     * What intake said.
+     */
+    200: {
+        accepted: boolean;
+        item: RejectedInboundItem;
+    };
+};
+
+export type AcceptRejectedInboundItemResponse = AcceptRejectedInboundItemResponses[keyof AcceptRejectedInboundItemResponses];
 
 export type ListPartnerReasonCodesData = {
     body?: never;

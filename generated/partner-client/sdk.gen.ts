@@ -297,6 +297,13 @@ export const listPoles = <ThrowOnError extends boolean = false>(options?: Option
  * returned, `nextSince` is your confirmed position (`1970-01-01T00:00:00.000Z` before
  * anything was confirmed).
  *
+ * **Event timing.** An operator's triage action or an order's cancellation made in the
+ * operators' console can be undone for a few seconds (10 by default); its events are
+ * held until then, and reach you (here and by webhook alike) up to about 11 s after
+ * the change, with the change's `occurredAt`. An action undone in time produces no
+ * event at all. A later change to the same alert or order releases the held events at
+ * once, so events of one order always arrive in the order they happened.
+ *
  * **429.** Calls count toward the key's per-minute request quota like every other
  * endpoint (a drain of 200 events per call fits it easily). On top, when the
  * ExternalSystem has a minimum polling interval configured, a call that comes before

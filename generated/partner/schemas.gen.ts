@@ -2191,6 +2191,60 @@ export const RejectionReasonSchema = {
     }
 } as const;
 
+export const RejectedItemCorrectionsSchema = {
+    type: 'object',
+    title: 'RejectedItemCorrections',
+    additionalProperties: false,
+    description: 'What an operator corrects in a refused item before accepting it: each field given\nreplaces the item\'s (`description` is `problem.description`, `street`, `number`,\n`neighborhood`, `reference`, `latitude` and `longitude` are in `address`,\n`requesterName` and `phone` in `requester`); fields not given stay as the partner sent them.\n',
+    properties: {
+        description: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 4000
+        },
+        street: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 300
+        },
+        number: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 50
+        },
+        neighborhood: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 200
+        },
+        reference: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500
+        },
+        requesterName: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 300
+        },
+        phone: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 50
+        },
+        latitude: {
+            type: 'number',
+            minimum: -90,
+            maximum: 90
+        },
+        longitude: {
+            type: 'number',
+            minimum: -180,
+            maximum: 180
+        }
+    }
+} as const;
+
 export const RejectedInboundItemSchema = {
     type: 'object',
     title: 'RejectedInboundItem',
@@ -2208,7 +2262,10 @@ export const RejectedInboundItemSchema = {
         'timesSeen',
         'resolvedAt',
         'dismissedAt',
-        'dismissedBy'
+        'dismissedBy',
+        'dismissReason',
+        'corrections',
+        'acceptedBy'
     ],
     properties: {
         id: {
@@ -2310,6 +2367,39 @@ export const RejectedInboundItemSchema = {
             ],
             maxLength: 1000,
             description: 'Who dismissed it.',
+            examples: [
+                null
+            ]
+        },
+        dismissReason: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 500,
+            description: 'The reason the operator gave when dismissing it; null otherwise.',
+            examples: [
+                null
+            ]
+        },
+        corrections: {
+            description: 'The fields an operator corrected when accepting it (see `accept`); null otherwise.',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    $ref: '#/components/schemas/RejectedItemCorrections'
+                }
+            ]
+        },
+        acceptedBy: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 1000,
+            description: 'Who accepted it with corrections; null otherwise.',
             examples: [
                 null
             ]

@@ -1215,6 +1215,27 @@ export type RejectionReason = {
 };
 
 /**
+ * RejectedItemCorrections
+ *
+ * What an operator corrects in a refused item before accepting it: each field given
+ * replaces the item's (`description` is `problem.description`, `street`, `number`,
+ * `neighborhood`, `reference`, `latitude` and `longitude` are in `address`,
+ * `requesterName` and `phone` in `requester`); fields not given stay as the partner sent them.
+ *
+ */
+export type RejectedItemCorrections = {
+    description?: string;
+    street?: string;
+    number?: string;
+    neighborhood?: string;
+    reference?: string;
+    requesterName?: string;
+    phone?: string;
+    latitude?: number;
+    longitude?: number;
+};
+
+/**
  * RejectedInboundItem
  *
  * An item a polling-mode partner's endpoint returned that intake refused: it breaks the
@@ -1271,6 +1292,18 @@ export type RejectedInboundItem = {
      * Who dismissed it.
      */
     dismissedBy: string | null;
+    /**
+     * The reason the operator gave when dismissing it; null otherwise.
+     */
+    dismissReason: string | null;
+    /**
+     * The fields an operator corrected when accepting it (see `accept`); null otherwise.
+     */
+    corrections: null | RejectedItemCorrections;
+    /**
+     * Who accepted it with corrections; null otherwise.
+     */
+    acceptedBy: string | null;
 };
 
 /**

@@ -112,9 +112,15 @@ export function registerInboundCommands(program: Command, io: CliIo): void {
     });
   });
 
-  jsonOption(inbound.command('dismiss').description('mark a rejected item as looked at (it leaves --status open and the counts)').argument('<itemId>', 'rejected item id')).action(
-    async (id: string, opts: JsonOption) => {
-      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliActorOf(rt), id));
+  jsonOption(
+    inbound
+      .command('dismiss')
+      .description('mark a rejected item as looked at (it leaves --status open and the counts)')
+      .argument('<itemId>', 'rejected item id')
+      .option('--reason <text>', 'why it is dismissed (kept on the item and in the audit log)'),
+  ).action(
+    async (id: string, opts: JsonOption & { reason?: string }) => {
+      const item = await withRuntime(io, (rt) => dismissRejectedItem(rt, cliActorOf(rt), id, opts.reason));
       printResult(io, opts, item, () => `Dismissed ${describeRejected(item)}`);
     },
   );

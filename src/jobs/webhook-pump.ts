@@ -3,7 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { acquirePermits, releasePermits, renewPermits } from '../db/repositories/webhook-permit.repository.js';
 import { claimDueDeliveries, recheckKeys, releaseLeases, unblockOrphans, type ClaimedDelivery, type OrderingKey } from '../db/repositories/webhook-delivery.repository.js';
 import { attemptDelivery, LEASE_MS, recordAttempts, type Attempted, type SecretCache } from '../services/events/index.js';
-import { DELIVERY_CHANNEL, parseNotificationPayload } from '../services/events/index.js';
+import { DELIVERY_CHANNEL, parseNotificationPayload, releaseDueActions } from '../services/events/index.js';
 import { ChannelListener } from './channel-listener.js';
 
 export interface WebhookPumpOptions {
@@ -13,6 +13,8 @@ export interface WebhookPumpOptions {
   readonly concurrency?: number;
   /** How often the pump looks for due deliveries nobody woke it for, in ms. Default 2000. */
   readonly pollMs?: number;
+  /** How often held events whose undo window has passed are released, in ms. Default 1000. */
+  readonly holdReleaseMs?: number;
 }
 
 /** Retries further away than this are found by the poll instead of a timer of their own. */
@@ -85,6 +87,9 @@ export class WebhookPump {
   private readonly concurrency: number;
   private readonly listener: ChannelListener;
   private readonly poll: NodeJS.Timeout;
+  /** Releases the events of undoable actions whose window has passed (services/events/hold.ts). */
+  private readonly holds: NodeJS.Timeout;
+  private releasing: Promise<void> | null = null;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Leased and waiting for a free attempt slot. */
   private readonly waiting: WaitingDelivery[] = [];
@@ -131,6 +136,21 @@ export class WebhookPump {
     this.poll.unref();
     this.permitTimer = setInterval(() => this.renewPermits(), PERMIT_RENEW_MS);
     this.permitTimer.unref();
+    this.holds = setInterval(() => this.releaseHolds(), opts.holdReleaseMs ?? 1000);
+    this.holds.unref();
+  }
+
+  /** Moves held events whose window has passed to the outbox; the deliveries it writes wake the pump. */
+  private releaseHolds(): void {
+    if (this.stopping || this.releasing) return;
+    this.releasing = releaseDueActions(this.deps.db)
+      .then(
+        () => undefined,
+        (err: unknown) => this.deps.log.warn({ err }, 'releasing held events failed; trying again shortly'),
+      )
+      .finally(() => {
+        this.releasing = null;
+      });
   }
 
   static async start(deps: AppDeps, opts: WebhookPumpOptions): Promise<WebhookPump> {
@@ -166,6 +186,8 @@ export class WebhookPump {
     this.stopping = true;
     clearInterval(this.poll);
     clearInterval(this.permitTimer);
+    clearInterval(this.holds);
+    await this.releasing;
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     await this.listener.stop();

@@ -50,7 +50,39 @@ export const client = createClient({ baseUrl: '', credentials: 'same-origin' });
 client.interceptors.request.use((request) => {
   request.headers.set('Accept-Language', credentials.language);
   if (request.method !== 'GET' && request.method !== 'HEAD' && credentials.csrfToken) request.headers.set('X-CSRF-Token', credentials.csrfToken);
+  // Every triage action and an order's cancellation can be undone for a few seconds:
+  // the server holds the partner's events meanwhile (openapi: Prefer: undo).
+  if (request.method === 'POST' && UNDOABLE.test(new URL(request.url, window.location.href).pathname)) request.headers.set('Prefer', 'undo');
   return request;
+});
+
+const UNDOABLE = /^\/api\/admin\/(alerts\/bulk|alerts\/[^/]+\/(create-order|link|discard|reclassify)|service-orders\/[^/]+\/cancel)$/;
+
+/** An action that can still be undone: its id, the end of its window (ms, this clock), and the console path it was made on. */
+export interface UndoTicket {
+  actionId: string;
+  until: number;
+  returnTo: string;
+}
+
+let onUndoable: ((ticket: UndoTicket) => void) | null = null;
+
+/** Who shows the undo offer after an undoable action (the feedback bar). */
+export function whenUndoable(handler: ((ticket: UndoTicket) => void) | null): void {
+  onUndoable = handler;
+}
+
+client.interceptors.response.use((response) => {
+  const actionId = response.headers.get('lumen-undo-action');
+  const until = Date.parse(response.headers.get('lumen-undo-until') ?? '');
+  if (response.ok && actionId && Number.isFinite(until)) {
+    // The server's clock may differ from this one: the window is counted from its Date
+    // header (whole seconds, hence a second less), on this clock.
+    const served = Date.parse(response.headers.get('date') ?? '');
+    const left = Number.isFinite(served) ? until - served - 1000 : 9000;
+    onUndoable?.({ actionId, until: Date.now() + Math.min(Math.max(left, 0), 120_000), returnTo: window.location.pathname + window.location.search });
+  }
+  return response;
 });
 
 type Sdk = typeof sdk;

@@ -46,12 +46,12 @@ export function App() {
   return (
     <I18nContext.Provider value={i18n}>
       <RouterProvider>
-        <FeedbackProvider>
-          {/* A new language means new reason names and problem texts: a fresh cache. */}
-          <SWRConfig key={lang} value={{ provider: () => new Map() }}>
+        {/* A new language means new reason names and problem texts: a fresh cache. */}
+        <SWRConfig key={lang} value={{ provider: () => new Map() }}>
+          <FeedbackProvider>
             <Shell />
-          </SWRConfig>
-        </FeedbackProvider>
+          </FeedbackProvider>
+        </SWRConfig>
       </RouterProvider>
     </I18nContext.Provider>
   );

@@ -5,8 +5,10 @@
  */
 import { createContext, type ComponentChildren } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { useSWRConfig } from 'swr';
+import { ApiError, call, whenUndoable, type UndoTicket } from './api.js';
 import { useI18n } from './i18n.js';
+import { BASE, navigate } from './router.js';
 import { problemWords } from './words.js';
 
 interface Message {
@@ -35,6 +37,7 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
     // Errors stay until dismissed; confirmations go after a while.
     if (m.kind === 'ok') setTimeout(() => setMessages((list) => list.filter((x) => x.id !== id)), 6000);
   }, []);
+  const undo = useUndo(push);
   const feedback: Feedback = {
     ok: (title) => push({ kind: 'ok', title }),
     error: (err) => push(err instanceof ApiError ? { kind: 'error', ...problemWords(t, err) } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
@@ -42,13 +45,14 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   // The toasts sit in a bar along the bottom; the page gets room below its content for
   // it, so no button is ever under a toast (it can always be scrolled into view).
   useEffect(() => {
-    const height = messages.length > 0 && bar.current ? bar.current.offsetHeight : 0;
+    const height = bar.current ? bar.current.offsetHeight : 0;
     document.body.style.paddingBottom = height ? `${height + 16}px` : '';
-  }, [messages]);
+  }, [messages, undo !== null]);
   return (
     <FeedbackContext.Provider value={feedback}>
       {children}
       <div class="toasts" role="status" aria-live="polite" ref={bar}>
+        {undo}
         {messages.map((m) => (
           <div key={m.id} class={`toast toast-${m.kind}`} data-testid={`toast-${m.kind}`}>
             <strong>{m.title}</strong>
@@ -90,4 +94,62 @@ export function useAction<A extends unknown[], R>(run: (...args: A) => Promise<R
     }
   };
   return { busy, run: go };
+}
+
+/**
+ * The offer to undo the last undoable action (a triage action, an order's
+ * cancellation), shown while its window lasts with the seconds left: "Desfazer" puts
+ * everything back (the partner never hears of it), returns to the page the action was
+ * made on and reads every page's data again. A newer action replaces the offer.
+ */
+function useUndo(push: (m: Omit<Message, 'id'>) => void) {
+  const { t } = useI18n();
+  const { mutate } = useSWRConfig();
+  const [ticket, setTicket] = useState<UndoTicket | null>(null);
+  const [now, setNow] = useState(Date.now());
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    whenUndoable((next) => {
+      setTicket(next);
+      setNow(Date.now());
+    });
+    return () => whenUndoable(null);
+  }, []);
+  useEffect(() => {
+    if (!ticket) return undefined;
+    const timer = setInterval(() => {
+      const at = Date.now();
+      setNow(at);
+      if (at >= ticket.until) setTicket((current) => (current === ticket ? null : current));
+    }, 250);
+    return () => clearInterval(timer);
+  }, [ticket]);
+  if (!ticket || now >= ticket.until) return null;
+  const seconds = Math.max(1, Math.ceil((ticket.until - now) / 1000));
+  const run = async () => {
+    if (busy) return;
+    setBusy(true);
+    try {
+      await call('undoAction', { path: { actionId: ticket.actionId } });
+      setTicket(null);
+      const back = ticket.returnTo.startsWith(BASE) ? ticket.returnTo.slice(BASE.length) || '/' : ticket.returnTo;
+      navigate(back);
+      await mutate(() => true);
+      push({ kind: 'ok', title: t('undo.done') });
+    } catch (err) {
+      setTicket(null);
+      push(err instanceof ApiError ? { kind: 'error', ...problemWords(t, err) } : { kind: 'error', title: t('common.error') });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="toast toast-undo" data-testid="undo-offer">
+      <strong>{t('undo.offer', { seconds })}</strong>
+      <span>{t('undo.hint')}</span>
+      <button type="button" class="undo-button" disabled={busy} onClick={() => void run()} data-testid="undo">
+        {t('undo.button')}
+      </button>
+    </div>
+  );
 }

@@ -205,6 +205,50 @@ export const WORDS_PT = {
   'audit.export': 'Exportar CSV',
   'problem.fields': 'Confira: {fields}.',
   'problem.field.body': 'o formulário',
+  // Safe actions (issue 23 §2, §3): undo, refused items, failed photos.
+  'action.alert.undo': 'Ação desfeita',
+  'note.undone': 'desfeito a tempo; o parceiro não foi avisado',
+  'action.service-order.undo': 'Cancelamento desfeito',
+  'action.inbound.accept': 'Pedido recusado corrigido e aceito',
+  'photoError.data-uri': 'Conteúdo enviado com prefixo data:',
+  'photoError.invalid-base64': 'Conteúdo da foto ilegível',
+  'photoError.empty': 'Foto vazia',
+  'photoError.too-large': 'Foto maior que 5 MiB',
+  'photoError.content-mismatch': 'O arquivo não é uma imagem JPEG, PNG ou WebP',
+  'photoError.invalid-url': 'Endereço da foto inválido',
+  'photoError.insecure-url': 'Endereço da foto sem HTTPS',
+  'photoError.blocked-address': 'Endereço da foto não permitido (rede interna)',
+  'photoError.download-failed': 'Não foi possível baixar a foto',
+  'photoError.storage-failed': 'A foto não pôde ser guardada',
+  'photoError.other': 'A foto não pôde ser guardada',
+  'photoError.httpStatus': '(o servidor da foto respondeu {code})',
+  'rejected.field.item': 'O pedido inteiro',
+  'rejected.field.protocolNumber': 'Protocolo',
+  'rejected.field.assetType': 'Tipo de ativo',
+  'rejected.field.requestedAt': 'Data do pedido',
+  'rejected.field.requester': 'Solicitante',
+  'rejected.field.requester.name': 'Nome do solicitante',
+  'rejected.field.requester.phone': 'Telefone',
+  'rejected.field.lampType': 'Tipo de lâmpada',
+  'rejected.field.reasonCode': 'Motivo do parceiro',
+  'rejected.field.address': 'Endereço',
+  'rejected.field.address.street': 'Rua',
+  'rejected.field.address.number': 'Número',
+  'rejected.field.address.neighborhood': 'Bairro',
+  'rejected.field.address.reference': 'Referência',
+  'rejected.field.address.latitude': 'Latitude',
+  'rejected.field.address.longitude': 'Longitude',
+  'rejected.field.problem': 'Problema',
+  'rejected.field.problem.description': 'Descrição',
+  'rejected.field.problem.additionalNotes': 'Observações',
+  'rejected.field.attachments': 'Fotos',
+  'rejected.why.missing': '{field}: está faltando',
+  'rejected.why.empty': '{field}: está vazio',
+  'rejected.why.invalid': '{field}: não é válido',
+  'rejected.why.unknown': '{field}: campo que o Lumen não conhece',
+  'rejected.problem.validation-failed': 'Dados do pedido incompletos ou inválidos',
+  'rejected.problem.forbidden': 'O parceiro não tem permissão para criar pedidos',
+  'rejected.problem.other': 'Recusado pela entrada de pedidos',
 } as const;
 
 export type WordKey = keyof typeof WORDS_PT;
@@ -407,6 +451,50 @@ export const WORDS_EN: Record<WordKey, string> = {
   'audit.export': 'Export CSV',
   'problem.fields': 'Check: {fields}.',
   'problem.field.body': 'the form',
+  // Safe actions (issue 23 §2, §3): undo, refused items, failed photos.
+  'action.alert.undo': 'Action undone',
+  'note.undone': 'undone in time; the partner was not told',
+  'action.service-order.undo': 'Cancellation undone',
+  'action.inbound.accept': 'Refused request corrected and accepted',
+  'photoError.data-uri': 'Content sent with a data: prefix',
+  'photoError.invalid-base64': 'Unreadable photo content',
+  'photoError.empty': 'Empty photo',
+  'photoError.too-large': 'Photo larger than 5 MiB',
+  'photoError.content-mismatch': 'The file is not a JPEG, PNG or WebP image',
+  'photoError.invalid-url': 'Invalid photo address',
+  'photoError.insecure-url': 'Photo address without HTTPS',
+  'photoError.blocked-address': 'Photo address not allowed (internal network)',
+  'photoError.download-failed': 'The photo could not be downloaded',
+  'photoError.storage-failed': 'The photo could not be stored',
+  'photoError.other': 'The photo could not be stored',
+  'photoError.httpStatus': "(the photo's server answered {code})",
+  'rejected.field.item': 'The whole request',
+  'rejected.field.protocolNumber': 'Protocol',
+  'rejected.field.assetType': 'Asset type',
+  'rejected.field.requestedAt': 'Request date',
+  'rejected.field.requester': 'Requester',
+  'rejected.field.requester.name': "Requester's name",
+  'rejected.field.requester.phone': 'Phone',
+  'rejected.field.lampType': 'Lamp type',
+  'rejected.field.reasonCode': "Partner's reason",
+  'rejected.field.address': 'Address',
+  'rejected.field.address.street': 'Street',
+  'rejected.field.address.number': 'Number',
+  'rejected.field.address.neighborhood': 'Neighbourhood',
+  'rejected.field.address.reference': 'Reference',
+  'rejected.field.address.latitude': 'Latitude',
+  'rejected.field.address.longitude': 'Longitude',
+  'rejected.field.problem': 'Problem',
+  'rejected.field.problem.description': 'Description',
+  'rejected.field.problem.additionalNotes': 'Notes',
+  'rejected.field.attachments': 'Photos',
+  'rejected.why.missing': '{field}: missing',
+  'rejected.why.empty': '{field}: empty',
+  'rejected.why.invalid': '{field}: not valid',
+  'rejected.why.unknown': '{field}: a field Lumen does not know',
+  'rejected.problem.validation-failed': 'Request data incomplete or not valid',
+  'rejected.problem.forbidden': 'The partner may not create requests',
+  'rejected.problem.other': 'Refused by request intake',
 };
 
 type T = (key: never, params?: Record<string, string | number>) => string;
@@ -515,6 +603,7 @@ export function noteWords(t: T, note: string): string {
   if ((m = /^linked to order (\S+)$/.exec(note))) return tt('note.linked', { number: m[1]! });
   if ((m = /^team (.+)$/.exec(note))) return tt('note.team', { name: m[1]! });
   if (note === 'demo city') return tt('note.demo');
+  if (note === 'undone') return tt('note.undone');
   return note;
 }
 
@@ -522,6 +611,52 @@ export function noteWords(t: T, note: string): string {
 export function pollErrorWords(t: T, kind: string): string {
   const key = `pollError.${kind}`;
   return has(key) ? (t as (k: string) => string)(key) : kind;
+}
+
+/**
+ * Why Lumen does not poll a partner, in words: the same rule as the server's
+ * (services/partner-poll notPolledBecause), read from the partner's settings.
+ */
+export function notPolledWords(t: T, p: { transport: string; enabled: boolean; pollingUrl: string | null }): string {
+  const tt = t as (k: string) => string;
+  if (p.transport !== 'polling') return tt('partnerPolling.notPolled.webhook');
+  if (!p.enabled) return tt('partnerPolling.notPolled.disabled');
+  if (!p.pollingUrl) return tt('partnerPolling.notPolled.noUrl');
+  return tt('common.no');
+}
+
+/** Why a photo could not be kept, in words: the error code's, and the server's answer when it gave one. */
+export function attachmentErrorWords(t: T, code: string, detail: string | null): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  const what = has(`photoError.${code}`) ? tt(`photoError.${code}`) : tt('photoError.other');
+  const status = /\bHTTP (\d{3})\b/.exec(detail ?? '');
+  return status ? `${what} ${tt('photoError.httpStatus', { code: status[1]! })}` : what;
+}
+
+/** A refused item's field, as the correction form labels it (`/address/street` → "Rua"). */
+export function rejectedFieldWords(t: T, pointer: string): string {
+  const tt = t as (k: string) => string;
+  const parts = pointer.split('/').filter(Boolean).filter((p) => !/^\d+$/.test(p));
+  if (parts.length === 0) return tt('rejected.field.item');
+  const path = parts.join('.');
+  for (const candidate of [path, parts[0]!]) if (has(`rejected.field.${candidate}`)) return tt(`rejected.field.${candidate}`);
+  return tt('field.other');
+}
+
+/** Why intake refused a field, in words: missing, empty, or not valid (never the validator's sentence). */
+export function rejectedReasonWords(t: T, reason: { pointer: string; message: string }, item: unknown): string {
+  const tt = t as (k: string, p?: Record<string, string | number>) => string;
+  const field = rejectedFieldWords(t, reason.pointer);
+  let value: unknown = item;
+  for (const part of reason.pointer.split('/').filter(Boolean)) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  const kind = /is required|required property/.test(reason.message) ? 'missing' : value === '' ? 'empty' : /not a property/.test(reason.message) ? 'unknown' : 'invalid';
+  return tt(`rejected.why.${kind}`, { field });
+}
+
+/** The problem intake answered for a refused item, in words. */
+export function rejectedProblemWords(t: T, code: string): string {
+  const tt = t as (k: string) => string;
+  return has(`rejected.problem.${code}`) ? tt(`rejected.problem.${code}`) : tt('rejected.problem.other');
 }
 
 /** A delivery's last outcome: the receiver's HTTP status, or that nothing answered. */

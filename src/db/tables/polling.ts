@@ -65,6 +65,12 @@ export interface RejectedInboundItemTable {
   /** Set when an operator dismissed it (0024). */
   dismissed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   dismissed_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The operator's reason for dismissing it (0092). */
+  dismiss_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The fields an operator corrected before accepting it (0092). */
+  corrections: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** Who accepted it, corrected (0092). */
+  accepted_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PollingTables {

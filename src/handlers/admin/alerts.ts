@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { alertTimeline, bulkTriage, requireTriageTenant, type BulkTriageInput, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
-import { actorOf, alertOf, bodyOf, bodyRef, queryOf } from './context.js';
+import { alertTimeline, bulkTriage, undoAction as undo, requireTriageTenant, type BulkTriageInput, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { actorOf, alertOf, bodyOf, bodyRef, queryOf, undoHeaders, undoOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
@@ -32,24 +32,31 @@ export const createOrderFromAlert: Handler<AdminPrincipal> = async (ctx) => {
   const body = bodyOf<{ teamId?: string; reasonCode?: string; poleId?: string }>(ctx);
   const alert = await alertOf(ctx);
   const teamId = body.teamId === undefined ? undefined : await bodyRef('team', ctx, body.teamId, alert.tenantId, '/teamId', 'alert');
-  const order = await createOrder(ctx.deps, actorOf(ctx), alert.id, { ...body, teamId });
-  return { status: 201, body: order, headers: { location: `/api/admin/service-orders/${order.id}` } };
+  const undo = undoOf(ctx);
+  const order = await createOrder(ctx.deps, actorOf(ctx), alert.id, { ...body, teamId }, undo);
+  return { status: 201, body: order, headers: { location: `/api/admin/service-orders/${order.id}`, ...undoHeaders(undo) } };
 };
 
 export const linkAlert: Handler<AdminPrincipal> = async (ctx) => {
   const alert = await alertOf(ctx);
   const serviceOrderId = await bodyRef('service order', ctx, bodyOf<{ serviceOrderId: string }>(ctx).serviceOrderId, alert.tenantId, '/serviceOrderId', 'alert');
-  return { status: 200, body: await link(ctx.deps, actorOf(ctx), alert.id, serviceOrderId, ctx.lang) };
+  const undo = undoOf(ctx);
+  const body = await link(ctx.deps, actorOf(ctx), alert.id, serviceOrderId, ctx.lang, undo);
+  return { status: 200, body, headers: undoHeaders(undo) };
 };
 
 export const discardAlert: Handler<AdminPrincipal> = async (ctx) => {
   const { reason } = bodyOf<{ reason?: string }>(ctx);
-  return { status: 200, body: await discard(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reason, ctx.lang) };
+  const undo = undoOf(ctx);
+  const body = await discard(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reason, ctx.lang, undo);
+  return { status: 200, body, headers: undoHeaders(undo) };
 };
 
 export const reclassifyAlert: Handler<AdminPrincipal> = async (ctx) => {
   const { reasonCode } = bodyOf<{ reasonCode: string }>(ctx);
-  return { status: 200, body: await reclassify(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reasonCode, ctx.lang) };
+  const undo = undoOf(ctx);
+  const body = await reclassify(ctx.deps, actorOf(ctx), (await alertOf(ctx)).id, reasonCode, ctx.lang, undo);
+  return { status: 200, body, headers: undoHeaders(undo) };
 };
 
 export const setAlertLocation: Handler<AdminPrincipal> = async (ctx) => {
@@ -68,5 +75,10 @@ export const bulkTriageAlerts: Handler<AdminPrincipal> = async (ctx) => {
   await requireTriageTenant(ctx.deps, ctx.principal.access, body.tenantId);
   const teamId = body.action === 'create-order' && body.teamId !== undefined ? await bodyRef('team', ctx, body.teamId, body.tenantId, '/teamId', 'alert') : body.teamId;
   const serviceOrderId = body.action === 'link' && body.serviceOrderId !== undefined ? await bodyRef('service order', ctx, body.serviceOrderId, body.tenantId, '/serviceOrderId', 'alert') : body.serviceOrderId;
-  return { status: 200, body: await bulkTriage(ctx.deps, actorOf(ctx), { ...body, teamId, serviceOrderId }) };
+  const undo = undoOf(ctx);
+  const result = await bulkTriage(ctx.deps, actorOf(ctx), { ...body, teamId, serviceOrderId }, undo);
+  return { status: 200, body: result, headers: undoHeaders(undo) };
 };
+
+/** Undoes an action made with `Prefer: undo` while its window lasts. */
+export const undoAction: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await undo(ctx.deps, actorOf(ctx), ctx.request.params.actionId!) });

@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { HandlerContext } from '../../http/surface.js';
 import type { Actor } from '../../services/audit/index.js';
-import { resolveAlert, resolveField, resolveOrder, type Ref } from '../../services/operations/index.js';
+import { resolveAlert, resolveField, resolveOrder, type Ref, type UndoRequest } from '../../services/operations/index.js';
 
 type Ctx = HandlerContext<AdminPrincipal>;
 
@@ -34,4 +34,17 @@ export function orderOf(ctx: Ctx): Promise<Ref> {
 /** A team name or order number in a body, looked up in the tenant of the alert or order the path names (422 when it names nothing there). */
 export function bodyRef(kind: 'team' | 'service order', ctx: Ctx, value: string, tenantId: string, pointer: string, owner: 'alert' | 'order'): Promise<string> {
   return resolveField(ctx.deps.db, ctx.principal.access, kind, value, tenantId, pointer, owner);
+}
+
+/** `Prefer: undo` on the request (RFC 7240): an undo request for the action's service, else undefined. */
+export function undoOf(ctx: Ctx): UndoRequest | undefined {
+  const prefer = ctx.request.headers.prefer;
+  const values = (Array.isArray(prefer) ? prefer.join(',') : (prefer ?? '')).split(/[,;]/).map((v) => v.trim().toLowerCase());
+  return values.includes('undo') ? {} : undefined;
+}
+
+/** The answer's headers for an action that can be undone: none when it was not asked for (or nothing changed). */
+export function undoHeaders(undo: UndoRequest | undefined): Record<string, string> {
+  if (!undo?.ticket) return {};
+  return { 'preference-applied': 'undo', 'lumen-undo-action': undo.ticket.actionId, 'lumen-undo-until': undo.ticket.until.toISOString() };
 }

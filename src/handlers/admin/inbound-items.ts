@@ -1,8 +1,8 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import type { RejectedStatusFilter } from '../../db/repositories/partner-poll.repository.js';
-import { dismissRejectedItem, getPartnerPollStatus, listRejectedInbound, pollPartnerNow as requestPoll, retryRejectedItem } from '../../services/partner-poll/index.js';
-import { actorOf, queryOf } from './context.js';
+import { acceptRejectedItem, dismissRejectedItem, getPartnerPollStatus, type ItemCorrections, listRejectedInbound, pollPartnerNow as requestPoll, retryRejectedItem } from '../../services/partner-poll/index.js';
+import { actorOf, bodyOf, queryOf } from './context.js';
 
 export const getPartnerPolling: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await getPartnerPollStatus(ctx.deps, ctx.principal.access, ctx.request.params.code!) });
 
@@ -22,6 +22,14 @@ export const listRejectedInboundItems: Handler<AdminPrincipal> = async (ctx) => 
   };
 };
 
-export const dismissRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await dismissRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!) });
+export const dismissRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await dismissRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!, (bodyOf<{ reason?: string } | undefined>(ctx) ?? {}).reason),
+});
+
+export const acceptRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({
+  status: 200,
+  body: await acceptRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!, bodyOf<{ corrections: ItemCorrections }>(ctx).corrections, ctx.signal),
+});
 
 export const retryRejectedInboundItem: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await retryRejectedItem(ctx.deps, actorOf(ctx), ctx.request.params.itemId!, ctx.signal) });

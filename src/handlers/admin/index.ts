@@ -1,9 +1,9 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation, undoAction } from './alerts.js';
 import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
-import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
+import { acceptRejectedInboundItem, dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
 import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartnerWebhookSecret, updatePartner } from './partners.js';
 import { getCityMap, getPole, listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
@@ -45,6 +45,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getAlertTimeline,
   getAlertDuplicates,
   bulkTriageAlerts,
+  undoAction,
   createOrderFromAlert,
   linkAlert,
   discardAlert,
@@ -90,6 +91,7 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   listRejectedInboundItems,
   dismissRejectedInboundItem,
   retryRejectedInboundItem,
+  acceptRejectedInboundItem,
   // WebhookDeliveries (events)
   listWebhookDeliveries,
   getWebhookDelivery,

@@ -1,7 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import { orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
-import { actorOf, bodyOf, bodyRef, orderOf, queryOf } from './context.js';
+import { actorOf, bodyOf, bodyRef, orderOf, queryOf, undoHeaders, undoOf } from './context.js';
 
 const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
 
@@ -17,7 +17,11 @@ export const startServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ stat
 
 export const completeServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await complete(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
 
-export const cancelServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await cancel(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ reason?: string }>(ctx).reason) });
+export const cancelServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
+  const undo = undoOf(ctx);
+  const body = await cancel(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ reason?: string }>(ctx).reason, undo);
+  return { status: 200, body, headers: undoHeaders(undo) };
+};
 
 export const listServiceOrders: Handler<AdminPrincipal> = async (ctx) => {
   const q = (name: string) => queryOf(ctx, name);

@@ -9,5 +9,6 @@ export { LEASE_MS, attemptDelivery, recordAttempts, type Attempted, type SecretC
 export { DELIVERY_CHANNEL, parseNotificationPayload } from './dispatch.js';
 export { deleteExpiredEvents, sweepStrandedDeliveries } from './maintenance.js';
 export { emitEvent } from './outbox.js';
+export { heldActionOf, holdEventsFor, releaseAction, releaseDueActions } from './hold.js';
 export { pollEvents } from './polling.js';
 export { sendTestEvent } from './test-event.js';

@@ -33,6 +33,9 @@ export async function sweepStrandedDeliveries(deps: AppDeps): Promise<number> {
 export async function deleteExpiredEvents(deps: AppDeps): Promise<number> {
   const events = await deleteExpired(deps, sql`event`);
   const tests = await deleteExpired(deps, sql`test_event`);
+  // Undoable actions long settled (released or undone) say nothing more: their events
+  // are in the outbox or were never sent, the audit log keeps the rest.
+  await sql`DELETE FROM undoable_action WHERE settled IS NOT NULL AND settled_at < now() - ${deps.config.eventRetentionDays} * interval '1 day'`.execute(deps.db);
   if (events + tests > 0) deps.log.info({ count: events, testEvents: tests, retentionDays: deps.config.eventRetentionDays }, 'expired events removed');
   return events + tests;
 }

@@ -6,6 +6,7 @@ import type { AlertStatus } from '../../db/tables/domain.js';
 import { insertDelivery } from '../../db/repositories/webhook-delivery.repository.js';
 import { loadServiceOrder, serviceOrderView } from '../operations/index.js';
 import { wakeDeliveries } from './dispatch.js';
+import { heldActionOf, releaseHeldTouching } from './hold.js';
 
 export interface EventSubject {
   alert: { id: string; tenant_id: string; external_system_id: string; protocol_number: string; alert_number: number; status: AlertStatus };
@@ -26,6 +27,11 @@ export interface EventSubject {
  * orders but is not contiguous. For a webhook-mode partner the delivery is written
  * in the same transaction, which wakes the delivery workers as it commits: it starts
  * the moment the transaction commits, and never if it rolls back.
+ *
+ * In the transaction of an action that may be undone (holdEventsFor), the event is
+ * held instead (see hold.ts): written to held_event, delivered when the window passes.
+ * Any event first releases the held events of other actions about the same alert or
+ * order, so the partner receives them in the order they happened.
  *
  * Call it after updating the rows the event is about (the order is read here).
  */
@@ -61,6 +67,26 @@ export async function emitEvent(tx: Tx, type: EventType, subject: EventSubject):
     ...(subject.note ? { note: subject.note } : {}),
   };
   const body = JSON.stringify(envelope);
+  const holding = heldActionOf(tx);
+  await releaseHeldTouching(tx, alert.id, subject.serviceOrderId, holding);
+  if (holding) {
+    await tx
+      .insertInto('held_event')
+      .values({
+        id: envelope.eventId,
+        action_id: holding,
+        tenant_id: alert.tenant_id,
+        external_system_id: alert.external_system_id,
+        event_type: type,
+        alert_id: alert.id,
+        service_order_id: subject.serviceOrderId,
+        sequence,
+        body,
+        occurred_at: partner.now,
+      })
+      .execute();
+    return envelope;
+  }
   await tx
     .insertInto('event')
     .values({

@@ -4,6 +4,7 @@ import type { Tx } from '../../db/database.js';
 import { positionCommitted, readBodies, readPositioned, type PositionMark, type ServedEvent } from '../../db/repositories/event-position.repository.js';
 import { AppError } from '../../lib/errors.js';
 import type { ServiceDeps } from '../deps.js';
+import { releaseDueActions } from './hold.js';
 
 /** Most events per call (interface 4.4, 8); larger `limit`s are cut down to it. */
 export const MAX_EVENTS_PER_CALL = 200;
@@ -60,6 +61,9 @@ interface CursorState {
 export async function pollEvents(deps: ServiceDeps, req: PollRequest): Promise<EventsPage> {
   const limit = Math.min(Math.max(1, Math.trunc(req.limit ?? MAX_EVENTS_PER_CALL)), MAX_EVENTS_PER_CALL);
   const bodies = deps.reads.status().state !== 'in-use';
+  // Held events whose undo window has passed go to the outbox first (hold.ts), so a
+  // partner polling never waits for the pump's next round to see them.
+  await releaseDueActions(deps.db);
   const served = await deps.db.transaction().execute(async (tx) => {
     const cursor = await lockCursor(tx, req.externalSystemId);
     enforceMinInterval(cursor);

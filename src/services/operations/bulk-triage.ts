@@ -10,6 +10,7 @@ import { requireTenantRole, type AdminAccess } from '../operators/index.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { isUuid } from '../tenants/index.js';
 import { operatorTransaction } from './transaction.js';
+import { beginUndoable, type UndoRequest } from './undo.js';
 import { createOrderLocked, discardLocked, linkLocked, reclassifyLocked, requireOpenOrder, requireReason } from './triage.js';
 
 /**
@@ -117,7 +118,7 @@ export async function requireTriageTenant(deps: ServiceDeps, access: AdminAccess
  * validation-failed for the action's parameters, bulk-unknown-alerts (422) or
  * bulk-refused (409) with every alert's outcome, invalid-transition for a closed order.
  */
-export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTriageInput): Promise<BulkTriageResult> {
+export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTriageInput, undo?: UndoRequest): Promise<BulkTriageResult> {
   await requireTriageTenant(deps, actor.access, input.tenantId);
   checkParameters(input);
   const ids = input.alertIds.filter(isUuid);
@@ -146,6 +147,8 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
     if (order) requireOpenOrder(order);
     let reason: ReasonRow | null = null;
     if (input.reasonCode !== undefined) reason = await requireReason(tx, input.tenantId, input.reasonCode);
+
+    const undoable = await beginUndoable(deps, tx, actor, input.tenantId, input.action, alerts, [], undo);
 
     const results: BulkTriageItem[] = [];
     switch (input.action) {
@@ -179,6 +182,7 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
         }
         break;
     }
+    await undoable?.finish(input.action === 'create-order' && order ? [order.id] : []);
     return {
       action: input.action,
       handled: results.length,

@@ -18,3 +18,4 @@ export { alertTimeline, orderTimeline } from './timeline.js';
 export { poleByCode } from './pole-page.js';
 export { cityMap, type CityMapInput } from './city-map.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';
+export { undoAction, type UndoRequest, type UndoneAction } from './undo.js';

@@ -12,6 +12,7 @@ import { addAlertHistory, addOrderHistory, lockAlertsOfOrder, lockOrder, updateA
 import { actorLabel, recordAudit, type Actor } from '../audit/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { operatorTransaction } from './transaction.js';
+import { beginUndoable, type UndoRequest } from './undo.js';
 import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { adminServiceOrderView } from './order-list.js';
@@ -80,6 +81,7 @@ async function move(
   note: string | null,
   change: (ctx: MoveContext) => Promise<{ patch: Parameters<typeof updateOrder>[2]; historyNote: string | null } | null>,
   alertChange?: (alert: AlertRow, order: OrderRow) => Parameters<typeof updateAlert>[2],
+  undo?: UndoRequest,
 ): Promise<ServiceOrder> {
   if (!isUuid(orderId)) throw notFound(orderId);
   const rule = ORDER_MOVES[name];
@@ -90,6 +92,7 @@ async function move(
     const alerts = await lockAlertsOfOrder(tx, order.id);
     const planned = await change({ tx, order, alerts });
     if (!planned) return serviceOrderView((await loadServiceOrder(tx, order.id))!);
+    const undoable = name === 'cancel' ? await beginUndoable(deps, tx, actor, order.tenant_id, 'cancel-order', alerts, [order], undo) : null;
 
     const updated = await updateOrder(tx, order.id, { ...planned.patch, status: rule.to });
     await addOrderHistory(tx, { service_order_id: order.id, from_status: order.status, to_status: rule.to, actor: who, note: planned.historyNote });
@@ -117,6 +120,7 @@ async function move(
     for (const alert of changedAlerts) {
       await emitEvent(tx, rule.event, { alert, serviceOrderId: order.id, note });
     }
+    await undoable?.finish();
     return serviceOrderView((await loadServiceOrder(tx, order.id))!);
   });
 }
@@ -163,7 +167,7 @@ export async function completeServiceOrder(deps: ServiceDeps, actor: Actor, orde
  * OPEN/ASSIGNED/IN_PROGRESS -> CANCELLED: closed_at set; the linked alerts are released
  * back to Pending (unlinked), to be linked to another order or discarded in triage.
  */
-export async function cancelServiceOrder(deps: ServiceDeps, actor: Actor, orderId: string, reasonText?: string): Promise<ServiceOrder> {
+export async function cancelServiceOrder(deps: ServiceDeps, actor: Actor, orderId: string, reasonText?: string, undo?: UndoRequest): Promise<ServiceOrder> {
   const note = checkNote(reasonText, '/reason');
   return move(
     deps,
@@ -173,5 +177,6 @@ export async function cancelServiceOrder(deps: ServiceDeps, actor: Actor, orderI
     note,
     async () => ({ patch: { closed_at: CLOSED_NOW }, historyNote: note }),
     () => ({ status: 'Pending', service_order_id: null }),
+    undo,
   );
 }

@@ -28,6 +28,7 @@ import type { ServiceDeps } from '../deps.js';
 import { doubtAbout, locationUnconfirmed } from '../city-extent/index.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import { operatorTransaction } from './transaction.js';
+import { beginUndoable, type UndoRequest } from './undo.js';
 import { emitEvent } from '../events/index.js';
 import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
@@ -192,7 +193,7 @@ export interface CreateOrderInput {
  * would stall the tenant's intakes), once the alert is seen to exist and be Pending;
  * an action refused after that leaves the number unused.
  */
-export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, alertId: string, input: CreateOrderInput): Promise<ServiceOrder> {
+export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, alertId: string, input: CreateOrderInput, undo?: UndoRequest): Promise<ServiceOrder> {
   if (!isUuid(alertId)) throw notFound(alertId);
   if (input.teamId !== undefined && !isUuid(input.teamId)) throw invalid('/teamId', 'must be a team id (UUID)');
   const seen = inScope(actor.access, await findAlert(deps.db, alertId), 'triager', `alert ${alertId}`);
@@ -208,7 +209,9 @@ export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, aler
   const number = await allocateServiceOrderNumber(deps.db, seen.tenant_id);
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.createOrder);
+    const undoable = await beginUndoable(deps, tx, actor, alert.tenant_id, 'create-order', [alert], [], undo);
     const order = await createOrderLocked(deps, tx, actor, alert, number, input);
+    await undoable?.finish([order.id]);
     return serviceOrderView((await loadServiceOrder(tx, order.id))!);
   });
 }
@@ -276,7 +279,7 @@ export async function createOrderLocked(deps: ServiceDeps, tx: Tx, actor: Actor,
  * duplicate report of one lamp). The order does not change; this alert's partner gets
  * ServiceOrder.Created.
  */
-export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string, serviceOrderId: string, lang: Language): Promise<Alert> {
+export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string, serviceOrderId: string, lang: Language, undo?: UndoRequest): Promise<Alert> {
   if (!isUuid(alertId)) throw notFound(alertId);
   if (!isUuid(serviceOrderId)) throw invalid('/serviceOrderId', 'must be a service order id (UUID)');
   return operatorTransaction(deps, async (tx) => {
@@ -286,7 +289,9 @@ export async function linkAlert(deps: ServiceDeps, actor: Actor, alertId: string
     if (!order || order.tenant_id !== alert.tenant_id) throw invalid('/serviceOrderId', "no such service order in the alert's tenant");
     requirePending(alert, ACTION_NAMES.link);
     requireOpenOrder(order);
+    const undoable = await beginUndoable(deps, tx, actor, alert.tenant_id, 'link', [alert], [], undo);
     await linkLocked(tx, actor, alert, order);
+    await undoable?.finish();
     return viewInTx(tx, alert.id, lang);
   });
 }
@@ -312,13 +317,15 @@ export async function linkLocked(tx: Tx, actor: Actor, alert: AlertRow, order: O
 }
 
 /** Pending -> Cancelled (final), with the operator's reason; the partner gets Alert.Cancelled. */
-export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: string, reason: string | undefined, lang: Language): Promise<Alert> {
+export async function discardAlert(deps: ServiceDeps, actor: Actor, alertId: string, reason: string | undefined, lang: Language, undo?: UndoRequest): Promise<Alert> {
   if (!isUuid(alertId)) throw notFound(alertId);
   const note = reason?.trim() || null;
   if (note !== null && note.length > 500) throw invalid('/reason', 'must be at most 500 characters');
   return operatorTransaction(deps, async (tx) => {
     const alert = await lockPendingAlert(tx, actor.access, alertId, ACTION_NAMES.discard);
+    const undoable = await beginUndoable(deps, tx, actor, alert.tenant_id, 'discard', [alert], [], undo);
     await discardLocked(tx, actor, alert, note);
+    await undoable?.finish();
     return viewInTx(tx, alert.id, lang);
   });
 }
@@ -345,14 +352,16 @@ function requireEditable(alert: AlertRow, order: OrderRow | null, action: (typeo
  * order (the order's type, priority and deadline follow too). No event: the status
  * does not change, and partners see the order's new priority in their reads.
  */
-export async function reclassifyAlert(deps: ServiceDeps, actor: Actor, alertId: string, reasonCode: string, lang: Language): Promise<Alert> {
+export async function reclassifyAlert(deps: ServiceDeps, actor: Actor, alertId: string, reasonCode: string, lang: Language, undo?: UndoRequest): Promise<Alert> {
   if (!isUuid(alertId)) throw notFound(alertId);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(reasonCode ?? '')) throw invalid('/reasonCode', 'must be a reason code');
   return operatorTransaction(deps, async (tx) => {
     const { alert, order } = await lockAlertAndOrder(tx, actor.access, alertId);
     requireEditable(alert, order, ACTION_NAMES.reclassify);
     const reason = await requireReason(tx, alert.tenant_id, reasonCode);
+    const undoable = await beginUndoable(deps, tx, actor, alert.tenant_id, 'reclassify', [alert], order ? [order] : [], undo);
     await reclassifyLocked(tx, actor, alert, order, reason);
+    await undoable?.finish();
     return viewInTx(tx, alert.id, lang);
   });
 }

@@ -7,4 +7,4 @@
 export { PARTNER_POLL_QUEUE, reconcilePartnerPoll, type PartnerPollJobData } from './schedule.js';
 export { reconcilePartnerPolls, runPartnerPollJob } from './service.js';
 export { getPartnerPollStatus, listRejectedInbound, pollPartnerNow, requestedPollEnded, type PartnerPollStatus, type RejectedInboundItemView } from './status.js';
-export { dismissRejectedItem, retryRejectedItem } from './review.js';
+export { acceptRejectedItem, dismissRejectedItem, retryRejectedItem, type ItemCorrections } from './review.js';

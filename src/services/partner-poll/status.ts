@@ -123,6 +123,11 @@ export interface RejectedInboundItemView {
   /** When an operator dismissed it (0024); null otherwise. */
   dismissedAt: string | null;
   dismissedBy: string | null;
+  /** The operator's reason for dismissing it (0092). */
+  dismissReason: string | null;
+  /** The fields an operator corrected before accepting it (0092). */
+  corrections: Record<string, unknown> | null;
+  acceptedBy: string | null;
 }
 
 export interface RejectedInboundPage {
@@ -149,6 +154,9 @@ export function rejectedItemView(code: string, row: RejectedItemRow): RejectedIn
     resolvedAt: iso(row.resolved_at),
     dismissedAt: iso(row.dismissed_at),
     dismissedBy: row.dismissed_by,
+    dismissReason: row.dismiss_reason,
+    corrections: row.corrections,
+    acceptedBy: row.accepted_by,
   };
 }
 

@@ -9,6 +9,7 @@ import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { Badge, LoadError, Table } from '../ui.js';
+import { attachmentErrorWords } from '../words.js';
 
 /** What the last retry of a row found, at the time the answer came. */
 interface Outcome {
@@ -64,7 +65,7 @@ export function AttachmentFailures({ tenantId, partner, canAct }: { tenantId: st
                   <code>{f.url}</code>
                 </td>
                 <td class="small" data-testid="failure-result">
-                  {o?.resolved ? <Badge kind="ok">{t('failures.stored')}</Badge> : `${f.errorCode}: ${f.detail}`}
+                  {o?.resolved ? <Badge kind="ok">{t('failures.stored')}</Badge> : attachmentErrorWords(t, f.errorCode, f.detail)}
                 </td>
                 <td data-testid="failure-attempts">{f.attempts}</td>
                 <td class="nowrap small" data-testid="failure-retried">

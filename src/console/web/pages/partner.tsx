@@ -13,7 +13,7 @@ import { Link, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, LoadError, Loading, Page, Table } from '../ui.js';
 import { AttachmentFailures } from './attachment-failures.js';
-import { deliveryErrorWords, eventTypeWords, pollErrorWords } from '../words.js';
+import { deliveryErrorWords, eventTypeWords, notPolledWords, pollErrorWords, rejectedProblemWords, rejectedReasonWords } from '../words.js';
 import { ReasonMapping } from './reason-mapping.js';
 
 const SCOPES = ['canCreateServiceOrders', 'canCreateAlerts', 'canReadCityData', 'canManageIntegration'] as const;
@@ -48,8 +48,9 @@ export function PartnerPage({ code }: { code: string }) {
         <div class="col-main">
           {admin ? <PartnerSettingsForm partner={p} onSaved={(next) => void partner.mutate(next, { revalidate: false })} /> : null}
           {admin ? <ReasonMapping code={p.code} tenantId={p.tenantId} /> : null}
-          <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin && p.transport === 'webhook'} />
-          {p.transport === 'polling' || p.pollingUrl ? <Polling code={p.code} admin={can('triage', p.tenantId)} /> : null}
+          {/* Webhook deliveries and their redelivery are a webhook partner's; a polling partner reads its events itself. */}
+          {p.transport === 'webhook' ? <Deliveries code={p.code} admin={can('triage', p.tenantId)} canSendTest={admin} /> : null}
+          {p.transport === 'polling' || p.pollingUrl ? <Polling partner={p} admin={can('triage', p.tenantId)} /> : null}
           <AttachmentFailures tenantId={p.tenantId} partner={p.code} canAct={can('triage', p.tenantId)} />
         </div>
         <div class="col-side">
@@ -99,7 +100,12 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
   const [transport, setTransport] = useState(p.transport);
   const [webhookUrl, setWebhookUrl] = useState(p.webhookUrl ?? '');
   const [secret, setSecret] = useState('');
+  const [pollingUrl, setPollingUrl] = useState(p.pollingUrl ?? '');
+  const [interval, setIntervalSeconds] = useState(String(p.pollingIntervalSeconds));
+  const [pollingKey, setPollingKey] = useState('');
   const [rate, setRate] = useState(p.rateLimitPerMinute === null ? '' : String(p.rateLimitPerMinute));
+  // The fields follow the transport chosen in the form: a polling partner has no webhook.
+  const polling = transport === 'polling';
   const save = useAction(
     () =>
       call('updatePartner', {
@@ -108,13 +114,19 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
           enabled,
           scopes: scopes as types.ScopeInput[],
           transport,
-          webhookUrl: webhookUrl.trim() || null,
-          ...(secret ? { webhookSecret: secret } : {}),
+          ...(polling
+            ? {
+                pollingUrl: pollingUrl.trim() || null,
+                ...(interval.trim() ? { pollingIntervalSeconds: Number(interval) } : {}),
+                ...(pollingKey ? { pollingKey } : {}),
+              }
+            : { webhookUrl: webhookUrl.trim() || null, ...(secret ? { webhookSecret: secret } : {}) }),
           rateLimitPerMinute: rate.trim() ? Number(rate) : null,
         },
       }),
     (next) => {
       setSecret('');
+      setPollingKey('');
       onSaved(next);
       return t('partner.saved');
     },
@@ -138,7 +150,13 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
             <span data-testid="previous-key">{t('partner.previousKey.until', { prefix: p.previousKey.keyPrefix, until: dateTime(p.previousKey.expiresAt) })}</span>
           </Field>
         ) : null}
-        <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
+        {polling ? (
+          <Field label={t('partnerPolling.keySet')}>
+            <span data-testid="polling-key-set">{p.pollingKeySet ? t('partnerPolling.keySet.yes') : t('partnerPolling.keySet.no')}</span>
+          </Field>
+        ) : (
+          <Field label={t('partner.webhookSecretSet')}>{p.webhookSecretSet ? t('common.yes') : t('common.no')}</Field>
+        )}
       </dl>
       <label class="check">
         <input type="checkbox" checked={enabled} onChange={() => setEnabled(!enabled)} />
@@ -160,14 +178,34 @@ function PartnerSettingsForm({ partner: p, onSaved }: { partner: types.Partner; 
           <option value="polling">{t('partner.transport.polling')}</option>
         </select>
       </label>
-      <label>
-        <span>{t('partner.webhookUrl')}</span>
-        <input type="url" value={webhookUrl} onInput={(e) => setWebhookUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url" />
-      </label>
-      <label>
-        <span>{t('partner.webhookSecret')}</span>
-        <input type="password" autoComplete="new-password" minLength={16} value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
-      </label>
+      {polling ? (
+        <>
+          <label>
+            <span>{t('partnerPolling.url')}</span>
+            <input type="url" value={pollingUrl} onInput={(e) => setPollingUrl((e.target as HTMLInputElement).value)} data-testid="polling-url" />
+          </label>
+          <label>
+            <span>{t('partnerPolling.interval')}</span>
+            <input type="number" min={1} max={180} required value={interval} onInput={(e) => setIntervalSeconds((e.target as HTMLInputElement).value)} data-testid="polling-interval" />
+          </label>
+          <label>
+            <span>{p.pollingKeySet ? t('partnerPolling.key.replace') : t('partnerPolling.key.set')}</span>
+            <input type="password" autoComplete="new-password" maxLength={500} value={pollingKey} onInput={(e) => setPollingKey((e.target as HTMLInputElement).value)} data-testid="polling-key" />
+            <span class="muted small">{t('partnerPolling.key.hint')}</span>
+          </label>
+        </>
+      ) : (
+        <>
+          <label>
+            <span>{t('partner.webhookUrl')}</span>
+            <input type="url" value={webhookUrl} onInput={(e) => setWebhookUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url" />
+          </label>
+          <label>
+            <span>{t('partner.webhookSecret')}</span>
+            <input type="password" autoComplete="new-password" minLength={16} value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
+          </label>
+        </>
+      )}
       <label>
         <span>{t('partner.rateLimit')}</span>
         <input type="number" min={1} value={rate} onInput={(e) => setRate((e.target as HTMLInputElement).value)} />
@@ -359,17 +397,11 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
   );
 }
 
-function Polling({ code, admin }: { code: string; admin: boolean }) {
+function Polling({ partner: p, admin }: { partner: types.Partner; admin: boolean }) {
   const { t, dateTime } = useI18n();
+  const code = p.code;
   const state = useApi('getPartnerPolling', { path: { code } }, { refreshInterval: 10_000 });
   const rejected = useApi('listRejectedInboundItems', { path: { code }, query: { status: 'open', pageSize: 50 } });
-  const dismiss = useAction(
-    (id: string) => call('dismissRejectedInboundItem', { path: { itemId: id } }),
-    () => {
-      void rejected.mutate();
-      return t('failures.dismissed');
-    },
-  );
   /** What the last retry of an item found, and when (an accepted one stays in view, saying so). */
   const [outcomes, setOutcomes] = useState<ReadonlyMap<string, { at: string; accepted: boolean; item: types.RejectedInboundItem }>>(new Map());
   const retry = useAction(
@@ -395,7 +427,14 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
       {state.error ? <LoadError error={state.error} /> : null}
       {state.data ? (
         <dl class="fields">
-          <Field label={t('polling.active')}>{state.data.polling ? t('common.yes') : t('common.no')}</Field>
+          <Field label={t('polling.active')}>
+            <span data-testid="polling-active">{state.data.polling ? t('common.yes') : notPolledWords(t, p)}</span>
+          </Field>
+          <Field label={t('partnerPolling.url')}>
+            <span class="break" data-testid="polling-url-shown">{p.pollingUrl ?? t('partnerPolling.url.none')}</span>
+          </Field>
+          <Field label={t('partnerPolling.interval.label')}>{t('partnerPolling.interval.value', { seconds: p.pollingIntervalSeconds })}</Field>
+          <Field label={t('partnerPolling.keySet')}>{p.pollingKeySet ? t('partnerPolling.keySet.yes') : t('partnerPolling.keySet.no')}</Field>
           <Field label={t('polling.lastSuccessAt')}>{dateTime(state.data.lastSuccessAt)}</Field>
           <Field label={t('polling.lag')}>{state.data.lagSeconds === null ? '—' : t('polling.lagSeconds', { seconds: state.data.lagSeconds })}</Field>
           <Field label={t('polling.failures')}>{state.data.consecutiveFailures}</Field>
@@ -409,47 +448,199 @@ function Polling({ code, admin }: { code: string; admin: boolean }) {
       ) : null}
       <h3>{t('partner.rejected')}</h3>
       {rejected.data && rejectedItems.length === 0 ? <p class="muted">{t('partner.rejected.empty')}</p> : null}
-      <ul class="plain" data-testid="rejected-items">
-        {rejectedItems.map((r) => {
-          const o = outcomes.get(r.id);
-          return (
-          <li key={r.id} data-item={r.id}>
-            <code>{r.protocolNumber ?? r.id}</code> <span class="muted">{r.problemCode}</span>{' '}
-            <span class="muted small" data-testid="rejected-seen">
-              {r.timesSeen === 1 ? t('rejected.timesSeen.one') : t('rejected.timesSeen.other', { n: r.timesSeen })}
-            </span>
-            {o ? (
-              <>
-                {' '}
-                <Badge kind={o.accepted ? 'ok' : 'warn'}>
-                  <span data-testid="rejected-retried">{t(o.accepted ? 'rejected.retriedAt.accepted' : 'rejected.retriedAt.refused', { when: dateTime(o.at) })}</span>
-                </Badge>
-              </>
-            ) : null}
-            {admin && !o?.accepted ? (
-              <>
-                {' '}
-                <button type="button" class="secondary small" disabled={retry.busy} onClick={() => void retry.run(r.id)}>
-                  {t('common.retry')}
-                </button>{' '}
-                <button type="button" class="secondary small" disabled={dismiss.busy} onClick={() => void dismiss.run(r.id)}>
-                  {t('failures.dismiss')}
-                </button>
-              </>
-            ) : null}
-            {o?.accepted ? null : (
-              <ul class="changes">
-                {r.reasons.map((x, i) => (
-                  <li key={i}>
-                    <code>{x.pointer}</code> {x.message}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </li>
-          );
-        })}
+      <ul class="plain rejected-list" data-testid="rejected-items">
+        {rejectedItems.map((r) => (
+          <RejectedItem
+            key={r.id}
+            item={r}
+            outcome={outcomes.get(r.id)}
+            admin={admin}
+            retrying={retry.busy}
+            onRetry={() => void retry.run(r.id)}
+            onChanged={(next, accepted) => {
+              if (accepted !== undefined) setOutcomes((prev) => new Map(prev).set(next.id, { at: new Date().toISOString(), accepted, item: next }));
+              void rejected.mutate((d) => (d ? { ...d, items: accepted === undefined ? d.items.filter((x) => x.id !== next.id) : d.items.map((x) => (x.id === next.id ? next : x)) } : d), { revalidate: false });
+            }}
+          />
+        ))}
       </ul>
     </section>
+  );
+}
+
+/** A value the citizen sent, read from the stored item (any JSON): text, or null when absent or not text. */
+function sentText(item: unknown, ...path: string[]): string | null {
+  let v: unknown = item;
+  for (const p of path) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[p] : undefined;
+  if (typeof v === 'number') return String(v);
+  return typeof v === 'string' ? v : null;
+}
+
+const CORRECTABLE = [
+  ['description', ['problem', 'description'], 'rejected.field.problem.description'],
+  ['street', ['address', 'street'], 'rejected.field.address.street'],
+  ['number', ['address', 'number'], 'rejected.field.address.number'],
+  ['neighborhood', ['address', 'neighborhood'], 'rejected.field.address.neighborhood'],
+  ['reference', ['address', 'reference'], 'rejected.field.address.reference'],
+  ['requesterName', ['requester', 'name'], 'rejected.field.requester.name'],
+  ['phone', ['requester', 'phone'], 'rejected.field.requester.phone'],
+  ['latitude', ['address', 'latitude'], 'rejected.field.address.latitude'],
+  ['longitude', ['address', 'longitude'], 'rejected.field.address.longitude'],
+] as const;
+
+/**
+ * One refused item: what the citizen sent and why intake refused it, in words; a
+ * triager may correct fields and accept it (it becomes an alert, once), try it again
+ * as it is, or dismiss it with a reason.
+ */
+function RejectedItem({
+  item: r,
+  outcome: o,
+  admin,
+  retrying,
+  onRetry,
+  onChanged,
+}: {
+  item: types.RejectedInboundItem;
+  outcome?: { at: string; accepted: boolean };
+  admin: boolean;
+  retrying: boolean;
+  onRetry: () => void;
+  onChanged: (next: types.RejectedInboundItem, accepted?: boolean) => void;
+}) {
+  const { t, dateTime } = useI18n();
+  const [mode, setMode] = useState<'view' | 'correct' | 'dismiss'>('view');
+  const initial = Object.fromEntries(CORRECTABLE.map(([field, path]) => [field, sentText(r.item, ...path) ?? ''])) as Record<(typeof CORRECTABLE)[number][0], string>;
+  const [values, setValues] = useState(initial);
+  const [reason, setReason] = useState('');
+  const accept = useAction(
+    () => {
+      const corrections: Record<string, string | number> = {};
+      for (const [field] of CORRECTABLE) {
+        const v = values[field].trim();
+        if (v === initial[field].trim() || v === '') continue;
+        corrections[field] = field === 'latitude' || field === 'longitude' ? Number(v.replace(',', '.')) : v;
+      }
+      return call('acceptRejectedInboundItem', { path: { itemId: r.id }, body: { corrections } });
+    },
+    (res) => {
+      if (res.accepted) setMode('view');
+      onChanged(res.item, res.accepted);
+      return res.accepted ? t('rejected.accepted') : t('rejected.stillRefused');
+    },
+  );
+  const dismiss = useAction(
+    () => call('dismissRejectedInboundItem', { path: { itemId: r.id }, body: { reason: reason.trim() } }),
+    (next) => {
+      onChanged(next);
+      return t('rejected.dismissed');
+    },
+  );
+  const text = (v: string | null) => (v === null || v.trim() === '' ? <span class="muted">{t('rejected.empty')}</span> : v);
+  const street = [sentText(r.item, 'address', 'street'), sentText(r.item, 'address', 'number')].filter((x) => x && x.trim()).join(', ');
+  const place = [street, sentText(r.item, 'address', 'neighborhood')].filter((x) => x && x.trim()).join(' — ');
+  const lat = sentText(r.item, 'address', 'latitude');
+  const lon = sentText(r.item, 'address', 'longitude');
+  const done = o?.accepted || r.resolvedAt !== null;
+  return (
+    <li data-item={r.id} class="rejected-item">
+      <div class="row wrap">
+        <code>{r.protocolNumber ?? '—'}</code>
+        <span class="muted small" data-testid="rejected-seen">
+          {r.timesSeen === 1 ? t('rejected.timesSeen.one') : t('rejected.timesSeen.other', { n: r.timesSeen })}
+        </span>
+        {o ? (
+          <Badge kind={o.accepted ? 'ok' : 'warn'}>
+            <span data-testid="rejected-retried">{t(o.accepted ? 'rejected.retriedAt.accepted' : 'rejected.retriedAt.refused', { when: dateTime(o.at) })}</span>
+          </Badge>
+        ) : null}
+      </div>
+      <dl class="fields" data-testid="rejected-sent" aria-label={t('rejected.sent')}>
+        <Field label={t('rejected.field.problem.description')}>{text(sentText(r.item, 'problem', 'description'))}</Field>
+        <Field label={t('rejected.field.address')}>{text(place || null)}</Field>
+        <Field label={t('rejected.field.requester.phone')}>{text(sentText(r.item, 'requester', 'phone'))}</Field>
+        <Field label={t('rejected.location')}>{lat !== null && lon !== null ? `${lat}, ${lon}` : <span class="muted">{t('rejected.noLocation')}</span>}</Field>
+      </dl>
+      {done ? null : (
+        <div data-testid="rejected-why">
+          <strong class="small">{t('rejected.why')}: {rejectedProblemWords(t, r.problemCode)}</strong>
+          <ul class="changes">
+            {r.reasons.map((x, i) => (
+              <li key={i}>{rejectedReasonWords(t, x, r.item)}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {admin && !done && mode === 'view' ? (
+        <div class="row wrap">
+          <button type="button" class="small" onClick={() => setMode('correct')} data-testid="rejected-correct">
+            {t('rejected.correct')}
+          </button>
+          <button type="button" class="secondary small" disabled={retrying} onClick={onRetry}>
+            {t('common.retry')}
+          </button>
+          <button type="button" class="secondary small" onClick={() => setMode('dismiss')} data-testid="rejected-dismiss">
+            {t('failures.dismiss')}
+          </button>
+        </div>
+      ) : null}
+      {admin && !done && mode === 'correct' ? (
+        <form
+          class="form rejected-form"
+          data-testid="rejected-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void accept.run();
+          }}
+        >
+          <p class="muted small">{t('rejected.correct.hint')}</p>
+          {CORRECTABLE.map(([field, , label]) => (
+            <label key={field}>
+              <span>{t(label)}</span>
+              {field === 'description' ? (
+                <textarea rows={2} maxLength={4000} value={values[field]} onInput={(e) => setValues({ ...values, [field]: (e.target as HTMLTextAreaElement).value })} data-testid={`fix-${field}`} />
+              ) : (
+                <input
+                  inputMode={field === 'latitude' || field === 'longitude' ? 'decimal' : undefined}
+                  value={values[field]}
+                  onInput={(e) => setValues({ ...values, [field]: (e.target as HTMLInputElement).value })}
+                  data-testid={`fix-${field}`}
+                />
+              )}
+            </label>
+          ))}
+          <div class="row wrap">
+            <button type="submit" disabled={accept.busy} data-testid="rejected-accept">
+              {t('rejected.accept')}
+            </button>
+            <button type="button" class="secondary" onClick={() => setMode('view')}>
+              {t('common.cancel')}
+            </button>
+          </div>
+        </form>
+      ) : null}
+      {admin && !done && mode === 'dismiss' ? (
+        <form
+          class="form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void dismiss.run();
+          }}
+        >
+          <label>
+            <span>{t('rejected.dismiss.reason')}</span>
+            <input required maxLength={500} value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} data-testid="rejected-dismiss-reason" />
+          </label>
+          <div class="row wrap">
+            <button type="submit" class="danger" disabled={dismiss.busy || !reason.trim()} data-testid="rejected-dismiss-yes">
+              {t('rejected.dismiss.confirm')}
+            </button>
+            <button type="button" class="secondary" onClick={() => setMode('view')}>
+              {t('common.cancel')}
+            </button>
+          </div>
+        </form>
+      ) : null}
+    </li>
   );
 }
