@@ -104,6 +104,15 @@ export interface ServiceOrderTable {
   updated_at: DbStamp;
 }
 
+/** The planned visit of an order (migration 0094). */
+export interface ServiceOrderVisitTable {
+  service_order_id: string;
+  tenant_id: string;
+  starts_at: Date;
+  ends_at: Date;
+  set_at: Generated<Date>;
+}
+
 export interface AlertTable {
   id: Generated<string>;
   tenant_id: string;
@@ -175,6 +184,7 @@ export interface DomainTables {
   telegestor_state_change: TelegestorStateChangeTable;
   tenant_counter: TenantCounterTable;
   service_order: ServiceOrderTable;
+  service_order_visit: ServiceOrderVisitTable;
   alert: AlertTable;
   alert_status_history: AlertStatusHistoryTable;
   service_order_status_history: ServiceOrderStatusHistoryTable;
