@@ -6,7 +6,7 @@ import { call, useApi } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Page } from '../ui.js';
+import { Badge, LoadError, Loading, Page, Table } from '../ui.js';
 
 export function OperatorsPage() {
   const { t } = useI18n();
@@ -29,17 +29,7 @@ function Operators() {
       {operators.error ? <LoadError error={operators.error} /> : null}
       {!operators.data && !operators.error ? <Loading /> : null}
       {operators.data ? (
-        <div class="table-wrap">
-          <table class="table" data-testid="operators">
-            <thead>
-              <tr>
-                <th scope="col">{t('col.name')}</th>
-                <th scope="col">{t('signin.email')}</th>
-                <th scope="col">{t('operators.roles')}</th>
-                <th scope="col">{t('col.created')}</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table testid="operators" headers={[t('col.name'), t('signin.email'), t('operators.roles'), t('crew.operatorTeams'), t('col.created')]}>
               {operators.data.items.map((o) => (
                 <tr key={o.id}>
                   <td>
@@ -54,12 +44,13 @@ function Operators() {
                       </div>
                     ))}
                   </td>
+                  <td>
+                    <OperatorTeams operatorId={o.id} />
+                  </td>
                   <td>{dateTime(o.createdAt)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       ) : null}
     </section>
   );
@@ -82,20 +73,7 @@ function Tokens() {
       {!tokens.data && !tokens.error ? <Loading /> : null}
       {tokens.data && tokens.data.items.length === 0 ? <p class="muted">{t('operators.noTokens')}</p> : null}
       {tokens.data && tokens.data.items.length > 0 ? (
-        <div class="table-wrap">
-          <table class="table" data-testid="tokens">
-            <thead>
-              <tr>
-                <th scope="col">{t('col.name')}</th>
-                <th scope="col">{t('partner.keyPrefix')}</th>
-                <th scope="col">{t('operators.owner')}</th>
-                <th scope="col">{t('operators.expires')}</th>
-                <th scope="col">
-                  <span class="sr-only">{t('operators.revoke')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table testid="tokens" headers={[t('col.name'), t('partner.keyPrefix'), t('operators.owner'), t('operators.expires'), { hidden: t('operators.revoke') }]}>
               {tokens.data.items.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
@@ -113,10 +91,23 @@ function Tokens() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       ) : null}
     </section>
+  );
+}
+
+/** The teams an operator belongs to, in the cities the caller sees. */
+function OperatorTeams({ operatorId }: { operatorId: string }) {
+  const { t } = useI18n();
+  const teams = useApi('listOperatorTeams', { path: { operatorId } });
+  if (!teams.data) return null;
+  if (teams.data.items.length === 0) return <span class="muted">{t('crew.operatorTeams.none')}</span>;
+  return (
+    <ul class="plain" data-testid="operator-teams">
+      {teams.data.items.map((team) => (
+        <li key={team.id}>{team.name}</li>
+      ))}
+    </ul>
   );
 }
