@@ -130,6 +130,9 @@ describe('My team today, on a phone', () => {
     await page.getByTestId('my-team').waitFor();
     await expect.poll(() => page.getByTestId('my-team-order').count()).toBe(2);
     expect(await page.locator('main').innerText()).toContain('2 open orders, most urgent first');
+    expect(await page.getByTestId('my-team-visit').first().innerText()).toMatch(/^Planned visit: \w{3}, \d\d\/\d\d, \d\d:\d\d [AP]M to \d\d:\d\d [AP]M$/);
+    // The earlier confirmations closed, for the picture.
+    for (const close of await page.locator('.toast-close').all()) await close.click();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'my-team-desktop.png'), fullPage: false });
     expect(w.problems).toEqual([]);
     await context.close();

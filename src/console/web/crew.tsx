@@ -4,10 +4,11 @@ import { useI18n, type Language } from './i18n.js';
 import { SETTINGS } from './settings.js';
 
 /** A planned visit in the operator's words ("qui., 27/11, das 08:00 às 11:00"), flagged when overdue. */
-export function PlannedVisitText({ visit, testid }: { visit: types.PlannedVisit; testid?: string }) {
+export function PlannedVisitText({ visit, testid, labelled }: { visit: types.PlannedVisit; testid?: string; labelled?: boolean }) {
   const { t, lang } = useI18n();
   return (
     <div class={visit.overdue ? 'visit overdue' : 'visit'} data-testid={testid}>
+      {labelled ? <span class="muted">{t('crew.visit')}: </span> : null}
       <span>{visitWindow(t, lang, visit)}</span>
       {visit.overdue ? (
         <p class="visit-overdue" role="status" data-testid={testid ? `${testid}-overdue` : undefined}>

@@ -82,7 +82,7 @@ function MyTeamOrder({ order: o, here }: { order: types.AdminServiceOrder; here:
         {o.team ? <span>{o.team.name}</span> : null}
         {far !== null ? <span data-testid="distance">{far < 1000 ? t('crew.m', { m: Math.round(far / 10) * 10 }) : t('crew.km', { km: km.format(far / 1000) })}</span> : null}
       </div>
-      {o.plannedVisit ? <PlannedVisitText visit={o.plannedVisit} testid="my-team-visit" /> : null}
+      {o.plannedVisit ? <PlannedVisitText visit={o.plannedVisit} testid="my-team-visit" labelled /> : null}
     </li>
   );
 }
