@@ -87,6 +87,8 @@ describe('Every console page on a 390 px phone', () => {
     const w = await openPage(browser, lumen.baseUrl, { as: boss, viewport: PHONE });
     const { page } = w;
     await page.getByTestId('tenant-switcher').selectOption({ label: 'Manaus' });
+    // On no team of the city: no "my team today" in the navigation.
+    expect(await page.locator('.sidenav a[href="/console/my-team"]').count()).toBe(0);
     const failures: string[] = [];
     for (const lang of ['pt-BR', 'en'] as const) {
       await page.getByTestId('language').selectOption(lang);
@@ -99,6 +101,8 @@ describe('Every console page on a 390 px phone', () => {
         if (sizes[0] > sizes[1]) failures.push(`${lang} ${r.path}: scrollWidth ${sizes[0]} > ${sizes[1]} (${((await page.evaluate(WIDE)) as string[]).join(' | ')})`);
         const squeezed = (await page.evaluate(SQUEEZED)) as string[];
         if (squeezed.length) failures.push(`${lang} ${r.path}: squeezed ${squeezed.slice(0, 3).join(' | ')}`);
+        if (r.name === 'alert') expect(await page.getByTestId('tel').getAttribute('href')).toBe('tel:+5511987654321');
+        if (r.name === 'my-team') expect(await page.getByTestId('my-team-none').count()).toBe(1);
         if (lang === 'pt-BR' && ['audit', 'partner', 'order', 'alert-linked', 'operators', 'teams'].includes(r.name)) {
           await page.evaluate('window.scrollTo(0, 0)');
           await page.screenshot({ path: path.join(SCREENSHOTS, `phone-${r.name}.png`), fullPage: true });
