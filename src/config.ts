@@ -177,11 +177,19 @@ export interface Config {
   readonly mapTileUrl: string | null;
   /** Attribution shown on the map (LUMEN_MAP_TILE_ATTRIBUTION). Default "© OpenStreetMap contributors". */
   readonly mapTileAttribution: string;
+  /**
+   * The console's "navigate" link on an order (LUMEN_MAPS_URL_TEMPLATE): an http(s) URL
+   * with {lat} and {lon}, opened by the crew's phone beside the `geo:` link. Default
+   * https://www.openstreetmap.org/directions?to={lat},{lon}; a city using another routing
+   * app sets e.g. https://www.google.com/maps/dir/?api=1&destination={lat},{lon}.
+   */
+  readonly mapsUrlTemplate: string;
 }
 
 /** LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER's default: webhook attempts on the wire per partner, across instances. */
 export const DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER = 8;
 export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+export const DEFAULT_MAPS_URL_TEMPLATE = 'https://www.openstreetmap.org/directions?to={lat},{lon}';
 
 /** The attachment blob store: a local directory, or an S3-compatible bucket (LUMEN_BLOB_STORE=s3://bucket/prefix). */
 export type BlobStoreConfig =
@@ -487,6 +495,7 @@ export function loadConfig(env: Env = process.env): Config {
   const eventRetentionDays = parseInteger('LUMEN_EVENT_RETENTION_DAYS', env.LUMEN_EVENT_RETENTION_DAYS, 30, 30, 3650, problems);
 
   const mapTileUrl = parseMapTileUrl(env.LUMEN_MAP_TILE_URL, problems);
+  const mapsUrlTemplate = parseMapsUrlTemplate(env.LUMEN_MAPS_URL_TEMPLATE, problems);
   const mapTileAttribution = (env.LUMEN_MAP_TILE_ATTRIBUTION ?? '').trim() || '© OpenStreetMap contributors';
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -550,7 +559,23 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays,
     mapTileUrl,
     mapTileAttribution,
+    mapsUrlTemplate,
   });
+}
+
+/** LUMEN_MAPS_URL_TEMPLATE: unset = OpenStreetMap's directions; else an http(s) URL holding {lat} and {lon}. */
+function parseMapsUrlTemplate(raw: string | undefined, problems: string[]): string {
+  const value = (raw ?? '').trim();
+  if (value === '') return DEFAULT_MAPS_URL_TEMPLATE;
+  let u: URL | null = null;
+  try {
+    u = new URL(value.replaceAll('{lat}', '0').replaceAll('{lon}', '0'));
+  } catch {
+    problems.push(`LUMEN_MAPS_URL_TEMPLATE is not a valid URL (got "${value}")`);
+  }
+  if (u && u.protocol !== 'https:' && u.protocol !== 'http:') problems.push('LUMEN_MAPS_URL_TEMPLATE must be an http(s) URL');
+  if (!value.includes('{lat}') || !value.includes('{lon}')) problems.push('LUMEN_MAPS_URL_TEMPLATE must hold {lat} and {lon}');
+  return value;
 }
 
 /** LUMEN_MAP_TILE_URL: unset = OpenStreetMap's tiles; `none` = no basemap; else an http(s) XYZ template. */

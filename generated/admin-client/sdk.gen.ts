@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, AddTeamMemberData, AddTeamMemberErrors, AddTeamMemberResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, ClearPlannedVisitData, ClearPlannedVisitErrors, ClearPlannedVisitResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListMyTeamOrdersData, ListMyTeamOrdersErrors, ListMyTeamOrdersResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListOperatorTeamsData, ListOperatorTeamsErrors, ListOperatorTeamsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RemoveTeamMemberData, RemoveTeamMemberErrors, RemoveTeamMemberResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetPlannedVisitData, SetPlannedVisitErrors, SetPlannedVisitResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -401,6 +401,77 @@ export const createTeam = <ThrowOnError extends boolean = false>(options: Option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List a team's members
+ *
+ * The operators who belong to the team (its crew), by name. A team of a tenant the
+ * caller cannot see answers 404, as an unknown one.
+ *
+ */
+export const listTeamMembers = <ThrowOnError extends boolean = false>(options: Options<ListTeamMembersData, ThrowOnError>) => (options.client ?? client).get<ListTeamMembersResponses, ListTeamMembersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/teams/{teamId}/members',
+    ...options
+});
+
+/**
+ * Remove an operator from a team
+ *
+ * Ends the operator's membership of the team (404 when they are not a member).
+ * Audited (`team.member.remove`).
+ *
+ */
+export const removeTeamMember = <ThrowOnError extends boolean = false>(options: Options<RemoveTeamMemberData, ThrowOnError>) => (options.client ?? client).delete<RemoveTeamMemberResponses, RemoveTeamMemberErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/teams/{teamId}/members/{operatorId}',
+    ...options
+});
+
+/**
+ * Add an operator to a team
+ *
+ * Makes the operator a member of the team. The operator must hold a role on the team's
+ * city (422 `validation-failed` at `/operatorId` otherwise); adding a member twice
+ * changes nothing. Audited (`team.member.add`). A team of a tenant the caller cannot
+ * see, or an unknown operator, answers 404.
+ *
+ */
+export const addTeamMember = <ThrowOnError extends boolean = false>(options: Options<AddTeamMemberData, ThrowOnError>) => (options.client ?? client).put<AddTeamMemberResponses, AddTeamMemberErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/teams/{teamId}/members/{operatorId}',
+    ...options
+});
+
+/**
+ * The open orders of the caller's teams ("my team today")
+ *
+ * The teams the caller belongs to in the tenant, and their open orders (OPEN, ASSIGNED,
+ * IN_PROGRESS), Critical first, then by SLA deadline, then by number. A tenant the caller
+ * holds no role on answers 404.
+ *
+ */
+export const listMyTeamOrders = <ThrowOnError extends boolean = false>(options: Options<ListMyTeamOrdersData, ThrowOnError>) => (options.client ?? client).get<ListMyTeamOrdersResponses, ListMyTeamOrdersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/my-team',
+    ...options
 });
 
 /**
@@ -961,6 +1032,46 @@ export const cancelServiceOrder = <ThrowOnError extends boolean = false>(options
             type: 'apiKey'
         }],
     url: '/api/admin/service-orders/{serviceOrderId}/cancel',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove the planned visit of an order
+ *
+ * Removes the plan (nothing to remove changes nothing). Audited (`order.visit.clear`).
+ */
+export const clearPlannedVisit = <ThrowOnError extends boolean = false>(options: Options<ClearPlannedVisitData, ThrowOnError>) => (options.client ?? client).delete<ClearPlannedVisitResponses, ClearPlannedVisitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/planned-visit',
+    ...options
+});
+
+/**
+ * Plan the visit to an order
+ *
+ * Sets the order's planned visit: a time window (`endsAt` after `startsAt`, at most
+ * 7 days long; 422 `validation-failed` with a pointer otherwise). Only an open order
+ * (OPEN, ASSIGNED, IN_PROGRESS) takes a plan (409 `invalid-transition` otherwise).
+ * Shown to the crew on the order and in "my team today"; a window that ended with the
+ * order still open is flagged overdue. Internal: partners do not receive it. Audited
+ * (`order.visit.plan`).
+ *
+ */
+export const setPlannedVisit = <ThrowOnError extends boolean = false>(options: Options<SetPlannedVisitData, ThrowOnError>) => (options.client ?? client).put<SetPlannedVisitResponses, SetPlannedVisitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/planned-visit',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -1814,6 +1925,24 @@ export const grantOperatorRole = <ThrowOnError extends boolean = false>(options:
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List the teams an operator belongs to
+ *
+ * The teams of the operator, in the cities the caller can see (or only `tenantId`).
+ * `me` names the caller. Another operator's teams need the viewer role on their city;
+ * teams of cities the caller cannot see are left out.
+ *
+ */
+export const listOperatorTeams = <ThrowOnError extends boolean = false>(options: Options<ListOperatorTeamsData, ThrowOnError>) => (options.client ?? client).get<ListOperatorTeamsResponses, ListOperatorTeamsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/operators/{operatorId}/teams',
+    ...options
 });
 
 /**

@@ -583,6 +583,115 @@ export type AdminTeam = {
 };
 
 /**
+ * TeamMember
+ *
+ * An operator who belongs to a team of a city (a crew member).
+ */
+export type TeamMember = {
+    teamId: string;
+    tenantId: string;
+    operatorId: string;
+    name: string;
+    email: string;
+    addedAt: string;
+};
+
+/**
+ * Team
+ *
+ * Field team assigned to a service order.
+ */
+export type Team = {
+    id: string;
+    name: string;
+};
+
+/**
+ * ServiceOrder
+ *
+ * A service order (OS) of the key's tenant. See `ServiceOrderStatus`
+ * for the status machine.
+ *
+ */
+export type ServiceOrder = {
+    id: string;
+    number: ServiceOrderNumber;
+    status: ServiceOrderStatus;
+    priority: Priority;
+    /**
+     * Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).
+     */
+    type: string;
+    address: string;
+    neighborhood: string | null;
+    /**
+     * WGS-84; null when the originating request could not be geolocated yet.
+     */
+    latitude: number | null;
+    /**
+     * WGS-84; null under the same condition as `latitude`.
+     */
+    longitude: number | null;
+    /**
+     * The pole the order is linked to; null when none.
+     */
+    poleId: string | null;
+    /**
+     * The assigned field team; null when none is assigned.
+     */
+    team: Team | null;
+    openedAt: string;
+    /**
+     * Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.
+     */
+    updatedAt: string;
+    /**
+     * When the order was completed or cancelled; null while it is open.
+     */
+    closedAt: string | null;
+};
+
+/**
+ * PlannedVisit
+ *
+ * The visit a triager planned for an order: a time window (ends after it starts).
+ * `overdue` is true when the window has ended and the order is not closed.
+ *
+ */
+export type PlannedVisit = {
+    startsAt: string;
+    endsAt: string;
+    overdue: boolean;
+};
+
+/**
+ * AdminServiceOrder
+ *
+ * A service order in the shape partners read (interface 2.3), plus what an operator's
+ * list needs: its tenant, its pole's code, its SLA deadline, whether it is overdue (not closed and past
+ * the deadline), how many alerts are linked to it and from which partners, and its planned visit.
+ *
+ */
+export type AdminServiceOrder = ServiceOrder & {
+    tenantId: string;
+    /**
+     * The code of the order's pole (`poleId`) in its city, null when the order has none.
+     */
+    poleCode: string | null;
+    slaDueAt: string;
+    overdue: boolean;
+    alertCount: number;
+    /**
+     * Codes of the partners whose alerts are linked to the order.
+     */
+    partners: Array<string>;
+    /**
+     * The planned visit (date and time window), null when none is planned.
+     */
+    plannedVisit: PlannedVisit | null;
+};
+
+/**
  * Alert
  *
  * One partner request as operators see it in triage. See `AlertStatus` for its states
@@ -924,84 +1033,6 @@ export type AttachmentFailure = {
     attempts: number;
     dismissedAt: string | null;
     dismissedBy: string | null;
-};
-
-/**
- * Team
- *
- * Field team assigned to a service order.
- */
-export type Team = {
-    id: string;
-    name: string;
-};
-
-/**
- * ServiceOrder
- *
- * A service order (OS) of the key's tenant. See `ServiceOrderStatus`
- * for the status machine.
- *
- */
-export type ServiceOrder = {
-    id: string;
-    number: ServiceOrderNumber;
-    status: ServiceOrderStatus;
-    priority: Priority;
-    /**
-     * Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).
-     */
-    type: string;
-    address: string;
-    neighborhood: string | null;
-    /**
-     * WGS-84; null when the originating request could not be geolocated yet.
-     */
-    latitude: number | null;
-    /**
-     * WGS-84; null under the same condition as `latitude`.
-     */
-    longitude: number | null;
-    /**
-     * The pole the order is linked to; null when none.
-     */
-    poleId: string | null;
-    /**
-     * The assigned field team; null when none is assigned.
-     */
-    team: Team | null;
-    openedAt: string;
-    /**
-     * Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.
-     */
-    updatedAt: string;
-    /**
-     * When the order was completed or cancelled; null while it is open.
-     */
-    closedAt: string | null;
-};
-
-/**
- * AdminServiceOrder
- *
- * A service order in the shape partners read (interface 2.3), plus what an operator's
- * list needs: its tenant, its pole's code, its SLA deadline, whether it is overdue (not closed and past
- * the deadline), how many alerts are linked to it and from which partners.
- *
- */
-export type AdminServiceOrder = ServiceOrder & {
-    tenantId: string;
-    /**
-     * The code of the order's pole (`poleId`) in its city, null when the order has none.
-     */
-    poleCode: string | null;
-    slaDueAt: string;
-    overdue: boolean;
-    alertCount: number;
-    /**
-     * Codes of the partners whose alerts are linked to the order.
-     */
-    partners: Array<string>;
 };
 
 /**
@@ -1932,6 +1963,16 @@ export type OpenedBefore = string;
 export type TenantIdQuery = string;
 
 /**
+ * The team's id.
+ */
+export type TeamIdPath = string;
+
+/**
+ * The operator's id (or e-mail address).
+ */
+export type OperatorIdPath = string;
+
+/**
  * 1-based page number. Values below 1 or non-integers are 400 `invalid-parameter`.
  */
 export type AdminPage = number;
@@ -2034,11 +2075,6 @@ export type PartnerReasonCodePath = string;
  * Id of a webhook delivery.
  */
 export type DeliveryIdPath = string;
-
-/**
- * The operator's id (or e-mail address).
- */
-export type OperatorIdPath = string;
 
 /**
  * The admin token's id.
@@ -3740,6 +3776,387 @@ export type CreateTeamResponses = {
 };
 
 export type CreateTeamResponse = CreateTeamResponses[keyof CreateTeamResponses];
+
+export type ListTeamMembersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The team's id.
+         */
+        teamId: string;
+    };
+    query?: never;
+    url: '/api/admin/teams/{teamId}/members';
+};
+
+export type ListTeamMembersErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListTeamMembersError = ListTeamMembersErrors[keyof ListTeamMembersErrors];
+
+export type ListTeamMembersResponses = {
+    /**
+     * The team's members.
+     */
+    200: {
+        items: Array<TeamMember>;
+    };
+};
+
+export type ListTeamMembersResponse = ListTeamMembersResponses[keyof ListTeamMembersResponses];
+
+export type RemoveTeamMemberData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The team's id.
+         */
+        teamId: string;
+        /**
+         * The operator's id (or e-mail address).
+         */
+        operatorId: string;
+    };
+    query?: never;
+    url: '/api/admin/teams/{teamId}/members/{operatorId}';
+};
+
+export type RemoveTeamMemberErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type RemoveTeamMemberError = RemoveTeamMemberErrors[keyof RemoveTeamMemberErrors];
+
+export type RemoveTeamMemberResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveTeamMemberResponse = RemoveTeamMemberResponses[keyof RemoveTeamMemberResponses];
+
+export type AddTeamMemberData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The team's id.
+         */
+        teamId: string;
+        /**
+         * The operator's id (or e-mail address).
+         */
+        operatorId: string;
+    };
+    query?: never;
+    url: '/api/admin/teams/{teamId}/members/{operatorId}';
+};
+
+export type AddTeamMemberErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type AddTeamMemberError = AddTeamMemberErrors[keyof AddTeamMemberErrors];
+
+export type AddTeamMemberResponses = {
+    /**
+     * The membership.
+     */
+    200: TeamMember;
+};
+
+export type AddTeamMemberResponse = AddTeamMemberResponses[keyof AddTeamMemberResponses];
+
+export type ListMyTeamOrdersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path?: never;
+    query: {
+        /**
+         * Only this tenant's items. A tenant the caller holds no role on answers as one that does not exist.
+         */
+        tenantId: string;
+    };
+    url: '/api/admin/my-team';
+};
+
+export type ListMyTeamOrdersErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListMyTeamOrdersError = ListMyTeamOrdersErrors[keyof ListMyTeamOrdersErrors];
+
+export type ListMyTeamOrdersResponses = {
+    /**
+     * The caller's teams and their open orders.
+     */
+    200: {
+        teams: Array<AdminTeam>;
+        items: Array<AdminServiceOrder>;
+    };
+};
+
+export type ListMyTeamOrdersResponse = ListMyTeamOrdersResponses[keyof ListMyTeamOrdersResponses];
 
 export type ListAlertsData = {
     body?: never;
@@ -6537,6 +6954,241 @@ export type CancelServiceOrderResponses = {
 };
 
 export type CancelServiceOrderResponse = CancelServiceOrderResponses[keyof CancelServiceOrderResponses];
+
+export type ClearPlannedVisitData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/planned-visit';
+};
+
+export type ClearPlannedVisitErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ClearPlannedVisitError = ClearPlannedVisitErrors[keyof ClearPlannedVisitErrors];
+
+export type ClearPlannedVisitResponses = {
+    /**
+     * The order without a planned visit.
+     */
+    200: AdminServiceOrder;
+};
+
+export type ClearPlannedVisitResponse = ClearPlannedVisitResponses[keyof ClearPlannedVisitResponses];
+
+export type SetPlannedVisitData = {
+    body: {
+        startsAt: string;
+        endsAt: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/planned-visit';
+};
+
+export type SetPlannedVisitErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SetPlannedVisitError = SetPlannedVisitErrors[keyof SetPlannedVisitErrors];
+
+export type SetPlannedVisitResponses = {
+    /**
+     * The order with its planned visit.
+     */
+    200: AdminServiceOrder;
+};
+
+export type SetPlannedVisitResponse = SetPlannedVisitResponses[keyof SetPlannedVisitResponses];
 
 export type ListPartnersData = {
     body?: never;
@@ -9929,6 +10581,101 @@ export type GrantOperatorRoleResponses = {
 };
 
 export type GrantOperatorRoleResponse = GrantOperatorRoleResponses[keyof GrantOperatorRoleResponses];
+
+export type ListOperatorTeamsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The operator's id (or e-mail address).
+         */
+        operatorId: string;
+    };
+    query?: {
+        /**
+         * Only this tenant's items. Without it, the items of every tenant the caller can see.
+         * A tenant the caller cannot see (or that does not exist) gives an empty list.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/operators/{operatorId}/teams';
+};
+
+export type ListOperatorTeamsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListOperatorTeamsError = ListOperatorTeamsErrors[keyof ListOperatorTeamsErrors];
+
+export type ListOperatorTeamsResponses = {
+    /**
+     * The operator's teams.
+     */
+    200: {
+        items: Array<AdminTeam>;
+    };
+};
+
+export type ListOperatorTeamsResponse = ListOperatorTeamsResponses[keyof ListOperatorTeamsResponses];
 
 export type ListAdminTokensData = {
     body?: never;

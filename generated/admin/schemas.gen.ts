@@ -1561,6 +1561,363 @@ export const AdminTeamSchema = {
     }
 } as const;
 
+export const TeamMemberSchema = {
+    type: 'object',
+    title: 'TeamMember',
+    description: 'An operator who belongs to a team of a city (a crew member).',
+    required: [
+        'teamId',
+        'tenantId',
+        'operatorId',
+        'name',
+        'email',
+        'addedAt'
+    ],
+    properties: {
+        teamId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        operatorId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                '8e2a4c6f-1b3d-4f5a-9c7e-0d2b4f6a8c10'
+            ]
+        },
+        name: {
+            type: 'string',
+            maxLength: 200,
+            examples: [
+                'Joana Eletricista'
+            ]
+        },
+        email: {
+            type: 'string',
+            maxLength: 254,
+            examples: [
+                'joana@curitiba.example'
+            ]
+        },
+        addedAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-11-20T09:00:00.000Z'
+            ]
+        }
+    }
+} as const;
+
+export const TeamSchema = {
+    type: 'object',
+    title: 'Team',
+    description: 'Field team assigned to a service order.',
+    required: [
+        'id',
+        'name'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
+            ]
+        },
+        name: {
+            type: 'string',
+            maxLength: 200,
+            examples: [
+                'Equipe Centro 03'
+            ]
+        }
+    }
+} as const;
+
+export const ServiceOrderSchema = {
+    type: 'object',
+    title: 'ServiceOrder',
+    description: 'A service order (OS) of the key\'s tenant. See `ServiceOrderStatus`\nfor the status machine.\n',
+    required: [
+        'id',
+        'number',
+        'status',
+        'priority',
+        'type',
+        'address',
+        'neighborhood',
+        'latitude',
+        'longitude',
+        'poleId',
+        'team',
+        'openedAt',
+        'updatedAt',
+        'closedAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            examples: [
+                'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
+            ]
+        },
+        number: {
+            $ref: '#/components/schemas/ServiceOrderNumber'
+        },
+        status: {
+            $ref: '#/components/schemas/ServiceOrderStatus'
+        },
+        priority: {
+            $ref: '#/components/schemas/Priority'
+        },
+        type: {
+            type: 'string',
+            maxLength: 200,
+            description: 'Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).',
+            examples: [
+                'LAMP_OUT'
+            ]
+        },
+        address: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'Rua Augusta, 1500'
+            ]
+        },
+        neighborhood: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 300,
+            examples: [
+                'Consolação'
+            ]
+        },
+        latitude: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -90,
+            maximum: 90,
+            description: 'WGS-84; null when the originating request could not be geolocated yet.',
+            examples: [
+                -23.5573
+            ]
+        },
+        longitude: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -180,
+            maximum: 180,
+            description: 'WGS-84; null under the same condition as `latitude`.',
+            examples: [
+                -46.6602
+            ]
+        },
+        poleId: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The pole the order is linked to; null when none.',
+            examples: [
+                '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
+            ]
+        },
+        team: {
+            description: 'The assigned field team; null when none is assigned.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Team'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        openedAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-03-14T12:30:02.184Z'
+            ]
+        },
+        updatedAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            description: 'Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.',
+            examples: [
+                '2026-03-14T13:05:48.221Z'
+            ]
+        },
+        closedAt: {
+            type: [
+                'string',
+                'null'
+            ],
+            format: 'date-time',
+            maxLength: 64,
+            description: 'When the order was completed or cancelled; null while it is open.',
+            examples: [
+                null
+            ]
+        }
+    }
+} as const;
+
+export const PlannedVisitSchema = {
+    type: 'object',
+    title: 'PlannedVisit',
+    description: 'The visit a triager planned for an order: a time window (ends after it starts).\n`overdue` is true when the window has ended and the order is not closed.\n',
+    required: [
+        'startsAt',
+        'endsAt',
+        'overdue'
+    ],
+    properties: {
+        startsAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-11-27T11:00:00.000Z'
+            ]
+        },
+        endsAt: {
+            type: 'string',
+            format: 'date-time',
+            maxLength: 64,
+            examples: [
+                '2026-11-27T14:00:00.000Z'
+            ]
+        },
+        overdue: {
+            type: 'boolean',
+            examples: [
+                false
+            ]
+        }
+    }
+} as const;
+
+export const AdminServiceOrderSchema = {
+    title: 'AdminServiceOrder',
+    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its pole\'s code, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners, and its planned visit.\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/ServiceOrder'
+        },
+        {
+            type: 'object',
+            required: [
+                'tenantId',
+                'poleCode',
+                'slaDueAt',
+                'overdue',
+                'alertCount',
+                'partners',
+                'plannedVisit'
+            ],
+            properties: {
+                tenantId: {
+                    type: 'string',
+                    maxLength: 36,
+                    format: 'uuid',
+                    examples: [
+                        '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+                    ]
+                },
+                poleCode: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 1000,
+                    description: 'The code of the order\'s pole (`poleId`) in its city, null when the order has none.',
+                    examples: [
+                        'P-000123'
+                    ]
+                },
+                slaDueAt: {
+                    type: 'string',
+                    maxLength: 64,
+                    format: 'date-time',
+                    examples: [
+                        '2026-03-15T13:02:11.412Z'
+                    ]
+                },
+                overdue: {
+                    type: 'boolean',
+                    examples: [
+                        false
+                    ]
+                },
+                alertCount: {
+                    type: 'integer',
+                    format: 'int32',
+                    maximum: 2147483647,
+                    minimum: 0,
+                    examples: [
+                        2
+                    ]
+                },
+                partners: {
+                    type: 'array',
+                    maxItems: 5000,
+                    description: 'Codes of the partners whose alerts are linked to the order.',
+                    items: {
+                        type: 'string',
+                        maxLength: 1000
+                    },
+                    examples: [
+                        [
+                            'PORTAL-156-SP'
+                        ]
+                    ]
+                },
+                plannedVisit: {
+                    description: 'The planned visit (date and time window), null when none is planned.',
+                    oneOf: [
+                        {
+                            $ref: '#/components/schemas/PlannedVisit'
+                        },
+                        {
+                            type: 'null'
+                        }
+                    ]
+                }
+            }
+        }
+    ]
+} as const;
+
 export const AlertSchema = {
     type: 'object',
     title: 'Alert',
@@ -2593,254 +2950,6 @@ export const AttachmentFailureSchema = {
             ]
         }
     }
-} as const;
-
-export const TeamSchema = {
-    type: 'object',
-    title: 'Team',
-    description: 'Field team assigned to a service order.',
-    required: [
-        'id',
-        'name'
-    ],
-    properties: {
-        id: {
-            type: 'string',
-            format: 'uuid',
-            maxLength: 36,
-            examples: [
-                'e8d4b2a6-1f3c-4d5e-8a7b-9c0d1e2f3a4b'
-            ]
-        },
-        name: {
-            type: 'string',
-            maxLength: 200,
-            examples: [
-                'Equipe Centro 03'
-            ]
-        }
-    }
-} as const;
-
-export const ServiceOrderSchema = {
-    type: 'object',
-    title: 'ServiceOrder',
-    description: 'A service order (OS) of the key\'s tenant. See `ServiceOrderStatus`\nfor the status machine.\n',
-    required: [
-        'id',
-        'number',
-        'status',
-        'priority',
-        'type',
-        'address',
-        'neighborhood',
-        'latitude',
-        'longitude',
-        'poleId',
-        'team',
-        'openedAt',
-        'updatedAt',
-        'closedAt'
-    ],
-    properties: {
-        id: {
-            type: 'string',
-            format: 'uuid',
-            maxLength: 36,
-            examples: [
-                'c4a1d7e2-5f3b-4a9c-8e6d-1b2f3a4c5d6e'
-            ]
-        },
-        number: {
-            $ref: '#/components/schemas/ServiceOrderNumber'
-        },
-        status: {
-            $ref: '#/components/schemas/ServiceOrderStatus'
-        },
-        priority: {
-            $ref: '#/components/schemas/Priority'
-        },
-        type: {
-            type: 'string',
-            maxLength: 200,
-            description: 'Internal reason code of the order (for example `LAMP_OUT`, or `EXTERNAL_OTHER` until an operator reclassifies it).',
-            examples: [
-                'LAMP_OUT'
-            ]
-        },
-        address: {
-            type: 'string',
-            maxLength: 1000,
-            examples: [
-                'Rua Augusta, 1500'
-            ]
-        },
-        neighborhood: {
-            type: [
-                'string',
-                'null'
-            ],
-            maxLength: 300,
-            examples: [
-                'Consolação'
-            ]
-        },
-        latitude: {
-            type: [
-                'number',
-                'null'
-            ],
-            minimum: -90,
-            maximum: 90,
-            description: 'WGS-84; null when the originating request could not be geolocated yet.',
-            examples: [
-                -23.5573
-            ]
-        },
-        longitude: {
-            type: [
-                'number',
-                'null'
-            ],
-            minimum: -180,
-            maximum: 180,
-            description: 'WGS-84; null under the same condition as `latitude`.',
-            examples: [
-                -46.6602
-            ]
-        },
-        poleId: {
-            type: [
-                'string',
-                'null'
-            ],
-            format: 'uuid',
-            maxLength: 36,
-            description: 'The pole the order is linked to; null when none.',
-            examples: [
-                '7e3b1c9d-2a4f-4b8e-9d6c-5f1a3e7b2c90'
-            ]
-        },
-        team: {
-            description: 'The assigned field team; null when none is assigned.',
-            oneOf: [
-                {
-                    $ref: '#/components/schemas/Team'
-                },
-                {
-                    type: 'null'
-                }
-            ]
-        },
-        openedAt: {
-            type: 'string',
-            format: 'date-time',
-            maxLength: 64,
-            examples: [
-                '2026-03-14T12:30:02.184Z'
-            ]
-        },
-        updatedAt: {
-            type: 'string',
-            format: 'date-time',
-            maxLength: 64,
-            description: 'Last change of the order (UTC, milliseconds). The sort key and the `updatedSince` filter use it.',
-            examples: [
-                '2026-03-14T13:05:48.221Z'
-            ]
-        },
-        closedAt: {
-            type: [
-                'string',
-                'null'
-            ],
-            format: 'date-time',
-            maxLength: 64,
-            description: 'When the order was completed or cancelled; null while it is open.',
-            examples: [
-                null
-            ]
-        }
-    }
-} as const;
-
-export const AdminServiceOrderSchema = {
-    title: 'AdminServiceOrder',
-    description: 'A service order in the shape partners read (interface 2.3), plus what an operator\'s\nlist needs: its tenant, its pole\'s code, its SLA deadline, whether it is overdue (not closed and past\nthe deadline), how many alerts are linked to it and from which partners.\n',
-    allOf: [
-        {
-            $ref: '#/components/schemas/ServiceOrder'
-        },
-        {
-            type: 'object',
-            required: [
-                'tenantId',
-                'poleCode',
-                'slaDueAt',
-                'overdue',
-                'alertCount',
-                'partners'
-            ],
-            properties: {
-                tenantId: {
-                    type: 'string',
-                    maxLength: 36,
-                    format: 'uuid',
-                    examples: [
-                        '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
-                    ]
-                },
-                poleCode: {
-                    type: [
-                        'string',
-                        'null'
-                    ],
-                    maxLength: 1000,
-                    description: 'The code of the order\'s pole (`poleId`) in its city, null when the order has none.',
-                    examples: [
-                        'P-000123'
-                    ]
-                },
-                slaDueAt: {
-                    type: 'string',
-                    maxLength: 64,
-                    format: 'date-time',
-                    examples: [
-                        '2026-03-15T13:02:11.412Z'
-                    ]
-                },
-                overdue: {
-                    type: 'boolean',
-                    examples: [
-                        false
-                    ]
-                },
-                alertCount: {
-                    type: 'integer',
-                    format: 'int32',
-                    maximum: 2147483647,
-                    minimum: 0,
-                    examples: [
-                        2
-                    ]
-                },
-                partners: {
-                    type: 'array',
-                    maxItems: 5000,
-                    description: 'Codes of the partners whose alerts are linked to the order.',
-                    items: {
-                        type: 'string',
-                        maxLength: 1000
-                    },
-                    examples: [
-                        [
-                            'PORTAL-156-SP'
-                        ]
-                    ]
-                }
-            }
-        }
-    ]
 } as const;
 
 export const AdminServiceOrderPageSchema = {

@@ -56,7 +56,7 @@ export async function consolePage(p: string, config: Config): Promise<HttpResult
   }
   // What the page needs from the server's configuration travels in a meta element:
   // no inline script, and the values are attribute-escaped.
-  const settings = JSON.stringify({ tileUrl: config.mapTileUrl, tileAttribution: config.mapTileAttribution });
+  const settings = JSON.stringify({ tileUrl: config.mapTileUrl, tileAttribution: config.mapTileAttribution, mapsUrl: config.mapsUrlTemplate });
   const html = `<!doctype html>
 <html lang="pt-BR">
 <head>

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { SWRConfig } from 'swr';
-import { setApiLanguage, whenUnauthorized } from './api.js';
+import { setApiLanguage, useApi, whenUnauthorized } from './api.js';
 import { FeedbackProvider, useFeedback } from './feedback.js';
 import { I18nContext, initialLanguage, saveLanguage, translator, useI18n, type Language, type MessageKey } from './i18n.js';
 import { Link, match, navigate, RouterProvider, useLocation } from './router.js';
@@ -24,6 +24,7 @@ import { TeamsPage } from './pages/teams.js';
 import { OperatorsPage } from './pages/operators.js';
 import { AuditPage } from './pages/audit.js';
 import { ReportsPage } from './pages/reports.js';
+import { MyTeamPage } from './pages/my-team.js';
 
 export function App() {
   const [lang, setLangState] = useState<Language>(initialLanguage);
@@ -142,6 +143,9 @@ function Layout({ children }: { children: ComponentChildren }) {
   const { t, lang, setLang } = useI18n();
   const location = useLocation();
   const grants = session.operator.grants;
+  // "My team today" leads the navigation of an operator who is on a team of this city.
+  const myTeams = useApi('listOperatorTeams', { path: { operatorId: 'me' }, query: { tenantId: session.tenantId } });
+  const onATeam = (myTeams.data?.items.length ?? 0) > 0;
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -181,6 +185,11 @@ function Layout({ children }: { children: ComponentChildren }) {
         </div>
       </header>
       <nav class="sidenav" aria-label={t('nav.main')}>
+        {onATeam ? (
+          <Link to="/my-team" class="navlink" aria-current={location.path.startsWith('/my-team') ? 'page' : undefined}>
+            {t('crew.nav')}
+          </Link>
+        ) : null}
         {NAV.filter((n) => !n.needs || session.can(n.needs)).map((n) => (
           <Link key={n.to} to={n.to} class="navlink" aria-current={location.path.startsWith(n.to) ? 'page' : undefined}>
             {t(n.key)}
@@ -209,6 +218,7 @@ function Routes() {
   if (match('/operators', path)) return <OperatorsPage />;
   if (match('/audit', path)) return <AuditPage />;
   if (match('/reports', path)) return <ReportsPage />;
+  if (match('/my-team', path)) return <MyTeamPage />;
   return <NotFoundPage />;
 }
 

@@ -1,5 +1,6 @@
 /** Small building blocks every page shares. Everything a partner sent is rendered as text. */
 import type { ComponentChildren } from 'preact';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { useI18n, type MessageKey } from './i18n.js';
 import { Link } from './router.js';
@@ -115,9 +116,21 @@ export interface SortableHeader {
 /** A table with a header row; the cells come as children (`<tr>` rows). */
 export function Table({ headers, testid, children }: { headers: (string | { hidden: string } | SortableHeader)[]; testid?: string; children: ComponentChildren }) {
   const { t } = useI18n();
+  const ref = useRef<HTMLTableElement>(null);
+  // On a phone each row is a card (styles.css, .table-cards): every cell shows its column's
+  // name before it, taken from the header of the same position.
+  const labels = headers.map((h) => (typeof h === 'string' ? h : 'onSort' in h ? h.label : ''));
+  useLayoutEffect(() => {
+    for (const row of Array.from(ref.current?.tBodies[0]?.rows ?? [])) {
+      Array.from(row.cells).forEach((cell, i) => {
+        const label = row.cells.length === labels.length ? (labels[i] ?? '') : '';
+        if (cell.getAttribute('data-label') !== label) cell.setAttribute('data-label', label);
+      });
+    }
+  });
   return (
     <div class="table-wrap">
-      <table class="table" data-testid={testid}>
+      <table class="table table-cards" data-testid={testid} ref={ref}>
         <thead>
           <tr>
             {headers.map((h, i) => (

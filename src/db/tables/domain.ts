@@ -106,6 +106,15 @@ export interface ServiceOrderTable {
   search_text: ColumnType<string, never, never>;
 }
 
+/** The planned visit of an order (migration 0094). */
+export interface ServiceOrderVisitTable {
+  service_order_id: string;
+  tenant_id: string;
+  starts_at: Date;
+  ends_at: Date;
+  set_at: Generated<Date>;
+}
+
 export interface AlertTable {
   id: Generated<string>;
   tenant_id: string;
@@ -179,6 +188,7 @@ export interface DomainTables {
   telegestor_state_change: TelegestorStateChangeTable;
   tenant_counter: TenantCounterTable;
   service_order: ServiceOrderTable;
+  service_order_visit: ServiceOrderVisitTable;
   alert: AlertTable;
   alert_status_history: AlertStatusHistoryTable;
   service_order_status_history: ServiceOrderStatusHistoryTable;

@@ -49,8 +49,17 @@ export interface SignInFailureTable {
   failures: number;
 }
 
+/** An operator's membership of a team of its city (migration 0094). */
+export interface TeamMemberTable {
+  team_id: string;
+  operator_id: string;
+  tenant_id: string;
+  added_at: Generated<Date>;
+}
+
 export interface OperatorsTables {
   operator: OperatorTable;
+  team_member: TeamMemberTable;
   operator_grant: OperatorGrantTable;
   admin_token_grant: AdminTokenGrantTable;
   operator_session: OperatorSessionTable;

@@ -7,9 +7,9 @@ import { acceptRejectedInboundItem, dismissRejectedInboundItem, getPartnerPollin
 import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartnerWebhookSecret, updatePartner } from './partners.js';
 import { getCityMap, getPole, listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
-import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
+import { assignServiceOrder, cancelServiceOrder, clearPlannedVisit, setPlannedVisit, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
-import { createTeam, listTeams } from './teams.js';
+import { addTeamMember, createTeam, listMyTeamOrders, listOperatorTeams, listTeamMembers, listTeams, removeTeamMember } from './teams.js';
 import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, resetOperatorPassword, revokeOperatorRole } from './operators.js';
@@ -38,6 +38,11 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   exportAuditEntries,
   // Teams
   listTeams,
+  listTeamMembers,
+  addTeamMember,
+  removeTeamMember,
+  listOperatorTeams,
+  listMyTeamOrders,
   createTeam,
   // Alerts (triage)
   listAlerts,
@@ -63,6 +68,8 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   setServiceOrderPole,
   assignServiceOrder,
   startServiceOrder,
+  setPlannedVisit,
+  clearPlannedVisit,
   completeServiceOrder,
   cancelServiceOrder,
   // Partners

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
+import { clearPlannedVisit as clearVisit, setPlannedVisit as planVisit, orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
 import { actorOf, bodyOf, bodyRef, orderOf, queryOf, undoHeaders, undoOf } from './context.js';
 
 const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
@@ -50,3 +50,10 @@ export const setServiceOrderPole: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
   body: await setOrderPole(ctx.deps, actorOf(ctx), await orderOf(ctx), bodyOf<{ poleId: string | null }>(ctx).poleId),
 });
+
+export const setPlannedVisit: Handler<AdminPrincipal> = async (ctx) => {
+  const { startsAt, endsAt } = bodyOf<{ startsAt: string; endsAt: string }>(ctx);
+  return { status: 200, body: await planVisit(ctx.deps, actorOf(ctx), await orderId(ctx), startsAt, endsAt) };
+};
+
+export const clearPlannedVisit: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await clearVisit(ctx.deps, actorOf(ctx), await orderId(ctx)) });

@@ -19,3 +19,4 @@ export { poleByCode } from './pole-page.js';
 export { cityMap, type CityMapInput } from './city-map.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';
 export { undoAction, type UndoRequest, type UndoneAction } from './undo.js';
+export { addTeamMember, checkVisitWindow, clearPlannedVisit, listOperatorTeams, listTeamMembers, myTeamOrders, removeTeamMember, setPlannedVisit, VISIT_MAX_HOURS } from './crew.js';

@@ -121,5 +121,9 @@ export function adminServiceOrderView(r: OrderListRow, now = Date.now()): AdminS
     overdue: r.closed_at === null && r.sla_due_at.getTime() < now,
     alertCount: r.alert_count,
     partners: r.partner_codes ?? [],
+    plannedVisit:
+      r.visit_starts_at && r.visit_ends_at
+        ? { startsAt: r.visit_starts_at.toISOString(), endsAt: r.visit_ends_at.toISOString(), overdue: r.closed_at === null && r.visit_ends_at.getTime() < now }
+        : null,
   };
 }

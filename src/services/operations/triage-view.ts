@@ -98,6 +98,7 @@ export const ACTION_NAMES = {
   assign: { 'pt-BR': 'atribuir uma equipe à ordem de serviço', en: 'assign a team to the service order' },
   start: { 'pt-BR': 'iniciar a ordem de serviço', en: 'start the service order' },
   complete: { 'pt-BR': 'concluir a ordem de serviço', en: 'complete the service order' },
+  planVisit: { 'pt-BR': 'planejar a visita da ordem de serviço', en: 'plan the visit of the service order' },
   cancel: { 'pt-BR': 'cancelar a ordem de serviço', en: 'cancel the service order' },
 } as const satisfies Record<string, Localized>;
 

@@ -14,6 +14,7 @@ import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, Tea
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
+import { TelLink } from '../crew.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -77,7 +78,7 @@ function AlertDetails({ alert: a }: { alert: types.Alert }) {
           <span class={overdue ? 'overdue' : ''}>{dateTime(a.slaDueAt)}</span>
         </Field>
         <Field label={t('alert.requester')}>{a.requesterName}</Field>
-        <Field label={t('alert.phone')}>{a.requesterPhone}</Field>
+        <Field label={t('alert.phone')}>{a.requesterPhone ? <TelLink phone={a.requesterPhone} /> : null}</Field>
         <Field label={t('alert.lampType')}>{a.lampType}</Field>
         <Field label={t('alert.address')}>
           {a.address.street}

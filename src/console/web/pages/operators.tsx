@@ -10,7 +10,7 @@ import { call, useApi, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Page } from '../ui.js';
+import { Badge, LoadError, Loading, Page, Table } from '../ui.js';
 
 const ROLES = ['viewer', 'triager', 'city-admin'] as const;
 type Role = (typeof ROLES)[number];
@@ -178,6 +178,9 @@ function OperatorCard({ operator: o, cityName, onChanged, onPassword }: { operat
         <span class="muted small operator-email">{o.email}</span>
         <span class="muted small">{t('opadmin.since', { when: dateTime(o.createdAt) })}</span>
       </div>
+      <div class="operator-teams small">
+        <span class="muted">{t('crew.operatorTeams')}:</span> <OperatorTeams operatorId={o.id} />
+      </div>
       <ul class="grant-list">
         {o.grants.map((g) => (
           <li key={g.tenantId} data-testid="grant" data-city={g.tenantName}>
@@ -259,20 +262,7 @@ function Tokens() {
       {!tokens.data && !tokens.error ? <Loading /> : null}
       {tokens.data && tokens.data.items.length === 0 ? <p class="muted">{t('operators.noTokens')}</p> : null}
       {tokens.data && tokens.data.items.length > 0 ? (
-        <div class="table-wrap">
-          <table class="table" data-testid="tokens">
-            <thead>
-              <tr>
-                <th scope="col">{t('col.name')}</th>
-                <th scope="col">{t('partner.keyPrefix')}</th>
-                <th scope="col">{t('operators.owner')}</th>
-                <th scope="col">{t('operators.expires')}</th>
-                <th scope="col">
-                  <span class="sr-only">{t('operators.revoke')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table testid="tokens" headers={[t('col.name'), t('partner.keyPrefix'), t('operators.owner'), t('operators.expires'), { hidden: t('operators.revoke') }]}>
               {tokens.data.items.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
@@ -290,10 +280,23 @@ function Tokens() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       ) : null}
     </section>
+  );
+}
+
+/** The teams an operator belongs to, in the cities the caller sees. */
+function OperatorTeams({ operatorId }: { operatorId: string }) {
+  const { t } = useI18n();
+  const teams = useApi('listOperatorTeams', { path: { operatorId } });
+  if (!teams.data) return null;
+  if (teams.data.items.length === 0) return <span class="muted">{t('crew.operatorTeams.none')}</span>;
+  return (
+    <ul class="plain" data-testid="operator-teams">
+      {teams.data.items.map((team) => (
+        <li key={team.id}>{team.name}</li>
+      ))}
+    </ul>
   );
 }

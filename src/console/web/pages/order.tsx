@@ -7,14 +7,18 @@ import { MapView } from '../map.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
+import { PlannedVisitForm } from './planned-visit.js';
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { isConflict, orderConflict } from '../conflict.js';
+import { NavigateLinks, PlannedVisitText, TelLink } from '../crew.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
   const { tenantId } = useSession();
+  // The note goes with whichever move is made: Start and Complete at the top, the rest below.
+  const [note, setNote] = useState('');
   // A number resolves in the selected city (two granted cities may both have OS-2026-00001).
   const order = useApi('getServiceOrder', { path: { serviceOrderId: id }, query: cityHint(id, tenantId) });
   // The order's own city and id (the URL may name it by number), which may not be the switcher's city.
@@ -31,6 +35,14 @@ export function OrderPage({ id }: { id: string }) {
       title={t('order.title', { number: o.number })}
       actions={<DetailActions status={o.status} back="/orders" />}
     >
+      <OrderQuickActions order={o} note={note} setNote={setNote} onChanged={refresh} />
+      {o.plannedVisit || ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status) ? (
+        <section class="panel" data-testid="planned-visit">
+          <h2>{t('crew.visit')}</h2>
+          {o.plannedVisit ? <PlannedVisitText visit={o.plannedVisit} testid="order-visit" /> : <p class="muted">{t('crew.visit.none')}</p>}
+          <PlannedVisitForm order={o} onChanged={(next) => void order.mutate(next)} />
+        </section>
+      ) : null}
       <div class="columns">
         <div class="col-main">
           <section class="panel" data-testid="order-details">
@@ -61,6 +73,11 @@ export function OrderPage({ id }: { id: string }) {
               {(alerts.data?.items ?? []).map((a) => (
                 <li key={a.id}>
                   <Link to={`/alerts/${a.id}`}>#{a.alertNumber}</Link> <StatusBadge status={a.status} /> <span>{a.description}</span> <span class="tag">{a.partner.code}</span>
+                  {a.requesterPhone ? (
+                    <div class="small">
+                      {t('crew.requester')}: {a.requesterName} · <TelLink phone={a.requesterPhone} />
+                    </div>
+                  ) : null}
                 </li>
               ))}
             </ul>
@@ -68,7 +85,7 @@ export function OrderPage({ id }: { id: string }) {
           <OrderDeliveries order={o} alerts={alerts.data?.items ?? []} />
         </div>
         <div class="col-side">
-          <OrderActions order={o} onChanged={refresh} />
+          <OrderActions order={o} note={note} setNote={setNote} onChanged={refresh} />
           <section class="panel">
             <h2>{t('alert.timeline')}</h2>
             <Timeline of="order" id={o.id} version={o.updatedAt} />
@@ -97,13 +114,73 @@ function OrderDeliveries({ order, alerts }: { order: types.AdminServiceOrder; al
   );
 }
 
-function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder; onChanged: (o: types.ServiceOrder) => void }) {
+interface MoveProps {
+  order: types.AdminServiceOrder;
+  note: string;
+  setNote: (note: string) => void;
+  onChanged: (o: types.ServiceOrder) => void;
+}
+
+/** A move's run, guarded: someone else moved the order first (409) shows it as it is now and says who and when. */
+function guarded(t: ReturnType<typeof useI18n>['t'], o: types.AdminServiceOrder, onChanged: (o: types.ServiceOrder) => void, reset: () => void) {
+  return (run: () => Promise<types.ServiceOrder>) =>
+    async (): Promise<types.ServiceOrder> => {
+      try {
+        return await run();
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        reset();
+        const now = await orderConflict(t, o.id, o.updatedAt);
+        if (!now) throw err;
+        onChanged(now.order);
+        throw now.error;
+      }
+    };
+}
+
+/**
+ * The crew's bar at the top of the order (visible without scrolling on a phone): Start,
+ * Complete, and the way there (the phone's maps app, the configured route planner).
+ */
+function OrderQuickActions({ order: o, note, setNote, onChanged }: MoveProps) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const body = () => (note.trim() ? { note: note.trim() } : {});
+  const done = (message: string) => (next: types.ServiceOrder) => {
+    setNote('');
+    onChanged(next);
+    return message;
+  };
+  const guard = guarded(t, o, onChanged, () => {});
+  const start = useAction(guard(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.started')));
+  const complete = useAction(guard(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.completed')));
+  const moves = can('triage', o.tenantId);
+  const busy = start.busy || complete.busy;
+  const located = o.latitude !== null && o.longitude !== null;
+  if (!located && !(moves && (o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS'))) return null;
+  return (
+    <div class="crew-bar" data-testid="order-quick-actions">
+      {moves && o.status === 'ASSIGNED' ? (
+        <button type="button" disabled={busy} onClick={() => void start.run()} data-testid="start">
+          {t('order.start')}
+        </button>
+      ) : null}
+      {moves && (o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS') ? (
+        <button type="button" disabled={busy} onClick={() => void complete.run()} data-testid="complete">
+          {t('order.complete')}
+        </button>
+      ) : null}
+      {located ? <NavigateLinks lat={o.latitude!} lon={o.longitude!} /> : null}
+    </div>
+  );
+}
+
+function OrderActions({ order: o, note, setNote, onChanged }: MoveProps) {
   const { t } = useI18n();
   const { can } = useSession();
   const { tenantId } = o;
   const teams = useApi('listTeams', can('triage', tenantId) ? { query: { tenantId } } : null);
   const [teamId, setTeamId] = useState(o.team?.id ?? '');
-  const [note, setNote] = useState('');
   const [confirming, setConfirming] = useState(false);
   const body = () => (note.trim() ? { note: note.trim() } : {});
   const done = (message: string) => (next: types.ServiceOrder) => {
@@ -112,30 +189,14 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
     onChanged(next);
     return message;
   };
-  // Someone else moved the order first (409): show it as it is now and say who and when.
-  const guard =
-    (run: () => Promise<types.ServiceOrder>) =>
-    async (): Promise<types.ServiceOrder> => {
-      try {
-        return await run();
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        setConfirming(false);
-        const now = await orderConflict(t, o.id, o.updatedAt);
-        if (!now) throw err;
-        onChanged(now.order);
-        throw now.error;
-      }
-    };
+  const guard = guarded(t, o, onChanged, () => setConfirming(false));
   const assign = useAction(guard(() => call('assignServiceOrder', { path: { serviceOrderId: o.id }, body: { teamId, ...body() } })), done(t('order.assigned')));
-  const start = useAction(guard(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.started')));
-  const complete = useAction(guard(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.completed')));
   // The console never cancels without the note the partner receives.
   const cancel = useAction(guard(() => call('cancelServiceOrder', { path: { serviceOrderId: o.id }, body: { reason: note.trim() } })), done(t('order.cancelled')));
   if (!can('triage', tenantId)) return null;
   const openish = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(o.status);
   if (!openish) return null;
-  const busy = assign.busy || start.busy || complete.busy || cancel.busy;
+  const busy = assign.busy || cancel.busy;
   return (
     <section class="panel" data-testid="order-actions">
       <h2>{t('order.actions')}</h2>
@@ -162,16 +223,6 @@ function OrderActions({ order: o, onChanged }: { order: types.AdminServiceOrder;
         </div>
       ) : null}
       <div class="row">
-        {o.status === 'ASSIGNED' ? (
-          <button type="button" disabled={busy} onClick={() => void start.run()} data-testid="start">
-            {t('order.start')}
-          </button>
-        ) : null}
-        {o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS' ? (
-          <button type="button" disabled={busy} onClick={() => void complete.run()} data-testid="complete">
-            {t('order.complete')}
-          </button>
-        ) : null}
         {confirming ? null : (
           <button type="button" class="danger" disabled={busy || !note.trim()} onClick={() => setConfirming(true)} data-testid="cancel-order">
             {t('order.cancel')}

@@ -1,6 +1,6 @@
 /** The internal reasons and the field teams of the current city; a city-admin adds them. */
 import { useState } from 'preact/hooks';
-import { call, useApi } from '../api.js';
+import { call, useApi, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
@@ -54,8 +54,78 @@ export function TeamsPage() {
           </form>
         ) : null}
       </section>
+      {teams.data && teams.data.items.length > 0 ? (
+        <section class="panel" data-testid="team-members">
+          <h2>{t('crew.members')}</h2>
+          {teams.data.items.map((team) => (
+            <TeamMembers key={team.id} team={team} />
+          ))}
+        </section>
+      ) : null}
       <Reasons />
     </Page>
+  );
+}
+
+/** A team's crew: its members, and for a city-admin adding one by e-mail and removing one. */
+function TeamMembers({ team }: { team: types.AdminTeam }) {
+  const { t } = useI18n();
+  const { can } = useSession();
+  const members = useApi('listTeamMembers', { path: { teamId: team.id } });
+  const [email, setEmail] = useState('');
+  const add = useAction(
+    () => call('addTeamMember', { path: { teamId: team.id, operatorId: email.trim() } }),
+    () => {
+      setEmail('');
+      void members.mutate();
+      return t('crew.members.added');
+    },
+  );
+  const remove = useAction(
+    (operatorId: string) => call('removeTeamMember', { path: { teamId: team.id, operatorId } }),
+    () => {
+      void members.mutate();
+      return t('crew.members.removed');
+    },
+  );
+  const admin = can('administer', team.tenantId);
+  return (
+    <div class="team-members" data-testid="team-members-of">
+      <h3>{team.name}</h3>
+      {members.error ? <LoadError error={members.error} /> : null}
+      {members.data && members.data.items.length === 0 ? <p class="muted">{t('crew.members.none')}</p> : null}
+      <ul class="members">
+        {(members.data?.items ?? []).map((m) => (
+          <li key={m.operatorId}>
+            <span>
+              {m.name} <span class="muted small">{m.email}</span>
+            </span>
+            {admin ? (
+              <button type="button" class="secondary" disabled={remove.busy} aria-label={t('crew.members.removeLabel', { name: m.name, team: team.name })} onClick={() => void remove.run(m.operatorId)}>
+                {t('crew.members.remove')}
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      {admin ? (
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (email.trim()) void add.run();
+          }}
+        >
+          <label>
+            <span>{t('crew.members.add')}</span>
+            <input type="email" value={email} required maxLength={254} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} data-testid="member-email" />
+          </label>
+          <button type="submit" disabled={add.busy || !email.trim()}>
+            {t('crew.members.addButton')}
+          </button>
+        </form>
+      ) : null}
+    </div>
   );
 }
 

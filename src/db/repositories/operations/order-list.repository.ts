@@ -29,7 +29,7 @@ export interface OrderKeyset {
   id: string;
 }
 
-export type OrderListRow = Selectable<ServiceOrderTable> & { team_name: string | null; sort_key: string; priority_rank: number; alert_count: number; partner_codes: string[] | null; pole_code: string | null };
+export type OrderListRow = Selectable<ServiceOrderTable> & { team_name: string | null; sort_key: string; priority_rank: number; alert_count: number; partner_codes: string[] | null; pole_code: string | null; visit_starts_at: Date | null; visit_ends_at: Date | null };
 
 const OPEN: readonly ServiceOrderStatus[] = ['OPEN', 'ASSIGNED', 'IN_PROGRESS'];
 
@@ -97,11 +97,27 @@ export async function findOrderListRow(db: Executor, id: string): Promise<OrderL
   return row ? ({ ...row, alert_count: Number(row.alert_count ?? 0) } as OrderListRow) : undefined;
 }
 
+/** The open orders of some teams of one tenant ("my team today"): Critical first, then by deadline. */
+export async function listOpenOrdersOfTeams(db: Executor, tenantId: string, teamIds: readonly string[]): Promise<OrderListRow[]> {
+  if (teamIds.length === 0) return [];
+  const rows = await withListColumns(
+    db.selectFrom('service_order as so').where('so.tenant_id', '=', tenantId).where('so.team_id', 'in', teamIds).where('so.status', 'in', OPEN),
+    'sla',
+  )
+    .orderBy(PRIORITY_RANK)
+    .orderBy('so.sla_due_at')
+    .orderBy('so.number')
+    .limit(10000)
+    .execute();
+  return rows.map((r) => ({ ...r, alert_count: Number(r.alert_count ?? 0) })) as OrderListRow[];
+}
+
 function withListColumns(q: ReturnType<typeof filtered>, sort: OrderSort) {
   return q
     .leftJoin('team as t', 't.id', 'so.team_id')
+    .leftJoin('service_order_visit as sv', 'sv.service_order_id', 'so.id')
     .selectAll('so')
-    .select(['t.name as team_name', sortKey(sort).as('sort_key'), PRIORITY_RANK.as('priority_rank')])
+    .select(['t.name as team_name', sortKey(sort).as('sort_key'), PRIORITY_RANK.as('priority_rank'), 'sv.starts_at as visit_starts_at', 'sv.ends_at as visit_ends_at'])
     .select((eb) => [
       eb.selectFrom('alert as ca').select(eb.fn.countAll<number>().as('n')).whereRef('ca.service_order_id', '=', 'so.id').as('alert_count'),
       sql<string[] | null>`(SELECT array_agg(DISTINCT ce.code ORDER BY ce.code) FROM alert ca2 JOIN external_system ce ON ce.id = ca2.external_system_id WHERE ca2.service_order_id = so.id)`.as('partner_codes'),
