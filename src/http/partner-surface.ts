@@ -1,7 +1,7 @@
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartnerCounted, requireScope, type PartnerPrincipal } from './auth.js';
-import { createOpenApi } from './openapi.js';
+import { createOpenApi } from '../lib/openapi.js';
 import { rateLimitHeaders } from './rate-limit.js';
 import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
