@@ -24,6 +24,12 @@ export interface Config {
    */
   readonly readDatabaseUrl: string | null;
   /**
+   * Send statements as named prepared statements (LUMEN_DB_PREPARED, on or off; default
+   * on): each distinct statement is parsed and planned once per connection. Turn it off
+   * behind a transaction-pooling PgBouncer older than 1.21 (docs/deployment.md).
+   */
+  readonly dbPrepared: boolean;
+  /**
    * How far the replica may be behind the primary before reads go to the primary
    * (LUMEN_READ_MAX_LAG, a duration). Default 30 s.
    */
@@ -364,6 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
   const directRaw = parsePostgresUrl('LUMEN_DIRECT_DATABASE_URL', env.LUMEN_DIRECT_DATABASE_URL, problems);
   if (directRaw !== null && databaseUrl === null) problems.push('LUMEN_DIRECT_DATABASE_URL needs DATABASE_URL (the embedded database has no pooler in front)');
   const directDatabaseUrl = directRaw ?? databaseUrl;
+  const dbPrepared = parseBool('LUMEN_DB_PREPARED', env.LUMEN_DB_PREPARED, true, problems);
   const readDatabaseUrl = parsePostgresUrl('LUMEN_READ_DATABASE_URL', env.LUMEN_READ_DATABASE_URL, problems);
   if (readDatabaseUrl !== null && databaseUrl === null) problems.push('LUMEN_READ_DATABASE_URL needs DATABASE_URL (the embedded database has no replica)');
   let readMaxLagMs = 30_000;
@@ -494,6 +501,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     directDatabaseUrl,
     readDatabaseUrl,
+    dbPrepared,
     readMaxLagMs,
     port,
     metricsPort,
