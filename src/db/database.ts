@@ -59,18 +59,44 @@ export function statementName(text: string, parameterCount: number): string | un
  * prepared; test/db/prepared-statements.test.ts fails when one goes unnamed.
  */
 export class PreparingClient extends pg.Client {
+  /** Statements of this connection prepared again under another name (see renamed). */
+  private renamed: Map<string, string> | null = null;
+
   override query(...args: unknown[]): never {
     const [text, second] = args;
     if (typeof text === 'string' && (second === undefined || Array.isArray(second) || typeof second === 'function')) {
       const values = Array.isArray(second) ? (second as unknown[]) : [];
-      const name = statementName(text, values.length);
-      if (name !== undefined) {
-        const callback = typeof second === 'function' ? second : args[2];
+      const base = statementName(text, values.length);
+      if (base !== undefined) {
+        const name = this.renamed?.get(base) ?? base;
+        const callback = (typeof second === 'function' ? second : args[2]) as ((err: Error | null, res: unknown) => void) | undefined;
         const config = { name, text, values };
-        return (callback === undefined ? super.query(config) : super.query(config, callback as never)) as never;
+        if (callback === undefined) return (super.query(config) as Promise<unknown>).catch((err: unknown) => this.failed(err, base, name)) as never;
+        return super.query(config, ((err: Error | null, res: unknown) => {
+          if (err) this.noteStale(err, base, name);
+          callback(err, res);
+        }) as never) as never;
       }
     }
     return (super.query as (...a: unknown[]) => unknown)(...args) as never;
+  }
+
+  private failed(err: unknown, base: string, name: string): never {
+    this.noteStale(err, base, name);
+    throw err;
+  }
+
+  /**
+   * A table's columns changed under a prepared statement (a migration run by another
+   * instance during a rolling upgrade): PostgreSQL refuses to run it again ("cached plan
+   * must not change result type"). That one execution fails; from the next one on, this
+   * connection prepares the text afresh under a new name.
+   */
+  private noteStale(err: unknown, base: string, name: string): void {
+    if ((err as { code?: string }).code !== '0A000' || !/cached plan must not change result type/.test(String((err as Error).message))) return;
+    this.renamed ??= new Map();
+    const n = name === base ? 1 : Number(name.slice(name.lastIndexOf('_r') + 2)) + 1;
+    this.renamed.set(base, `${base}_r${n}`);
   }
 }
 

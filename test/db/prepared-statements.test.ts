@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PreparingClient, statementName } from '../../src/db/database.js';
+import { createPool, PreparingClient, statementName } from '../../src/db/database.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
@@ -64,6 +64,23 @@ describe('named prepared statements on the hot paths', () => {
     expect(statementName('SELECT $1::int AS prepared_test_c', 1)).toMatch(/^lumen_/);
     expect(statementName('SET LOCAL statement_timeout = 1000', 0)).toBeUndefined();
     expect(statementName('UPDATE a SET x = 1; DELETE FROM b', 0)).toBeUndefined();
+  });
+
+  it('prepares a statement afresh after a migration changed its result type (one execution fails, not every one)', async () => {
+    const pool = createPool({ url: t.db.url, max: 1 });
+    try {
+      await pool.query('CREATE TABLE prepared_stale_check (id int PRIMARY KEY, city text)');
+      await pool.query("INSERT INTO prepared_stale_check VALUES (1, 'Porto Alegre')");
+      const select = 'SELECT * FROM prepared_stale_check WHERE id = $1';
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1, city: 'Porto Alegre' }]);
+      await pool.query('ALTER TABLE prepared_stale_check ADD COLUMN state text DEFAULT \'RS\'');
+      await expect(pool.query(select, [1])).rejects.toThrow(/cached plan must not change result type/);
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1, city: 'Porto Alegre', state: 'RS' }]);
+      expect((await pool.query(select, [1])).rows).toHaveLength(1);
+    } finally {
+      await pool.query('DROP TABLE IF EXISTS prepared_stale_check').catch(() => {});
+      await pool.end();
+    }
   });
 
   it('intake, key check, pages, cursor pages, events page, telemetry batch, webhook claim and settle send only named statements', async () => {
