@@ -1,16 +1,14 @@
-import type pg from 'pg';
-import type { ServiceDeps } from './services/deps.js';
+import type { RuntimeDeps } from './services/deps.js';
 import type { Jobs } from './jobs/index.js';
-import type { Metrics } from './metrics/index.js';
+import type { PartnerKeyCache } from './http/partner-key-cache.js';
 
 /** Everything the HTTP layer and the jobs need; built once by main. */
-export interface AppDeps extends ServiceDeps {
-  readonly pool: pg.Pool;
+export interface AppDeps extends RuntimeDeps {
   readonly jobs: Jobs;
   /** Why the process cannot go on (for /livez), or null. Default: always null. */
   readonly failure?: () => string | null;
   /** Stored secrets the configured keys cannot open (for /readyz), or null. */
   readonly secretsProblem?: () => string | null;
-  /** Prometheus metrics of this process (src/metrics). */
-  readonly metrics: Metrics;
+  /** Partner keys and rate limits answered in process (lumen serve); absent: every request reads the database. */
+  readonly partnerKeys?: PartnerKeyCache;
 }

@@ -24,6 +24,19 @@ export interface Config {
    */
   readonly readDatabaseUrl: string | null;
   /**
+   * Send statements as named prepared statements (LUMEN_DB_PREPARED, on or off; default
+   * on): each distinct statement is parsed and planned once per connection. Turn it off
+   * behind a transaction-pooling PgBouncer older than 1.21 (docs/deployment.md).
+   */
+  readonly dbPrepared: boolean;
+  /**
+   * Answer partner keys and rate limits in process (LUMEN_PARTNER_KEY_CACHE, on or off;
+   * default on; lumen serve only): a key's partner, scopes and settings cached and kept
+   * true by LISTEN/NOTIFY, request counts reconciled with the database in batches
+   * (docs/rate-limits.md). Off: every request reads and counts in the database.
+   */
+  readonly partnerKeyCache: boolean;
+  /**
    * How far the replica may be behind the primary before reads go to the primary
    * (LUMEN_READ_MAX_LAG, a duration). Default 30 s.
    */
@@ -376,6 +389,8 @@ export function loadConfig(env: Env = process.env): Config {
   const directRaw = parsePostgresUrl('LUMEN_DIRECT_DATABASE_URL', env.LUMEN_DIRECT_DATABASE_URL, problems);
   if (directRaw !== null && databaseUrl === null) problems.push('LUMEN_DIRECT_DATABASE_URL needs DATABASE_URL (the embedded database has no pooler in front)');
   const directDatabaseUrl = directRaw ?? databaseUrl;
+  const partnerKeyCache = parseBool('LUMEN_PARTNER_KEY_CACHE', env.LUMEN_PARTNER_KEY_CACHE, true, problems);
+  const dbPrepared = parseBool('LUMEN_DB_PREPARED', env.LUMEN_DB_PREPARED, true, problems);
   const readDatabaseUrl = parsePostgresUrl('LUMEN_READ_DATABASE_URL', env.LUMEN_READ_DATABASE_URL, problems);
   if (readDatabaseUrl !== null && databaseUrl === null) problems.push('LUMEN_READ_DATABASE_URL needs DATABASE_URL (the embedded database has no replica)');
   let readMaxLagMs = 30_000;
@@ -508,6 +523,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     directDatabaseUrl,
     readDatabaseUrl,
+    dbPrepared,
+    partnerKeyCache,
     readMaxLagMs,
     port,
     metricsPort,

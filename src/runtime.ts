@@ -10,6 +10,7 @@ import { Jobs } from './jobs/index.js';
 import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
 import { primaryReads, replicaReads, type Reads } from './db/read-replica.js';
 import { Metrics } from './metrics/index.js';
+import { PartnerKeyCache } from './http/partner-key-cache.js';
 import type { AppDeps } from './app-deps.js';
 
 export interface RuntimeOptions {
@@ -75,8 +76,11 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   let jobs: Jobs | null = null;
   let clock: HorizonClock | null = null;
   let reads: Reads | null = null;
+  let partnerKeys: PartnerKeyCache | null = null;
   try {
-    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10 });
+    // LUMEN_DB_PREPARED=off concerns the pooled DATABASE_URL only (a PgBouncer older than 1.21); direct connections always prepare.
+    const viaPooler = !opts.direct && url !== directUrl;
+    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10, prepared: viaPooler ? config.dbPrepared : true });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
     if (opts.migrate ?? true) {
       // Migrations hold a session advisory lock across statements: a direct connection.
@@ -96,8 +100,14 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     const finalClock = clock;
     const db: Database = createDatabase(pool);
     // Partner reads on the replica: only where they are served (lumen serve).
-    reads = config.readDatabaseUrl && opts.work ? replicaReads({ url: config.readDatabaseUrl, maxLagMs: config.readMaxLagMs, poolSize: opts.poolSize ?? 10, primary: db, primaryPool: pool, log }) : primaryReads(db);
+    reads = config.readDatabaseUrl && opts.work ? replicaReads({ url: config.readDatabaseUrl, prepared: config.dbPrepared, maxLagMs: config.readMaxLagMs, poolSize: opts.poolSize ?? 10, primary: db, primaryPool: pool, log }) : primaryReads(db);
     const finalReads = reads;
+    // Partner keys from an in-process cache kept true by LISTEN/NOTIFY (a session of its own: direct).
+    if (opts.work && config.partnerKeyCache) {
+      partnerKeys = new PartnerKeyCache(db, directUrl, log);
+      await partnerKeys.start();
+    }
+    const finalKeys = partnerKeys;
     const metrics = new Metrics({ pool, db, log, embedded: embedded !== null, reads });
     const finalPool = pool;
     const finalJobs = jobs;
@@ -108,6 +118,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       db,
       reads: finalReads,
       jobs: finalJobs,
+      ...(finalKeys ? { partnerKeys: finalKeys } : {}),
       metrics,
       databaseUrl: url,
       directDatabaseUrl: directUrl,
@@ -116,6 +127,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
       async close() {
         await finalClock?.stop();
         await finalReads.stop();
+        await finalKeys?.stop();
         await finalJobs.stop().catch((err: unknown) => log.warn({ err }, 'stopping the job queue failed'));
         await db.destroy().catch(() => {});
         // Kysely ends the pool only if it ran a query itself; the probes and migrations use the pool directly.
@@ -127,6 +139,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   } catch (err) {
     await clock?.stop();
     await reads?.stop();
+    await partnerKeys?.stop().catch(() => {});
     await jobs?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await (supervisor ?? embedded)?.stop().catch(() => {});

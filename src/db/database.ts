@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
@@ -18,6 +19,85 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** Longest wait for a new connection. Default 10 s. */
   connectionTimeoutMillis?: number;
+  /**
+   * Send statements as named prepared statements (see PreparingClient). Default true;
+   * false behind a transaction-pooling PgBouncer older than 1.21 (LUMEN_DB_PREPARED=off).
+   */
+  prepared?: boolean;
+}
+
+/** Most distinct statements named by one process; past it, new texts go unnamed (bounds every backend's plan cache). */
+export const MAX_NAMED_STATEMENTS = 1000;
+const names = new Map<string, string>();
+/** A single statement that may be prepared without parameters (no `;`: a multi-statement text must use the simple protocol). */
+const PREPARABLE = /^\s*(?:select|insert|update|delete|with|values)\b[^;]*;?\s*$/is;
+
+/**
+ * The name a statement's text is prepared under: derived from the text itself, so every
+ * connection and every process (and PgBouncer ≥ 1.21, which maps client names to its
+ * server connections) agree, and one name never stands for two texts. Undefined when
+ * the text is not to be named: a parameterless text that is not one plain DML/SELECT
+ * statement, or a text past MAX_NAMED_STATEMENTS.
+ */
+export function statementName(text: string, parameterCount: number): string | undefined {
+  let name = names.get(text);
+  if (name !== undefined) return name;
+  if (names.size >= MAX_NAMED_STATEMENTS) return undefined;
+  if (parameterCount === 0 && !PREPARABLE.test(text)) return undefined;
+  name = `lumen_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+  names.set(text, name);
+  return name;
+}
+
+/**
+ * A pg client that sends every statement given as text (Kysely's compiled SQL,
+ * pool.query) as a named prepared statement: node-postgres then parses it once per
+ * connection and afterwards sends only Bind/Execute, and PostgreSQL keeps its plan
+ * (generic after five runs when that is as good) instead of parsing and planning anew.
+ * The hot paths (intake, key check, pages, cursor pages, the horizon, the events page,
+ * webhook claim and settle, telemetry batches) are fixed texts, so all of them run
+ * prepared; test/db/prepared-statements.test.ts fails when one goes unnamed.
+ */
+export class PreparingClient extends pg.Client {
+  /** Statements of this connection prepared again under another name (see renamed). */
+  private renamed: Map<string, string> | null = null;
+
+  override query(...args: unknown[]): never {
+    const [text, second] = args;
+    if (typeof text === 'string' && (second === undefined || Array.isArray(second) || typeof second === 'function')) {
+      const values = Array.isArray(second) ? (second as unknown[]) : [];
+      const base = statementName(text, values.length);
+      if (base !== undefined) {
+        const name = this.renamed?.get(base) ?? base;
+        const callback = (typeof second === 'function' ? second : args[2]) as ((err: Error | null, res: unknown) => void) | undefined;
+        const config = { name, text, values };
+        if (callback === undefined) return (super.query(config) as Promise<unknown>).catch((err: unknown) => this.failed(err, base, name)) as never;
+        return super.query(config, ((err: Error | null, res: unknown) => {
+          if (err) this.noteStale(err, base, name);
+          callback(err, res);
+        }) as never) as never;
+      }
+    }
+    return (super.query as (...a: unknown[]) => unknown)(...args) as never;
+  }
+
+  private failed(err: unknown, base: string, name: string): never {
+    this.noteStale(err, base, name);
+    throw err;
+  }
+
+  /**
+   * A table's columns changed under a prepared statement (a migration run by another
+   * instance during a rolling upgrade): PostgreSQL refuses to run it again ("cached plan
+   * must not change result type"). That one execution fails; from the next one on, this
+   * connection prepares the text afresh under a new name.
+   */
+  private noteStale(err: unknown, base: string, name: string): void {
+    if ((err as { code?: string }).code !== '0A000' || !/cached plan must not change result type/.test(String((err as Error).message))) return;
+    this.renamed ??= new Map();
+    const n = name === base ? 1 : Number(name.slice(name.lastIndexOf('_r') + 2)) + 1;
+    this.renamed.set(base, `${base}_r${n}`);
+  }
 }
 
 export function createPool(opts: DatabaseOptions): pg.Pool {
@@ -26,6 +106,7 @@ export function createPool(opts: DatabaseOptions): pg.Pool {
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'lumen',
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 10_000,
+    ...(opts.prepared === false ? {} : { Client: PreparingClient }),
   });
   // A connection that dies while checked out (the database restarted during a query or
   // transaction) emits 'error' on its client, which the pool only listens for while the

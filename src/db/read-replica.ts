@@ -69,6 +69,8 @@ export interface ReplicaReadsOptions {
   readonly primary: Database;
   readonly primaryPool: pg.Pool;
   readonly log: Logger;
+  /** Named prepared statements on the replica's connections (LUMEN_DB_PREPARED). Default true. */
+  readonly prepared?: boolean;
   /** How often the replica is checked. Default: every second, or a quarter of maxLagMs when that is shorter. */
   readonly checkIntervalMs?: number;
 }
@@ -80,7 +82,7 @@ const PRIMARY_NOW = `SELECT clock_timestamp() AS now, (SELECT system_identifier:
 
 export function replicaReads(opts: ReplicaReadsOptions): Reads {
   // A replica that does not answer must not hold requests for long before they go to the primary.
-  const pool = createPool({ url: opts.url, max: opts.poolSize, applicationName: 'lumen-read', connectionTimeoutMillis: 2_000 });
+  const pool = createPool({ url: opts.url, max: opts.poolSize, applicationName: 'lumen-read', connectionTimeoutMillis: 2_000, prepared: opts.prepared ?? true });
   pool.on('error', (err) => opts.log.warn({ err }, 'idle replica connection failed'));
   const replica = createDatabase(pool);
   const interval = opts.checkIntervalMs ?? Math.max(100, Math.min(1_000, Math.floor(opts.maxLagMs / 4)));

@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.js';
 import { holdsRoleSomewhere, isTenantRole, requirePlatformAdmin } from '../services/operators/index.js';
 import { ADMIN_OPERATIONS } from '../handlers/admin/index.js';
 import { authenticateAdmin, type AdminPrincipal } from './admin-auth.js';
-import { createOpenApi } from './openapi.js';
+import { createOpenApi } from '../lib/openapi.js';
 import type { ApiSurface } from './surface.js';
 
 /**

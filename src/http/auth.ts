@@ -55,14 +55,14 @@ export async function authenticatePartnerCounted(db: Database, headers: Incoming
   return { ...principal, quota: decideRateLimit(db, row.window_count, row.rate_limit_per_minute ?? opts.defaultLimitPerMinute, now) };
 }
 
-function presentedKey(headers: IncomingHttpHeaders): { presented: string; keyId: string } {
+export function presentedKey(headers: IncomingHttpHeaders): { presented: string; keyId: string } {
   const presented = headerValue(headers, 'x-api-key')?.trim();
   const parsed = presented ? parseKey(presented) : null;
   if (!presented || !parsed || parsed.kind !== 'partner') throw new AppError('unauthorized');
   return { presented, keyId: parsed.keyId };
 }
 
-function principalOf(row: ActiveKey): PartnerPrincipal {
+export function principalOf(row: ActiveKey): PartnerPrincipal {
   if (!row.enabled) throw new AppError('partner-disabled');
   return {
     externalSystemId: row.external_system_id,

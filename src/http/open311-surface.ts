@@ -12,7 +12,7 @@ import { authenticatePartner, type PartnerPrincipal } from './auth.js';
 import { parseJson, readBody } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { InProgressLimit } from './in-progress.js';
-import { createOpenApi, unstorableParts, validationProblem } from './openapi.js';
+import { createOpenApi, unstorableParts, validationProblem } from '../lib/openapi.js';
 import type { HttpResult } from './problem.js';
 import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface, OwnRequest } from './surface.js';

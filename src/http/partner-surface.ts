@@ -1,7 +1,7 @@
 import partnerDocument from '../../generated/openapi/partner.json' with { type: 'json' };
 import { PARTNER_OPERATIONS } from '../handlers/index.js';
 import { authenticatePartnerCounted, requireScope, type PartnerPrincipal } from './auth.js';
-import { createOpenApi } from './openapi.js';
+import { createOpenApi } from '../lib/openapi.js';
 import { rateLimitHeaders } from './rate-limit.js';
 import { InProgressLimit } from './in-progress.js';
 import type { ApiSurface, Handler } from './surface.js';
@@ -23,8 +23,11 @@ export async function createPartnerSurface(): Promise<ApiSurface<PartnerPrincipa
     document,
     // The key and the rate limit (every operation, /events included: its own minimum
     // interval applies on top) in one statement.
-    authenticate: (deps, headers, { operationId }) =>
-      authenticatePartnerCounted(deps.db, headers, { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute }),
+    // From the in-process key cache and rate counters when this process runs them (lumen serve).
+    authenticate: (deps, headers, { operationId }) => {
+      const opts = { anyOfScopes: PARTNER_OPERATIONS[operationId]?.scopes ?? [], defaultLimitPerMinute: deps.config.rateLimitPerMinute };
+      return deps.partnerKeys ? deps.partnerKeys.authenticate(headers, opts) : authenticatePartnerCounted(deps.db, headers, opts);
+    },
     authorize: (principal, operationId) => requireScope(principal, PARTNER_OPERATIONS[operationId]?.scopes ?? []),
     // Counted by authenticate; this only reports the quota on the answer, and when the
     // key is a rotated one still working for its overlap, when it stops.

@@ -1,7 +1,7 @@
 import sandboxDocument from '../../generated/openapi/sandbox.json' with { type: 'json' };
 import { triggerSandboxEvent } from '../handlers/sandbox.js';
 import { authenticatePartner, type PartnerPrincipal } from './auth.js';
-import { createOpenApi } from './openapi.js';
+import { createOpenApi } from '../lib/openapi.js';
 import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface, Handler } from './surface.js';
 

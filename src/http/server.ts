@@ -13,7 +13,7 @@ import type { AppDeps } from '../app-deps.js';
 import { migrationsApplied } from '../db/migrator.js';
 import { readJson } from './body.js';
 import { Budget, type Lease } from '../lib/budget.js';
-import { matchOperation, nonDecimalParameters, unstorableParts, validationProblem } from './openapi.js';
+import { matchOperation, nonDecimalParameters, unstorableParts, validationProblem } from '../lib/openapi.js';
 import { problemResult, type HttpResult } from './problem.js';
 import { clientErrorBody, refusedPath } from './client-error.js';
 import type { ApiSurface, ClientInfo } from './surface.js';

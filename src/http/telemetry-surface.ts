@@ -1,7 +1,7 @@
 import telemetryDocument from '../../generated/openapi/telemetry.json' with { type: 'json' };
 import { TELEMETRY_OPERATIONS } from '../handlers/telemetry.js';
 import { authenticateTelemetry, type TelemetryPrincipal } from '../services/city-data/index.js';
-import { createOpenApi } from './openapi.js';
+import { createOpenApi } from '../lib/openapi.js';
 import { enforceRateLimit, rateLimitHeaders } from './rate-limit.js';
 import type { ApiSurface } from './surface.js';
 

@@ -26,6 +26,11 @@ export class ChannelListener {
     private readonly log: Logger,
   ) {}
 
+  /** True while the connection is up and LISTENing: no notification of the channel can be missed. */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
   /** Resolves once listening, or once the first try failed (it goes on trying). */
   async start(): Promise<void> {
     await this.connect();

@@ -20,7 +20,7 @@ export const GEOCODE_RETRY_HOURS = 24;
 const MAX_RETRY_DELAY_SECONDS = 6 * 3600;
 
 /** Retry schedule of one job: exponential from geocodeRetryDelaySeconds, capped, ending by giveUpAt. */
-function retryOptions(config: Config): SendOptions {
+function retryOptions(config: Pick<Config, 'geocodeRetryDelaySeconds'>): SendOptions {
   const delay = config.geocodeRetryDelaySeconds;
   return { startAfter: delay, retryLimit: 1000, retryDelay: delay, retryBackoff: true, retryDelayMax: MAX_RETRY_DELAY_SECONDS };
 }
@@ -29,9 +29,9 @@ function retryOptions(config: Config): SendOptions {
  * Enqueues the background geocoding of an alert in the caller's transaction: the job
  * exists exactly when the alert (or its new address) is committed.
  */
-export async function enqueueGeocode(deps: { jobs: Jobs; config: Config }, executor: Executor, alertId: string): Promise<void> {
+export async function enqueueGeocode(jobs: Pick<Jobs, 'send'>, executor: Executor, alertId: string, config: Pick<Config, 'geocodeRetryDelaySeconds'>): Promise<void> {
   const data: GeocodeJobV1 = { v: 1, alertId, giveUpAt: new Date(Date.now() + GEOCODE_RETRY_HOURS * 3600_000).toISOString() };
-  await deps.jobs.send(executor, GEOCODE_QUEUE, data, retryOptions(deps.config));
+  await jobs.send(executor, GEOCODE_QUEUE, data, retryOptions(config));
 }
 
 /**

@@ -2,6 +2,9 @@ import { PgBoss, fromKysely, type SendOptions } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import type { Logger } from '../lib/logger.js';
 import type { AppDeps } from '../app-deps.js';
+import type { Config } from '../config.js';
+import type { JobPort } from '../services/deps.js';
+import { enqueueGeocode } from './geocode.job.js';
 import type { AnyQueueDefinition } from './queue.js';
 import { QUEUES, RETIRED_QUEUES } from './registry.js';
 import { WebhookPump, type WebhookPumpState } from './webhook-pump.js';
@@ -19,7 +22,7 @@ export interface JobsOptions {
  * is committed; the short backstop poll finds retries and anything a missed
  * notification left behind.
  */
-export class Jobs {
+export class Jobs implements JobPort {
   /** The webhook delivery worker (lumen serve only; see webhook-pump.ts). */
   private deliveries: WebhookPump | null = null;
 
@@ -80,6 +83,11 @@ export class Jobs {
    */
   async send(executor: Executor, queue: string, data: object, options: SendOptions = {}): Promise<string | null> {
     return this.boss.send(queue, data, { ...options, db: fromKysely(executor as never) });
+  }
+
+  /** JobPort: the background geocoding of an alert, in the caller's transaction (see geocode.job.ts). */
+  async enqueueGeocode(executor: Executor, alertId: string, config: Pick<Config, 'geocodeRetryDelaySeconds'>): Promise<void> {
+    await enqueueGeocode(this, executor, alertId, config);
   }
 
   async stop(): Promise<void> {

@@ -31,7 +31,8 @@ const closers: (() => Promise<unknown>)[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   bouncer = await startPgBouncer(inject('pgServerUrl'), { poolSize: SERVER_CONNECTIONS });
-  const env = { DATABASE_URL: bouncer.url(db.name), LUMEN_DIRECT_DATABASE_URL: db.url, LUMEN_TEST_LOG_LEVEL: 'info' };
+  // Named prepared statements through the pooler when it tracks them (≥ 1.21), else the setting for older ones.
+  const env = { DATABASE_URL: bouncer.url(db.name), LUMEN_DIRECT_DATABASE_URL: db.url, LUMEN_TEST_LOG_LEVEL: 'info', LUMEN_DB_PREPARED: bouncer.preparedStatements ? 'on' : 'off' };
   a = await startTestApp({ db, env });
   b = await startTestApp({ db, env });
 }, 60_000);

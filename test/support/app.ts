@@ -31,6 +31,11 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     LUMEN_SIGN_IN_FAILURES_PER_ADDRESS: '0',
     // Suites send dozens of simultaneous requests from one key; the limit has a test of its own.
     LUMEN_INTAKE_CONCURRENCY_PER_KEY: '10000',
+    // Suites change keys and partners by SQL and check the very next request; the
+    // in-process key cache follows such a change within the notification's travel time
+    // (milliseconds), not before the next request. It has tests of its own
+    // (test/integration/partner-key-cache.test.ts, two `lumen serve` processes).
+    LUMEN_PARTNER_KEY_CACHE: 'off',
     ...extra,
   };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,15 +12,41 @@ export interface PgBouncer {
   admin(command: string): Promise<Record<string, unknown>[]>;
   log(): string;
   stop(): Promise<void>;
+  /** The binary's version, e.g. [1, 18, 0]. */
+  readonly version: readonly number[];
+  /**
+   * Whether it tracks protocol-level named prepared statements in transaction pooling
+   * (PgBouncer ≥ 1.21 with max_prepared_statements, set here when the binary has it).
+   * Lumen must run with LUMEN_DB_PREPARED=off behind an older one.
+   */
+  readonly preparedStatements: boolean;
 }
+
+const binary = () => (existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer');
+
+/** PgBouncer's version from `pgbouncer --version` ("PgBouncer 1.18.0"); [0] when it cannot be read. */
+export function pgBouncerVersion(): number[] {
+  try {
+    const out = execFileSync(binary(), ['--version'], { encoding: 'utf8' });
+    const m = /PgBouncer\s+(\d+)\.(\d+)(?:\.(\d+))?/i.exec(out);
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : [0];
+  } catch {
+    return [0];
+  }
+}
+
+/** 1.21 is the first PgBouncer to track named prepared statements in transaction pooling. */
+export const tracksPreparedStatements = (v: readonly number[]) => (v[0] ?? 0) > 1 || ((v[0] ?? 0) === 1 && (v[1] ?? 0) >= 21);
 
 /**
  * A real PgBouncer (the Debian package's binary) on a free loopback port in front of
  * the test server, with its own configuration in a temporary directory. Transaction
- * pooling, and no support for named prepared statements (so a client relying on
- * them would fail).
+ * pooling; named prepared statements tracked (max_prepared_statements) when the
+ * binary is 1.21 or newer, else not supported (so a client relying on them would fail).
  */
 export async function startPgBouncer(serverUrl: string, opts: { poolSize: number }): Promise<PgBouncer> {
+  const version = pgBouncerVersion();
+  const preparedStatements = tracksPreparedStatements(version);
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lumen-pgbouncer-'));
@@ -47,6 +73,7 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize: number
       `max_db_connections = ${opts.poolSize}`,
       'max_client_conn = 500',
       'server_reset_query =',
+      ...(preparedStatements ? ['max_prepared_statements = 200'] : []),
       'ignore_startup_parameters = extra_float_digits',
       `logfile = ${path.join(dir, 'pgbouncer.log')}`,
       `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
@@ -55,7 +82,7 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize: number
   );
   const args = process.getuid?.() === 0 ? ['-u', 'postgres', ini] : [ini];
   // The Debian package installs it in /usr/sbin, which a non-root PATH may lack.
-  const bin = existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
+  const bin = binary();
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let failed: Error | null = null;
   child.once('error', (err: NodeJS.ErrnoException) => {
@@ -89,6 +116,8 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize: number
   }
   return {
     url,
+    version,
+    preparedStatements,
     async admin(command) {
       // The admin console speaks only the simple query protocol.
       const c = new pg.Client({ connectionString: url('pgbouncer') });

@@ -55,6 +55,58 @@ export function deepImports(src: string): string[] {
   return bad;
 }
 
+/**
+ * Layers services must not reach up into: data flows downhill (cli/http/handlers/jobs →
+ * services → db/lib). A service enqueues through the JobPort that AppDeps provides and
+ * scans JSON with lib/openapi.ts; importing app-deps.ts (which names the Jobs class) would
+ * close the circle jobs → services → app-deps → jobs again.
+ */
+const UPHILL = ['jobs', 'http', 'handlers', 'cli'];
+
+/** Imports from src/services/ into a layer above it (or app-deps.ts), as `file -> target` lines. */
+export function uphillImports(src: string): string[] {
+  const services = path.join(src, 'services');
+  const above = UPHILL.map((d) => path.join(src, d));
+  const bad: string[] = [];
+  for (const file of walk(services)) {
+    for (const spec of relativeSpecifiers(fs.readFileSync(file, 'utf8'))) {
+      const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+      if (above.some((d) => target.startsWith(d + path.sep)) || target === path.join(src, 'app-deps.ts')) bad.push(`${path.relative(src, file)} -> ${path.relative(src, target)}`);
+    }
+  }
+  return bad;
+}
+
+describe('services import nothing above them', () => {
+  it('no file of src/services imports src/jobs, src/http, src/handlers, src/cli or app-deps.ts', () => {
+    expect(uphillImports(SRC)).toEqual([]);
+  });
+
+  it('catches an uphill import, also a type-only or dynamic one (the check itself works)', () => {
+    const tmp = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR ?? '/tmp'), 'lumen-uphill-'));
+    try {
+      for (const [p, text] of Object.entries({
+        'services/a/index.ts': "import { enqueue } from '../../jobs/x.job.js';\nexport const f = enqueue;\n",
+        'services/a/scan.ts': "import type { X } from '../../http/openapi.js';\nexport type Y = X;\n",
+        'services/b/index.ts': "import type { AppDeps } from '../../app-deps.js';\nconst lazy = () => import('../../handlers/h.js');\nexport { lazy };\nexport type D = AppDeps;\n",
+        'services/b/ok.ts': "import { g } from '../../lib/g.js';\nimport type { ServiceDeps } from '../deps.js';\nexport { g };\nexport type S = ServiceDeps;\n",
+        'jobs/x.job.ts': "import { f } from '../services/a/index.js';\nexport const enqueue = f;\n",
+      })) {
+        fs.mkdirSync(path.dirname(path.join(tmp, p)), { recursive: true });
+        fs.writeFileSync(path.join(tmp, p), text);
+      }
+      expect(uphillImports(tmp).sort()).toEqual([
+        'services/a/index.ts -> jobs/x.job.ts',
+        'services/a/scan.ts -> http/openapi.ts',
+        'services/b/index.ts -> app-deps.ts',
+        'services/b/index.ts -> handlers/h.ts',
+      ]);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('capability boundaries', () => {
   it('finds the capabilities', () => {
     const names = capabilityRoots(SRC).map((r) => path.relative(SRC, r));

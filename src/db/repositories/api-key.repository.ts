@@ -39,6 +39,32 @@ export async function findActiveKey(db: Executor, keyId: string): Promise<Active
     .executeTakeFirst();
 }
 
+/** findActiveKey with the key's expiry and prefix: what the in-process key cache keeps (src/http/partner-key-cache.ts). */
+export async function findActiveKeyForCache(db: Executor, keyId: string): Promise<(ActiveKey & { expires_at: Date | null; key_prefix: string }) | undefined> {
+  return db
+    .selectFrom('api_key as k')
+    .innerJoin('external_system as es', 'es.id', 'k.external_system_id')
+    .innerJoin('tenant as t', 't.id', 'es.tenant_id')
+    .select(['k.key_hash', 'k.external_system_id', 'es.code', 'es.tenant_id', 'es.scopes', 'es.enabled', 't.ibge_code', 'es.rate_limit_per_minute', 'k.expires_at', 'k.key_prefix'])
+    .where('k.key_id', '=', keyId)
+    .where('k.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', sql<Date>`now()`)]))
+    .executeTakeFirst();
+}
+
+/**
+ * Adds counted requests to their rate-limit windows in one statement (the in-process
+ * counters' reconciliation); returns each window's total across every instance.
+ */
+export async function addRateLimitCounts(db: Executor, rows: readonly { subject: string; window: number; count: number }[]): Promise<{ subject: string; window_start: number; count: number }[]> {
+  const { rows: out } = await sql<{ subject: string; window_start: number; count: number }>`
+    INSERT INTO rate_limit_window (subject, window_start, count)
+    SELECT * FROM unnest(${rows.map((r) => r.subject)}::text[], ${rows.map((r) => r.window)}::bigint[], ${rows.map((r) => r.count)}::int[])
+    ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_window.count + EXCLUDED.count
+    RETURNING subject, window_start, count`.execute(db);
+  return out;
+}
+
 export interface CountedKey extends ActiveKey {
   /** The request's place in its partner's rate-limit window; null when it was not counted (disabled partner, scope missing). */
   window_count: number | null;

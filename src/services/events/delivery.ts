@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
 import { signLumenV2, signStandardWebhook, signWebhookBody } from '../../lib/webhook-signature.js';
@@ -74,7 +74,7 @@ export interface Attempted {
 /** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
 export type SecretCache = Map<string, string | Error>;
 
-function secretOf(deps: AppDeps, sealed: string, partnerId: string, cache: SecretCache, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' = 'webhook_secret_enc'): string | Error {
+function secretOf(deps: RuntimeDeps, sealed: string, partnerId: string, cache: SecretCache, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' = 'webhook_secret_enc'): string | Error {
   let secret = cache.get(sealed);
   if (secret === undefined) {
     try {
@@ -92,7 +92,7 @@ function secretOf(deps: AppDeps, sealed: string, partnerId: string, cache: Secre
  * any transaction, and returns what the delivery log records (the next attempt, or the
  * end). Never throws.
  */
-export async function attemptDelivery(deps: AppDeps, delivery: ClaimedDelivery, secrets: SecretCache): Promise<Attempted> {
+export async function attemptDelivery(deps: RuntimeDeps, delivery: ClaimedDelivery, secrets: SecretCache): Promise<Attempted> {
   const attempt = delivery.attempts + 1;
   const startedAt = new Date();
   const outcome = await send(deps, delivery, attempt, startedAt, secrets);
@@ -141,7 +141,7 @@ function signatureHeaders(target: ClaimedDelivery, secret: string, previous: str
   return out;
 }
 
-async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache): Promise<AttemptOutcome> {
+async function send(deps: RuntimeDeps, target: ClaimedDelivery, attempt: number, startedAt: Date, secrets: SecretCache): Promise<AttemptOutcome> {
   const { config } = deps;
   const notSent = (why: string): AttemptOutcome => ({ succeeded: false, statusCode: null, error: `not sent: ${why}`, retryAfterMs: null, permanent: true });
   if (!target.enabled) return notSent('the partner is disabled');
@@ -189,7 +189,7 @@ async function send(deps: AppDeps, target: ClaimedDelivery, attempt: number, sta
  * next deliveries. A crash before this commits leaves the leases to run out: the
  * attempts are then made again (at least once).
  */
-export async function recordAttempts(deps: AppDeps, group: readonly Attempted[]): Promise<ReleasedDelivery[]> {
+export async function recordAttempts(deps: RuntimeDeps, group: readonly Attempted[]): Promise<ReleasedDelivery[]> {
   const released = await settleAttempts(deps.db, group.map((a) => a.settled));
   for (const { delivery, settled } of group) deps.metrics?.webhookAttempt(delivery.partner_code, settled.succeeded ? 'succeeded' : settled.nextAttemptAt ? 'retrying' : 'failed');
   // One line per attempt; not even built when info lines are off (thousands a second in a fan-out).

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { overdueDeliveries, unblockOrphans } from '../../db/repositories/webhook-delivery.repository.js';
 import { wakeDeliveries } from './dispatch.js';
 
@@ -15,7 +15,7 @@ const CLEANUP_BATCH = 5000;
  * while without an attempt (no delivery worker was running, or none was woken), for
  * which every serving process's delivery worker is woken.
  */
-export async function sweepStrandedDeliveries(deps: AppDeps): Promise<number> {
+export async function sweepStrandedDeliveries(deps: RuntimeDeps): Promise<number> {
   const unblocked = await unblockOrphans(deps.db);
   const overdue = await overdueDeliveries(deps.db, new Date(Date.now() - OVERDUE_AFTER_MS), SWEEP_BATCH);
   const count = unblocked.length + overdue.length;
@@ -30,7 +30,7 @@ export async function sweepStrandedDeliveries(deps: AppDeps): Promise<number> {
  * at least 30), with their deliveries and attempts, in batches so no transaction grows
  * large. Returns how many of both were removed.
  */
-export async function deleteExpiredEvents(deps: AppDeps): Promise<number> {
+export async function deleteExpiredEvents(deps: RuntimeDeps): Promise<number> {
   const events = await deleteExpired(deps, sql`event`);
   const tests = await deleteExpired(deps, sql`test_event`);
   // Undoable actions long settled (released or undone) say nothing more: their events
@@ -40,7 +40,7 @@ export async function deleteExpiredEvents(deps: AppDeps): Promise<number> {
   return events + tests;
 }
 
-async function deleteExpired(deps: AppDeps, table: RawBuilder<unknown>): Promise<number> {
+async function deleteExpired(deps: RuntimeDeps, table: RawBuilder<unknown>): Promise<number> {
   let total = 0;
   for (;;) {
     const res = await sql<{ id: string }>`

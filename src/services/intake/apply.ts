@@ -1,5 +1,5 @@
 import type { IntakeResponse } from '../../../generated/partner/types.gen.js';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import type { Tx } from '../../db/database.js';
 import type { LocationSource } from '../../db/tables/domain.js';
 import type { IntakeSetting } from '../../db/repositories/intake/request.repository.js';
@@ -7,7 +7,6 @@ import { touchAlert, updateAlert, type AlertPatch, type AlertRow, type Versioned
 import { insertAudit } from '../../db/repositories/audit.repository.js';
 import { insertAlertAttachment, insertAttachmentFailure, listAlertAttachments, updateAlertAttachment } from '../../db/repositories/intake/attachment.repository.js';
 import type { ReasonRow } from '../../db/repositories/operations/reason.repository.js';
-import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
 import type { PreparedAttachment, PreparedAttachments } from '../attachments/index.js';
 import { attachmentResult, buildIntakeResponse } from './response.js';
@@ -59,7 +58,7 @@ export function orderAddress(address: IntakeInput['address']): string {
  * attachments. Linked: requester, problem, lampType, address.reference, new
  * attachments. Resolved and Cancelled: nothing. assetType and requestedAt: never.
  */
-export async function applyResend(tx: Tx, deps: AppDeps, ctx: IntakeContext, input: IntakeInput, current: VersionedAlertRow, plan: Plan, lang: Language): Promise<IntakeResult> {
+export async function applyResend(tx: Tx, deps: RuntimeDeps, ctx: IntakeContext, input: IntakeInput, current: VersionedAlertRow, plan: Plan, lang: Language): Promise<IntakeResult> {
   let alert: AlertRow = current;
   if (!isClosed(current.status)) {
     const patch: AlertPatch = {};
@@ -97,7 +96,7 @@ export async function applyResend(tx: Tx, deps: AppDeps, ctx: IntakeContext, inp
     if (Object.keys(patch).length > 0) alert = await updateAlert(tx, current.id, patch);
     else if (wroteAttachments) await touchAlert(tx, current.id);
     await auditPartnerUpdate(tx, ctx, current, alert);
-    if (relocate) await enqueueGeocode(deps, tx, current.id);
+    if (relocate) await deps.jobs.enqueueGeocode(tx, current.id, deps.config);
   }
   const rows = await listAlertAttachments(tx, alert.id);
   const known = alert.reason_code === ctx.reason.code ? ctx.reason : undefined;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AttachmentResult, IntakeResponse } from '../../../generated/partner/types.gen.js';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { allocateNumbers } from '../../db/repositories/counter.repository.js';
 import { insertNewIntake, type NewIntake } from '../../db/repositories/intake/request.repository.js';
 import { nearestPoleId } from '../../db/repositories/operations/pole-map.repository.js';
-import { enqueueGeocode } from '../../jobs/geocode.job.js';
 import type { Language } from '../../lib/i18n.js';
 import type { AttachmentRowInsert, PreparedAttachment } from '../attachments/index.js';
 import { orderAddress, writeAttachments, type IntakeContext, type IntakeResult, type Plan } from './apply.js';
@@ -20,7 +19,7 @@ import type { IntakeInput } from './validate.js';
  * attachments and a geocoding job need a transaction around it.
  */
 export async function createIntake(
-  deps: AppDeps,
+  deps: RuntimeDeps,
   ctx: IntakeContext,
   input: IntakeInput,
   idem: { key: string | null; hash: Buffer | null },
@@ -94,7 +93,7 @@ export async function createIntake(
     : await deps.db.transaction().execute(async (tx) => {
         const written = await insertNewIntake(tx, write);
         await writeAttachments(tx, ctx, alert, plan.attachments.items);
-        if (location === null) await enqueueGeocode(deps, tx, alert.id);
+        if (location === null) await deps.jobs.enqueueGeocode(tx, alert.id, deps.config);
         return written;
       });
   return { status: 201, body: JSON.parse(text) as IntakeResponse };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IntakeResponse } from '../../../generated/partner/types.gen.js';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import type { Tx } from '../../db/database.js';
 import type { Scope } from '../../db/tables/foundation.js';
 import { findAlertByProtocol, lockNames, type AlertRow, type VersionedAlertRow } from '../../db/repositories/intake/alert.repository.js';
@@ -63,7 +63,7 @@ const MAX_ROUNDS = 5;
  * it took stay unused (numbers are unique and increasing, not gap-free: see
  * counter.repository.ts).
  */
-export async function submitIntake(deps: AppDeps, caller: IntakeCaller, rawBody: unknown, opts: IntakeOptions): Promise<{ status: 200 | 201; body: IntakeResponse; replayed?: true }> {
+export async function submitIntake(deps: RuntimeDeps, caller: IntakeCaller, rawBody: unknown, opts: IntakeOptions): Promise<{ status: 200 | 201; body: IntakeResponse; replayed?: true }> {
   const key = opts.idempotencyKey == null ? null : parseIdempotencyKey(opts.idempotencyKey);
   if (!caller.scopes.includes('canCreateServiceOrders') && !caller.scopes.includes('canCreateAlerts')) {
     throw new AppError('forbidden', { scopes: 'canCreateServiceOrders | canCreateAlerts' });
@@ -131,7 +131,7 @@ function contextOf(caller: IntakeCaller, setting: IntakeSetting | undefined, act
 }
 
 /** The alert as found, with its attachments (a resend compares the request's attachments with them). */
-async function loadSnapshot(deps: AppDeps, alert: VersionedAlertRow | undefined): Promise<Snapshot> {
+async function loadSnapshot(deps: RuntimeDeps, alert: VersionedAlertRow | undefined): Promise<Snapshot> {
   return alert ? { alert, attachments: await listAlertAttachments(deps.db, alert.id) } : null;
 }
 
@@ -144,7 +144,7 @@ function locationChanged(alert: AlertRow, address: IntakeInput['address']): bool
 }
 
 /** Geocoding (within the intake budget) and attachments, in parallel, before any lock is taken. */
-async function preparePlan(deps: AppDeps, blobs: BlobStore, ctx: IntakeContext, input: IntakeInput, snapshot: Snapshot, signal?: AbortSignal): Promise<Plan> {
+async function preparePlan(deps: RuntimeDeps, blobs: BlobStore, ctx: IntakeContext, input: IntakeInput, snapshot: Snapshot, signal?: AbortSignal): Promise<Plan> {
   const alert = snapshot?.alert ?? null;
   const alertId = alert?.id ?? randomUUID();
   const frozen = alert !== null && isClosed(alert.status);
@@ -163,7 +163,7 @@ async function preparePlan(deps: AppDeps, blobs: BlobStore, ctx: IntakeContext, 
 }
 
 /** Sent coordinates win; otherwise the provider chain within LUMEN_GEOCODE_BUDGET_MS; null = not geolocated. */
-async function locate(deps: AppDeps, ctx: IntakeContext, input: IntakeInput, signal?: AbortSignal): Promise<LocationPlan> {
+async function locate(deps: RuntimeDeps, ctx: IntakeContext, input: IntakeInput, signal?: AbortSignal): Promise<LocationPlan> {
   const a = input.address;
   if (a.latitude !== null && a.longitude !== null) return { latitude: a.latitude, longitude: a.longitude, source: 'payload' };
   const outcome = await geocode(
@@ -179,7 +179,7 @@ async function locate(deps: AppDeps, ctx: IntakeContext, input: IntakeInput, sig
 /** A resend of a known alert, under the request's advisory locks. */
 async function commitResend(
   tx: Tx,
-  deps: AppDeps,
+  deps: RuntimeDeps,
   ctx: IntakeContext,
   input: IntakeInput,
   idem: { key: string | null; hash: Buffer | null },
@@ -211,7 +211,7 @@ async function commitResend(
   return { kind: 'done', result };
 }
 
-async function removeBlobs(deps: AppDeps, blobs: BlobStore, paths: readonly string[]): Promise<void> {
+async function removeBlobs(deps: RuntimeDeps, blobs: BlobStore, paths: readonly string[]): Promise<void> {
   await Promise.all(
     paths.map((p) =>
       blobs.delete(p).catch((err: unknown) => deps.log.error({ err, blobPath: p, store: blobs.description }, 'blob of a request that did not commit could not be removed')),

@@ -4,7 +4,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import partnerDocument from '../../../generated/openapi/partner.json' with { type: 'json' };
 import type { Attachment, IntakeRequest } from '../../../generated/partner/types.gen.js';
 import { AppError } from '../../lib/errors.js';
-import { createOpenApi, unstorableParts, validationProblem } from '../../http/openapi.js';
+import { createOpenApi, unstorableParts, validationProblem } from '../../lib/openapi.js';
 import type { AttachmentContentType } from '../../db/tables/intake.js';
 
 /** A validated request, with optional fields made explicit and requestedAt in UTC. */

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import type { RejectionReason } from '../../db/tables/polling.js';
 import { AppError } from '../../lib/errors.js';
 import { submitIntake, type IntakeCaller } from '../intake/index.js';
@@ -17,7 +17,7 @@ export type PolledItemOutcome =
  * outcome; anything else (the database, the partner's scopes, shutdown) is thrown and
  * fails the poll, so the cursor stays and the batch is read again.
  */
-export async function submitPolledItem(deps: AppDeps, caller: IntakeCaller, item: unknown, signal?: AbortSignal): Promise<PolledItemOutcome> {
+export async function submitPolledItem(deps: RuntimeDeps, caller: IntakeCaller, item: unknown, signal?: AbortSignal): Promise<PolledItemOutcome> {
   try {
     const { status } = await submitIntake(deps, caller, item, { idempotencyKey: null, lang: 'en', signal });
     return { kind: 'accepted', status };

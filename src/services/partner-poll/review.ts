@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { lockRejectedItem, resolveRejectedItems } from '../../db/repositories/partner-poll.repository.js';
 import { findExternalSystem } from '../../db/repositories/external-system.repository.js';
 import type { Tx } from '../../db/database.js';
@@ -50,7 +50,7 @@ export async function dismissRejectedItem(deps: ServiceDeps, by: Actor, id: stri
  * setting). Accepted: it and the other open refusals of its protocolNumber get
  * `resolvedAt`. Refused again: it keeps the new problem and reasons. Audited either way.
  */
-export async function retryRejectedItem(deps: AppDeps, by: Actor, id: string, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
+export async function retryRejectedItem(deps: RuntimeDeps, by: Actor, id: string, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
   const seen = await deps.db.transaction().execute((tx) => lockItem(tx, by.access, id));
   const partner = await findExternalSystem(deps.db, seen.external_system_id);
   if (!partner) throw new AppError('not-found', { resource: `rejected inbound item ${id}` });
@@ -127,7 +127,7 @@ function checkCorrections(corrections: ItemCorrections | undefined): ItemCorrect
  * locked while intake runs, so a second accept waits and then finds it resolved, and
  * answers it as it is. A dismissed item is refused (409). Audited either way.
  */
-export async function acceptRejectedItem(deps: AppDeps, by: Actor, id: string, corrections: ItemCorrections, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
+export async function acceptRejectedItem(deps: RuntimeDeps, by: Actor, id: string, corrections: ItemCorrections, signal?: AbortSignal): Promise<{ accepted: boolean; item: RejectedInboundItemView }> {
   const fixes = checkCorrections(corrections);
   const result = await deps.db.transaction().execute(async (tx) => {
     const row = await lockItem(tx, by.access, id);

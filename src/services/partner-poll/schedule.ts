@@ -1,5 +1,5 @@
 import { fromKysely, type Job } from 'pg-boss';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import type { Tx } from '../../db/database.js';
 import { lockPollState, updatePollState, type PollStateRow } from '../../db/repositories/partner-poll.repository.js';
 
@@ -51,7 +51,7 @@ export class ClaimLost extends Error {
  * inside the caller's transaction: the outcome written in it and the next job
  * commit together or not at all.
  */
-export async function handOver(deps: AppDeps, tx: Tx, job: Pick<Job<PartnerPollJobData>, 'id' | 'retryCount' | 'data'>, nextAt: Date | null): Promise<void> {
+export async function handOver(deps: RuntimeDeps, tx: Tx, job: Pick<Job<PartnerPollJobData>, 'id' | 'retryCount' | 'data'>, nextAt: Date | null): Promise<void> {
   // Fenced to this attempt: a job whose claim lapsed (and was retried elsewhere) completes nothing.
   const done = (await deps.jobs.boss.complete(PARTNER_POLL_QUEUE, { id: job.id, retryCount: job.retryCount }, null, { db: fromKysely(tx as never) })) as { affected?: number };
   if (done.affected === 0) throw new ClaimLost(job.id);
@@ -65,7 +65,7 @@ export type EnsureResult = 'queued' | 'moved-earlier' | 'already-queued' | 'runn
  * has none, or moves a waiting one earlier. A running poll is left alone (it queues
  * its successor when it ends, reading the state this transaction wrote).
  */
-export async function ensurePollJob(deps: AppDeps, tx: Tx, externalSystemId: string, due: Date): Promise<EnsureResult> {
+export async function ensurePollJob(deps: RuntimeDeps, tx: Tx, externalSystemId: string, due: Date): Promise<EnsureResult> {
   const id = await deps.jobs.send(tx, PARTNER_POLL_QUEUE, pollJobData(externalSystemId), { singletonKey: externalSystemId, startAfter: due });
   if (id) return 'queued';
   const db = fromKysely(tx as never);
@@ -83,7 +83,7 @@ export async function ensurePollJob(deps: AppDeps, tx: Tx, externalSystemId: str
 }
 
 /** Reconciles one polling partner: its chain exists and is due no later than its settings say. */
-export async function reconcilePartnerPoll(deps: AppDeps, externalSystemId: string, intervalSeconds: number, now = new Date()): Promise<EnsureResult> {
+export async function reconcilePartnerPoll(deps: RuntimeDeps, externalSystemId: string, intervalSeconds: number, now = new Date()): Promise<EnsureResult> {
   return deps.db.transaction().execute(async (tx) => {
     const state = await lockPollState(tx, externalSystemId);
     const due = dueAt(state, intervalSeconds, now);
@@ -100,7 +100,7 @@ export async function reconcilePartnerPoll(deps: AppDeps, externalSystemId: stri
  * its successor at once when it ends) and the waiting job, if any, made due now.
  */
 export async function requestPollNow(
-  deps: AppDeps,
+  deps: RuntimeDeps,
   externalSystemId: string,
   opts: { now?: Date; inTransaction?: (tx: Tx) => Promise<void> } = {},
 ): Promise<{ requestedAt: Date; result: EnsureResult }> {

@@ -1,5 +1,5 @@
 import type { Job } from 'pg-boss';
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { findExternalSystem, type ExternalSystemRow } from '../../db/repositories/external-system.repository.js';
 import { findPollState, listPollablePartners, lockPollState, updatePollState } from '../../db/repositories/partner-poll.repository.js';
 import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
@@ -42,7 +42,7 @@ export function backoffMs(failures: number, intervalSeconds: number, retryAfterS
 type RunOutcome = 'caught-up' | 'more' | 'stalled';
 
 /** Runs one poll job: due check, pages until hasMore is false, hand-over to the next job. */
-export async function runPartnerPollJob(deps: AppDeps, job: Job<PartnerPollJobData>): Promise<void> {
+export async function runPartnerPollJob(deps: RuntimeDeps, job: Job<PartnerPollJobData>): Promise<void> {
   const id = job.data.externalSystemId;
   const partner = await findExternalSystem(deps.db, id);
   if (!partner || notPolledBecause(partner)) {
@@ -111,7 +111,7 @@ export async function runPartnerPollJob(deps: AppDeps, job: Job<PartnerPollJobDa
 
 /** Reads pages while the partner has more, storing each batch before moving the cursor. */
 async function readPages(
-  deps: AppDeps,
+  deps: RuntimeDeps,
   partner: ExternalSystemRow,
   cursor: Date | null,
   signal: AbortSignal,
@@ -176,7 +176,7 @@ async function readPages(
   }
 }
 
-async function recordFailure(deps: AppDeps, job: Job<PartnerPollJobData>, err: PollError, startedAt: Date): Promise<void> {
+async function recordFailure(deps: RuntimeDeps, job: Job<PartnerPollJobData>, err: PollError, startedAt: Date): Promise<void> {
   const id = job.data.externalSystemId;
   let delay = 0;
   let failures = 0;
@@ -207,7 +207,7 @@ export interface ReconcileReport {
 }
 
 /** Every polling partner has a poll job, due no later than its settings say (run every minute). */
-export async function reconcilePartnerPolls(deps: AppDeps): Promise<ReconcileReport> {
+export async function reconcilePartnerPolls(deps: RuntimeDeps): Promise<ReconcileReport> {
   const partners = await listPollablePartners(deps.db);
   const report: { code: string; result: EnsureResult }[] = [];
   for (const p of partners) {

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import type { PartnerPolling } from '../../../generated/admin/types.gen.js';
 import { findExternalSystemByCode, type ExternalSystemRow } from '../../db/repositories/external-system.repository.js';
 import {
@@ -74,7 +74,7 @@ export interface PollNowResult {
 }
 
 /** `lumen partner poll-now`: the partner's next poll is due now (409 when Lumen does not poll it). Audited. */
-export async function pollPartnerNow(deps: AppDeps, code: string, actor: Actor): Promise<PollNowResult> {
+export async function pollPartnerNow(deps: RuntimeDeps, code: string, actor: Actor): Promise<PollNowResult> {
   const partner = await requirePartner(deps, actor.access, code, 'triager');
   const reason = notPolledBecause(partner);
   if (reason) throw new AppError('conflict', { reason: `Lumen does not poll ${code}: ${reason}` });

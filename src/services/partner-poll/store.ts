@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AppDeps } from '../../app-deps.js';
-import { MAX_JSON_DEPTH } from '../../http/openapi.js';
+import type { RuntimeDeps } from '../deps.js';
+import { MAX_JSON_DEPTH } from '../../lib/openapi.js';
 import { resolveRejectedItems, upsertRejectedItem } from '../../db/repositories/partner-poll.repository.js';
 import { PollAborted, PollError } from './fetch.js';
 import type { IntakeCaller } from '../intake/index.js';
@@ -63,7 +63,7 @@ export interface StoredBatch {
  * batch (PollError 'intake'): the cursor then stays and the whole batch is read
  * again later, which idempotency by protocolNumber makes harmless.
  */
-export async function storeBatch(deps: AppDeps, caller: IntakeCaller, since: Date | null, items: readonly unknown[], signal: AbortSignal): Promise<StoredBatch> {
+export async function storeBatch(deps: RuntimeDeps, caller: IntakeCaller, since: Date | null, items: readonly unknown[], signal: AbortSignal): Promise<StoredBatch> {
   let accepted = 0;
   let created = 0;
   let rejected = 0;

@@ -16,11 +16,10 @@ import {
 } from '../../db/repositories/external-system.repository.js';
 import { findLiveKeyPrefix, findWorkingKeys, insertApiKey, keepNewestKeyUntil, revokeApiKeys } from '../../db/repositories/api-key.repository.js';
 import type { Executor, Tx } from '../../db/database.js';
-import type { ServiceDeps } from '../deps.js';
+import type { RuntimeDeps, ServiceDeps } from '../deps.js';
 import { isIP } from 'node:net';
 import { addressRefusal } from '../../lib/outbound-http.js';
 import type { EventType, Partner } from '../../../generated/admin/types.gen.js';
-import type { AppDeps } from '../../app-deps.js';
 import { reconcilePartnerPoll } from '../partner-poll/index.js';
 import { isUuid } from '../tenants/index.js';
 import { recordAudit, type Actor } from '../audit/index.js';
@@ -205,7 +204,7 @@ export async function createPartner(deps: ServiceDeps, input: CreatePartnerInput
 async function wakePoller(deps: ServiceDeps, view: PartnerView): Promise<void> {
   if (!('jobs' in deps) || view.transport !== 'polling' || !view.enabled || !view.pollingUrl) return;
   try {
-    await reconcilePartnerPoll(deps as AppDeps, view.id, view.pollingIntervalSeconds);
+    await reconcilePartnerPoll(deps as RuntimeDeps, view.id, view.pollingIntervalSeconds);
   } catch (err) {
     deps.log.warn({ err, partner: view.code }, 'could not reschedule the partner poller; the next reconcile pass will');
   }

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { RuntimeDeps } from '../deps.js';
 import { addAlertHistory } from '../../db/repositories/operations/triage.repository.js';
 import { lampOutCandidates, markRecoveryNoted, recordLampOut, recoveredLampOuts, tenantsWatchingLamps, type LampOutCandidate } from '../../db/repositories/telemetry-alerts.repository.js';
 import { submitIntake } from '../intake/index.js';
@@ -25,7 +25,7 @@ export interface LampOutRun {
  * another. A good report while the alert is still Pending adds a note to it, once; it
  * never closes it.
  */
-export async function detectLampOuts(deps: AppDeps, opts: { now?: Date } = {}): Promise<LampOutRun> {
+export async function detectLampOuts(deps: RuntimeDeps, opts: { now?: Date } = {}): Promise<LampOutRun> {
   const now = opts.now ?? new Date();
   const run: LampOutRun = { raised: 0, noted: 0 };
   for (const tenantId of await tenantsWatchingLamps(deps.db)) {
@@ -50,7 +50,7 @@ export async function detectLampOuts(deps: AppDeps, opts: { now?: Date } = {}): 
   return run;
 }
 
-async function raise(deps: AppDeps, tenantId: string, externalSystemId: string, pole: LampOutCandidate): Promise<boolean> {
+async function raise(deps: RuntimeDeps, tenantId: string, externalSystemId: string, pole: LampOutCandidate): Promise<boolean> {
   const since = pole.out_since.toISOString();
   const cause = pole.cause === 'offline' ? 'sem comunicação' : 'relé desligado à noite';
   // One protocol number per outage: a pass that runs again (a crash, a second instance) resends it.

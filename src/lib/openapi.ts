@@ -2,8 +2,8 @@ import * as Ajv2020Module from 'ajv/dist/2020.js';
 import * as addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Document, type Operation, type Request as OasRequest } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
-import { AppError, type FieldError } from '../lib/errors.js';
-import { DECIMAL_INTEGER, DECIMAL_NUMBER, hasLoneSurrogate } from '../lib/json-strict.js';
+import { AppError, type FieldError } from './errors.js';
+import { DECIMAL_INTEGER, DECIMAL_NUMBER, hasLoneSurrogate } from './json-strict.js';
 
 // CJS default-export interop (ajv and ajv-formats ship CommonJS).
 const Ajv2020 = Ajv2020Module.default.default ?? Ajv2020Module.default;

@@ -1,0 +1,137 @@
+/**
+ * Every statement a hot path sends is a named prepared statement (issue 26): intake,
+ * the key check, pages by number and by cursor (with the horizon), the events page,
+ * the webhook claim and settle, a telemetry batch. The pg client's query calls are
+ * observed on the app's own pool; a statement sent without a name fails the test.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, PreparingClient, statementName } from '../../src/db/database.js';
+import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
+import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from '../events/support.js';
+import { intakeBody, postJson } from '../intake/support.js';
+
+interface Sent {
+  text: string;
+  name: string | undefined;
+}
+
+let t: TestApp;
+let recording: Sent[] | null = null;
+const original = pg.Client.prototype.query;
+
+beforeAll(async () => {
+  // Observe what the app's clients hand to node-postgres (after PreparingClient named it or not).
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    if (recording && this instanceof PreparingClient) {
+      const [first] = args;
+      if (typeof first === 'string') recording.push({ text: first, name: undefined });
+      else if (first && typeof first === 'object' && 'text' in first) recording.push({ text: String((first as { text: unknown }).text), name: (first as { name?: string }).name });
+    }
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  t = await startTestApp();
+}, 60_000);
+
+afterAll(async () => {
+  pg.Client.prototype.query = original;
+  await t?.stop();
+});
+
+/** Transaction control goes by the simple protocol: nothing to parse or plan. */
+const CONTROL = /^\s*(begin|commit|rollback|start transaction|savepoint|release savepoint|rollback to savepoint)\b/i;
+
+async function unnamedDuring(work: () => Promise<void>): Promise<{ sent: Sent[]; unnamed: string[] }> {
+  const sent: Sent[] = [];
+  recording = sent;
+  try {
+    await work();
+  } finally {
+    recording = null;
+  }
+  return { sent, unnamed: sent.filter((s) => s.name === undefined && !CONTROL.test(s.text)).map((s) => s.text.replace(/\s+/g, ' ').slice(0, 160)) };
+}
+
+describe('named prepared statements on the hot paths', () => {
+  it('names statements by their text, and leaves multi-statement texts unnamed', () => {
+    const a = statementName('SELECT 1 AS prepared_test_a', 0);
+    expect(a).toMatch(/^lumen_[0-9a-f]{24}$/);
+    expect(statementName('SELECT 1 AS prepared_test_a', 0)).toBe(a);
+    expect(statementName('SELECT 2 AS prepared_test_b', 0)).not.toBe(a);
+    expect(statementName('SELECT $1::int AS prepared_test_c', 1)).toMatch(/^lumen_/);
+    expect(statementName('SET LOCAL statement_timeout = 1000', 0)).toBeUndefined();
+    expect(statementName('UPDATE a SET x = 1; DELETE FROM b', 0)).toBeUndefined();
+  });
+
+  it('prepares a statement afresh after a migration changed its result type (one execution fails, not every one)', async () => {
+    const pool = createPool({ url: t.db.url, max: 1 });
+    try {
+      await pool.query('CREATE TABLE prepared_stale_check (id int PRIMARY KEY, city text)');
+      await pool.query("INSERT INTO prepared_stale_check VALUES (1, 'Porto Alegre')");
+      const select = 'SELECT * FROM prepared_stale_check WHERE id = $1';
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1, city: 'Porto Alegre' }]);
+      await pool.query('ALTER TABLE prepared_stale_check ADD COLUMN state text DEFAULT \'RS\'');
+      await expect(pool.query(select, [1])).rejects.toThrow(/cached plan must not change result type/);
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1, city: 'Porto Alegre', state: 'RS' }]);
+      expect((await pool.query(select, [1])).rows).toHaveLength(1);
+    } finally {
+      await pool.query('DROP TABLE IF EXISTS prepared_stale_check').catch(() => {});
+      await pool.end();
+    }
+  });
+
+  it('intake, key check, pages, cursor pages, events page, telemetry batch, webhook claim and settle send only named statements', async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Manaus' });
+    const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canCreateServiceOrders', 'canReadCityData'] });
+    for (let i = 0; i < 12; i++) await makeCityPole(t.rt, { tenantId: tenant.id, code: `MAO-PREP-${i}` });
+    const telemetry = await createTelemetryKey(t.rt, { tenantId: tenant.id, name: 'rede de telegestão de Manaus' });
+    const polled = await makeEventPartner(t.rt);
+    const rx = await startReceiver(() => ({ status: 204 }));
+    const hooked = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const subjects = [await subjectFor(t.rt, polled), await subjectFor(t.rt, hooked)];
+    try {
+      // Twice each: the second run finds the statements prepared on the connection already.
+      for (let round = 0; round < 2; round++) {
+        const { sent, unnamed } = await unnamedDuring(async () => {
+          const created = await postJson(t, partner.apiKey, intakeBody(`MAO-PREP-${round}`), { 'idempotency-key': randomUUID() });
+          expect(created.status, created.text).toBe(201);
+          const first = await t.fetch('/api/external/poles?page=1&pageSize=5', { apiKey: partner.apiKey });
+          expect(first.status).toBe(200);
+          const walk = await t.fetch('/api/external/poles?pageSize=5', { apiKey: partner.apiKey });
+          expect(walk.status).toBe(200);
+          const cursor = ((await walk.json()) as { nextCursor?: string | null }).nextCursor;
+          expect(cursor).toBeTruthy();
+          const next = await t.fetch(`/api/external/poles?cursor=${encodeURIComponent(cursor!)}`, { apiKey: partner.apiKey });
+          expect(next.status).toBe(200);
+          const events = await t.fetch('/api/external/events?limit=10', { apiKey: polled.partner.apiKey });
+          expect(events.status).toBe(200);
+          const report = await t.fetch('/api/telemetry/reports', {
+            method: 'POST',
+            apiKey: telemetry.apiKey,
+            json: { reports: [{ deviceIdentifier: `MAO-TG-${round}`, online: true, relayOn: false, reportedAt: new Date().toISOString() }] },
+          });
+          expect(report.status).toBeLessThan(300);
+        });
+        expect(sent.length).toBeGreaterThan(8);
+        expect(unnamed).toEqual([]);
+      }
+      // Webhook claim and settle: the delivery worker's statements while an event goes out and is recorded.
+      const { sent, unnamed } = await unnamedDuring(async () => {
+        const [event] = await emit(t.rt, ['ServiceOrder.Created', subjects[1]!]);
+        await waitFor(() => rx.received.some((r) => r.headers['x-lumen-event-id'] === event!.eventId), 10_000, 'the webhook delivered');
+        await waitFor(
+          async () => (await t.rt.db.selectFrom('webhook_delivery').select('status').where('event_id', '=', event!.eventId).executeTakeFirst())?.status === 'succeeded',
+          10_000,
+          'the delivery recorded',
+        );
+      });
+      expect(sent.some((s) => /webhook_delivery/.test(s.text) && /update/i.test(s.text))).toBe(true);
+      expect(unnamed).toEqual([]);
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
+});
