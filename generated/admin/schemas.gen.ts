@@ -1778,7 +1778,7 @@ export const AlertPageSchema = {
 export const BulkTriageRequestSchema = {
     type: 'object',
     title: 'BulkTriageRequest',
-    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `link` links all to an open order; `reclassify` gives all a new\nreason; `discard` cancels all with one note, sent to each partner.\n',
+    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `assign-team` gives EACH alert its own new order, assigned to\n`teamId` (distinct lamps sent to one crew); `link` links all to an open order;\n`reclassify` gives all a new reason; `discard` cancels all with one note, sent to each\npartner.\n',
     additionalProperties: false,
     required: [
         'tenantId',
@@ -1808,6 +1808,7 @@ export const BulkTriageRequestSchema = {
             type: 'string',
             enum: [
                 'create-order',
+                'assign-team',
                 'link',
                 'reclassify',
                 'discard'
@@ -1818,13 +1819,13 @@ export const BulkTriageRequestSchema = {
             type: 'string',
             minLength: 1,
             maxLength: 200,
-            description: '`create-order` only: assign the new order to this team of the tenant at once (its id or name).'
+            description: '`assign-team` (required) and `create-order` (optional): assign the new order(s) to this team of the tenant at once (its id or name).'
         },
         reasonCode: {
             type: 'string',
             maxLength: 100,
             pattern: '^[A-Za-z0-9_.-]{1,64}$',
-            description: '`reclassify` (required) and `create-order` (optional): an internal reason of the tenant.'
+            description: '`reclassify` (required), `create-order` and `assign-team` (optional): an internal reason of the tenant.'
         },
         serviceOrderId: {
             type: 'string',
@@ -1878,6 +1879,25 @@ export const BulkTriageItemSchema = {
         },
         state: {
             $ref: '#/components/schemas/AlertStatus'
+        },
+        serviceOrder: {
+            description: '`assign-team`: the alert\'s own new order (only when done and applied).',
+            type: 'object',
+            required: [
+                'id',
+                'number'
+            ],
+            properties: {
+                id: {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                number: {
+                    type: 'string',
+                    maxLength: 64
+                }
+            }
         }
     }
 } as const;
@@ -1896,6 +1916,7 @@ export const BulkTriageResultSchema = {
             type: 'string',
             enum: [
                 'create-order',
+                'assign-team',
                 'link',
                 'reclassify',
                 'discard'
@@ -1909,7 +1930,7 @@ export const BulkTriageResultSchema = {
             description: 'How many alerts the action changed (all of them).'
         },
         serviceOrder: {
-            description: 'The order the alerts are now linked to (`create-order`, `link`).',
+            description: 'The one order the alerts are now linked to (`create-order`, `link`); `assign-team` names each alert\'s own order in `results`.',
             type: 'object',
             required: [
                 'id',

@@ -654,8 +654,10 @@ export type AlertPage = {
  * One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.
  * `create-order` makes ONE service order for all of them (the first alert's address and
  * coordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is
- * reclassified first); `link` links all to an open order; `reclassify` gives all a new
- * reason; `discard` cancels all with one note, sent to each partner.
+ * reclassified first); `assign-team` gives EACH alert its own new order, assigned to
+ * `teamId` (distinct lamps sent to one crew); `link` links all to an open order;
+ * `reclassify` gives all a new reason; `discard` cancels all with one note, sent to each
+ * partner.
  *
  */
 export type BulkTriageRequest = {
@@ -670,13 +672,13 @@ export type BulkTriageRequest = {
     /**
      * What is done to every alert.
      */
-    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    action: 'create-order' | 'assign-team' | 'link' | 'reclassify' | 'discard';
     /**
-     * `create-order` only: assign the new order to this team of the tenant at once (its id or name).
+     * `assign-team` (required) and `create-order` (optional): assign the new order(s) to this team of the tenant at once (its id or name).
      */
     teamId?: string;
     /**
-     * `reclassify` (required) and `create-order` (optional): an internal reason of the tenant.
+     * `reclassify` (required), `create-order` and `assign-team` (optional): an internal reason of the tenant.
      */
     reasonCode?: string;
     /**
@@ -710,6 +712,13 @@ export type BulkTriageItem = {
      */
     alertNumber?: number;
     state?: AlertStatus;
+    /**
+     * `assign-team`: the alert's own new order (only when done and applied).
+     */
+    serviceOrder?: {
+        id: string;
+        number: string;
+    };
 };
 
 /**
@@ -718,13 +727,13 @@ export type BulkTriageItem = {
  * A bulk action that was applied to every alert named.
  */
 export type BulkTriageResult = {
-    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    action: 'create-order' | 'assign-team' | 'link' | 'reclassify' | 'discard';
     /**
      * How many alerts the action changed (all of them).
      */
     handled: number;
     /**
-     * The order the alerts are now linked to (`create-order`, `link`).
+     * The one order the alerts are now linked to (`create-order`, `link`); `assign-team` names each alert's own order in `results`.
      */
     serviceOrder?: {
         id: string;
