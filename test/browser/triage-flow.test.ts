@@ -188,4 +188,25 @@ describe('triage flow on the alert page', () => {
     await noSidewaysScroll(page);
     expect(problems).toEqual([]);
   });
+  it('bulk "assign team": two reports of different lamps, each its own order for the team', async () => {
+    const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: DESKTOP });
+    await page.goto(`${lumen.baseUrl}/console/inbox?sort=number`);
+    await page.getByTestId('inbox').waitFor();
+    for (const id of others) await page.locator(`.inbox-row[data-alert-id="${id}"] [data-testid="mark"]`).check();
+    expect(await page.getByTestId('bulk-count').innerText()).toBe('2 alertas marcados');
+    await page.getByTestId('bulk-action').selectOption('assign-team');
+    expect(await page.getByTestId('bulk-apply').isDisabled()).toBe(true);
+    expect(await page.getByTestId('bulk-bar').innerText()).toContain('Escolha a equipe.');
+    await page.getByTestId('bulk-team').selectOption(curitiba.teamId);
+    await page.getByTestId('bulk-apply').click();
+    await toast(page, 'ok', '2 ordens criadas e atribuídas à equipe.');
+    const after = await Promise.all(others.map(statusOf));
+    expect(after.map((a) => [a.status, a.serviceOrder.status])).toEqual([
+      ['Linked', 'ASSIGNED'],
+      ['Linked', 'ASSIGNED'],
+    ]);
+    expect(after[0].serviceOrder.id).not.toBe(after[1].serviceOrder.id);
+    await noSidewaysScroll(page);
+    expect(problems).toEqual([]);
+  });
 });

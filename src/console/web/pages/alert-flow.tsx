@@ -203,16 +203,14 @@ export function useAlertKeys(flow: TriageFlow, onHelp: () => void) {
   }, []);
 }
 
-/** The list of keys, as a modal dialog (Escape or the button closes it). */
-export function ShortcutsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+/** The list of keys, as a modal dialog (Escape or the button closes it); shown while mounted. */
+export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
   const { t } = useI18n();
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    else if (!open && d.open) d.close();
-  }, [open]);
+    if (d && !d.open) d.showModal();
+  }, []);
   return (
     <dialog ref={ref} class="shortcuts" aria-labelledby="shortcuts-title" onClose={onClose} data-testid="shortcuts">
       <h2 id="shortcuts-title">{t('flow.keys.title')}</h2>

@@ -51,7 +51,7 @@ export function AlertPage({ id }: { id: string }) {
           </section>
         </div>
       </div>
-      <ShortcutsDialog open={help} onClose={() => setHelp(false)} />
+      {help ? <ShortcutsDialog onClose={() => setHelp(false)} /> : null}
     </Page>
   );
 }
