@@ -265,7 +265,8 @@ describe('the console', () => {
     await page.goto(`${lumen.baseUrl}/console/partners/${city.partnerCode}`);
     const row = page.locator('[data-testid="reason-mapping"] tr[data-code="LAMP-OFF"]');
     await row.waitFor();
-    await row.getByTestId('mapping-select').selectOption('LAMP_OUT');
+    await row.getByTestId('mapping-select-input').fill('LAMP_OUT');
+    await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-save').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de LAMP-OFF salvo.' }).waitFor();
     await row.getByTestId('mapping-apply').click();

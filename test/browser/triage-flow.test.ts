@@ -207,6 +207,13 @@ describe('triage flow on the alert page', () => {
     ]);
     expect(after[0].serviceOrder.id).not.toBe(after[1].serviceOrder.id);
     await noSidewaysScroll(page);
+
+    // The orders' reason filter is the same picker: part of the name, Enter.
+    await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
+    await page.getByTestId('orders-reason-input').fill('outros sist');
+    await page.getByTestId('orders-reason-input').press('Enter');
+    await expect.poll(() => new URL(page.url()).searchParams.get('reason')).toBe('EXTERNAL_OTHER');
+    expect(await page.getByTestId('orders-reason-input').inputValue()).toBe('Outros (sistema externo) (EXTERNAL_OTHER)');
     expect(problems).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The reason picker: one field that finds a city's reason by part of its name or code
- * (accents and case ignored), used wherever an operator chooses a reason. A combobox
+ * (every word typed, accents and case ignored), used wherever an operator chooses a reason. A combobox
  * (WAI-ARIA 1.2 pattern): type to filter, ArrowDown/ArrowUp to move, Enter to choose,
  * Escape to close; a mouse click chooses too. The chosen reason reads "Name (CODE)".
  */
@@ -20,6 +20,7 @@ export function ReasonPicker({
   emptyLabel,
   testid,
   label,
+  hideLabel = false,
   inputRef,
 }: {
   tenantId: string;
@@ -30,6 +31,8 @@ export function ReasonPicker({
   emptyLabel: string;
   testid: string;
   label: string;
+  /** The label for screen readers only (a table column already names the field). Default false. */
+  hideLabel?: boolean;
   inputRef?: { current: HTMLInputElement | null };
 }) {
   const { t, lang } = useI18n();
@@ -43,8 +46,9 @@ export function ReasonPicker({
   const all = reasons.data?.items ?? [];
   const chosen = all.find((r) => r.code === value);
   const shown = text ?? (chosen ? `${name(chosen)} (${chosen.code})` : value);
-  const q = folded((text ?? '').trim());
-  const matches = q ? all.filter((r) => folded(`${name(r)} ${r.namePt} ${r.nameEn} ${r.code}`).includes(q)) : all;
+  // Every word typed is somewhere in the names or the code ("outros sist" finds "Outros (sistema externo)").
+  const words = folded(text ?? '').split(/\s+/).filter(Boolean);
+  const matches = words.length > 0 ? all.filter((r) => words.every((w) => folded(`${name(r)} ${r.namePt} ${r.nameEn} ${r.code}`).includes(w))) : all;
   // The empty choice first, then the reasons found.
   const options: { code: string; label: string }[] = [{ code: '', label: emptyLabel }, ...matches.map((r) => ({ code: r.code, label: `${name(r)} (${r.code})` }))];
   const choose = (code: string) => {
@@ -56,7 +60,7 @@ export function ReasonPicker({
   return (
     <div class="reason-picker" data-testid={testid}>
       <label>
-        <span>{label}</span>
+        <span class={hideLabel ? 'sr-only' : undefined}>{label}</span>
         <input
         id={`${id}-input`}
         ref={(el) => {
