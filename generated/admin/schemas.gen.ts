@@ -3800,6 +3800,17 @@ export const PartnerReasonCodesSchema = {
                             'LAMP_OUT'
                         ]
                     },
+                    description: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 500,
+                        description: 'What the partner means by the code, kept with its mapping; null when none (or unmapped).',
+                        examples: [
+                            'Lâmpada apagada à noite'
+                        ]
+                    },
                     alerts: {
                         type: 'integer',
                         format: 'int32',
@@ -3888,6 +3899,17 @@ export const ReasonMappingSchema = {
             maxLength: 1000,
             examples: [
                 'LAMP_OUT'
+            ]
+        },
+        description: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 500,
+            description: 'What the partner means by the code, as the city wrote it when mapping it (null when none).',
+            examples: [
+                'Poste caído ou inclinado com risco de queda'
             ]
         }
     }

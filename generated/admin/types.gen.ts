@@ -1405,6 +1405,10 @@ export type PartnerReasonCodes = {
          */
         reasonCode: string | null;
         /**
+         * What the partner means by the code, kept with its mapping; null when none (or unmapped).
+         */
+        description?: string | null;
+        /**
          * Alerts of this partner that carried the code.
          */
         alerts: number;
@@ -1439,6 +1443,10 @@ export type ReasonMapping = {
     partnerCode: string;
     tenantId: string;
     reasonCode: string;
+    /**
+     * What the partner means by the code, as the city wrote it when mapping it (null when none).
+     */
+    description?: string | null;
 };
 
 /**
@@ -7234,6 +7242,13 @@ export type MapPartnerReasonCodeData = {
          * An internal reason of the partner's tenant.
          */
         reasonCode: string;
+        /**
+         * What the partner means by the code, in the city's words, shown beside it in
+         * the reason-mapping table. Absent keeps the description the mapping has;
+         * null or only spaces removes it.
+         *
+         */
+        description?: string | null;
     };
     headers?: {
         /**

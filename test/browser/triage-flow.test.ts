@@ -188,7 +188,7 @@ describe('triage flow on the alert page', () => {
     await noSidewaysScroll(page);
     expect(problems).toEqual([]);
   });
-  it('bulk "assign team": two reports of different lamps, each its own order for the team', async () => {
+  it('bulk "assign team": two reports of different lamps, each its own order for the team; the reason picker in the orders filter and the mapping table', async () => {
     const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: DESKTOP });
     await page.goto(`${lumen.baseUrl}/console/inbox?sort=number`);
     await page.getByTestId('inbox').waitFor();
@@ -214,6 +214,21 @@ describe('triage flow on the alert page', () => {
     await page.getByTestId('orders-reason-input').press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('reason')).toBe('EXTERNAL_OTHER');
     expect(await page.getByTestId('orders-reason-input').inputValue()).toBe('Outros (sistema externo) (EXTERNAL_OTHER)');
+
+    // The reason-mapping table: the partner's code mapped with the picker, with what the partner means by it.
+    await page.goto(`${lumen.baseUrl}/console/partners/${curitiba.partnerCode}`);
+    const row = page.locator(`[data-testid="reason-mapping"] tr[data-code="${CODE}"]`);
+    await row.waitFor();
+    await row.getByTestId('mapping-select-input').fill('lampada pisc');
+    await row.getByTestId('mapping-select-input').press('Enter');
+    await row.getByTestId('mapping-description').fill('Luz que acende e apaga sem parar, informada pela central 156 de Curitiba');
+    await row.getByTestId('mapping-save').click();
+    await toast(page, 'ok', `Mapeamento de ${CODE} salvo.`);
+    const codes = (await lumen.admin(curitiba.token, 'GET', `/api/admin/partners/${curitiba.partnerCode}/reason-codes`)).body.items as { partnerCode: string; reasonCode: string; description: string }[];
+    expect(codes.find((c) => c.partnerCode === CODE)).toMatchObject({ reasonCode: 'LAMP_FLICKER', description: 'Luz que acende e apaga sem parar, informada pela central 156 de Curitiba' });
+    await page.reload();
+    await expect.poll(() => row.getByTestId('mapping-description').inputValue()).toBe('Luz que acende e apaga sem parar, informada pela central 156 de Curitiba');
+    await noSidewaysScroll(page);
     expect(problems).toEqual([]);
   });
 });

@@ -40,14 +40,17 @@ function MappingRow({
 }: {
   partner: string;
   tenantId: string;
-  item: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number; alertsToApply: number };
+  item: { partnerCode: string; reasonCode: string | null; description?: string | null; alerts: number; pendingAlerts: number; alertsToApply: number };
   onChanged: () => void;
 }) {
   const { t } = useI18n();
   const [choice, setChoice] = useState(item.reasonCode ?? '');
+  // What the partner means by the code, kept with its mapping.
+  const [description, setDescription] = useState(item.description ?? '');
+  const changed = choice !== (item.reasonCode ?? '') || (choice !== '' && description.trim() !== (item.description ?? ''));
   const save = useAction(
     async (): Promise<void> => {
-      if (choice) await call('mapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode }, body: { reasonCode: choice } });
+      if (choice) await call('mapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode }, body: { reasonCode: choice, description: description.trim() || null } });
       else await call('unmapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode } });
     },
     () => {
@@ -66,6 +69,16 @@ function MappingRow({
     <tr data-code={item.partnerCode}>
       <td>
         <code>{item.partnerCode}</code> {item.reasonCode === null ? <span class="badge badge-warn">{t('mapping.unmapped')}</span> : null}
+        <label class="mapping-description">
+          <span class="sr-only">{t('mapping.description', { code: item.partnerCode })}</span>
+          <input
+            value={description}
+            maxLength={500}
+            placeholder={t('mapping.description.placeholder')}
+            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+            data-testid="mapping-description"
+          />
+        </label>
       </td>
       <td>
         {item.alerts} ({t('mapping.pending', { n: item.pendingAlerts })})
@@ -73,7 +86,7 @@ function MappingRow({
       <td>
         <div class="row">
           <ReasonPicker tenantId={tenantId} value={choice} onChange={setChoice} emptyLabel={t('mapping.unmapped')} label={t('mapping.reason')} hideLabel testid="mapping-select" />
-          <button type="button" class="secondary small" disabled={save.busy || choice === (item.reasonCode ?? '')} onClick={() => void save.run()} data-testid="mapping-save">
+          <button type="button" class="secondary small" disabled={save.busy || !changed} onClick={() => void save.run()} data-testid="mapping-save">
             {t('common.save')}
           </button>
         </div>
