@@ -512,9 +512,16 @@ export const listAlerts = <ThrowOnError extends boolean = false>(options: Option
  * | `action` | Needs | Each alert | Event to each alert's partner |
  * |---|---|---|---|
  * | `create-order` | `teamId`, `reasonCode` optional | `Linked` to ONE new order (the first alert creates it: audit `alert.create-order`; the others are linked to it: `alert.link`) | `ServiceOrder.Created` |
+ * | `assign-team` | `teamId`, `reasonCode` optional | `Linked` to ITS OWN new order, `ASSIGNED` to the team (audit `alert.create-order` each) | `ServiceOrder.Created` |
  * | `link` | `serviceOrderId` (an open order) | `Linked` (audit `alert.link`) | `ServiceOrder.Created` |
  * | `reclassify` | `reasonCode` | new reason, priority and SLA (audit `alert.reclassify`) | none |
  * | `discard` | `note` | `Cancelled` with the note (audit `alert.discard`) | `Alert.Cancelled` |
+ *
+ * `assign-team` is what an operator means by "send these to Equipe Norte": the alerts
+ * are different lamps, so each one becomes its own order, assigned to the team at once
+ * (exactly as "create order" with a team on each alert's page); its order is named in
+ * the alert's `results` item. To make ONE order of several reports of one lamp, use
+ * `create-order`.
  *
  * When any alert is refused nothing changes, and the answer lists every alert with
  * its outcome: 422 `bulk-unknown-alerts` when one does not exist in the tenant (an

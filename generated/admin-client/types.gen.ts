@@ -833,8 +833,10 @@ export type AlertPage = {
  * One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.
  * `create-order` makes ONE service order for all of them (the first alert's address and
  * coordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is
- * reclassified first); `link` links all to an open order; `reclassify` gives all a new
- * reason; `discard` cancels all with one note, sent to each partner.
+ * reclassified first); `assign-team` gives EACH alert its own new order, assigned to
+ * `teamId` (distinct lamps sent to one crew); `link` links all to an open order;
+ * `reclassify` gives all a new reason; `discard` cancels all with one note, sent to each
+ * partner.
  *
  */
 export type BulkTriageRequest = {
@@ -849,13 +851,13 @@ export type BulkTriageRequest = {
     /**
      * What is done to every alert.
      */
-    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    action: 'create-order' | 'assign-team' | 'link' | 'reclassify' | 'discard';
     /**
-     * `create-order` only: assign the new order to this team of the tenant at once (its id or name).
+     * `assign-team` (required) and `create-order` (optional): assign the new order(s) to this team of the tenant at once (its id or name).
      */
     teamId?: string;
     /**
-     * `reclassify` (required) and `create-order` (optional): an internal reason of the tenant.
+     * `reclassify` (required), `create-order` and `assign-team` (optional): an internal reason of the tenant.
      */
     reasonCode?: string;
     /**
@@ -889,6 +891,13 @@ export type BulkTriageItem = {
      */
     alertNumber?: number;
     state?: AlertStatus;
+    /**
+     * `assign-team`: the alert's own new order (only when done and applied).
+     */
+    serviceOrder?: {
+        id: string;
+        number: string;
+    };
 };
 
 /**
@@ -897,13 +906,13 @@ export type BulkTriageItem = {
  * A bulk action that was applied to every alert named.
  */
 export type BulkTriageResult = {
-    action: 'create-order' | 'link' | 'reclassify' | 'discard';
+    action: 'create-order' | 'assign-team' | 'link' | 'reclassify' | 'discard';
     /**
      * How many alerts the action changed (all of them).
      */
     handled: number;
     /**
-     * The order the alerts are now linked to (`create-order`, `link`).
+     * The one order the alerts are now linked to (`create-order`, `link`); `assign-team` names each alert's own order in `results`.
      */
     serviceOrder?: {
         id: string;
@@ -935,7 +944,7 @@ export type UndoneAction = {
     /**
      * What the action was (single or bulk).
      */
-    kind: 'create-order' | 'link' | 'discard' | 'reclassify' | 'cancel-order';
+    kind: 'create-order' | 'assign-team' | 'link' | 'discard' | 'reclassify' | 'cancel-order';
     undoneAt: string;
 };
 
@@ -1542,6 +1551,10 @@ export type PartnerReasonCodes = {
          */
         reasonCode: string | null;
         /**
+         * What the partner means by the code, kept with its mapping; null when none (or unmapped).
+         */
+        description?: string | null;
+        /**
          * Alerts of this partner that carried the code.
          */
         alerts: number;
@@ -1576,6 +1589,10 @@ export type ReasonMapping = {
     partnerCode: string;
     tenantId: string;
     reasonCode: string;
+    /**
+     * What the partner means by the code, as the city wrote it when mapping it (null when none).
+     */
+    description?: string | null;
 };
 
 /**
@@ -8549,6 +8566,13 @@ export type MapPartnerReasonCodeData = {
          * An internal reason of the partner's tenant.
          */
         reasonCode: string;
+        /**
+         * What the partner means by the code, in the city's words, shown beside it in
+         * the reason-mapping table. Absent keeps the description the mapping has;
+         * null or only spaces removes it.
+         *
+         */
+        description?: string | null;
     };
     headers?: {
         /**

@@ -2397,7 +2397,7 @@ export const AlertPageSchema = {
 export const BulkTriageRequestSchema = {
     type: 'object',
     title: 'BulkTriageRequest',
-    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `link` links all to an open order; `reclassify` gives all a new\nreason; `discard` cancels all with one note, sent to each partner.\n',
+    description: 'One triage action on up to 500 `Pending` alerts of one tenant, all or nothing.\n`create-order` makes ONE service order for all of them (the first alert\'s address and\ncoordinates; with `teamId` it starts `ASSIGNED`; with `reasonCode` every alert is\nreclassified first); `assign-team` gives EACH alert its own new order, assigned to\n`teamId` (distinct lamps sent to one crew); `link` links all to an open order;\n`reclassify` gives all a new reason; `discard` cancels all with one note, sent to each\npartner.\n',
     additionalProperties: false,
     required: [
         'tenantId',
@@ -2427,6 +2427,7 @@ export const BulkTriageRequestSchema = {
             type: 'string',
             enum: [
                 'create-order',
+                'assign-team',
                 'link',
                 'reclassify',
                 'discard'
@@ -2437,13 +2438,13 @@ export const BulkTriageRequestSchema = {
             type: 'string',
             minLength: 1,
             maxLength: 200,
-            description: '`create-order` only: assign the new order to this team of the tenant at once (its id or name).'
+            description: '`assign-team` (required) and `create-order` (optional): assign the new order(s) to this team of the tenant at once (its id or name).'
         },
         reasonCode: {
             type: 'string',
             maxLength: 100,
             pattern: '^[A-Za-z0-9_.-]{1,64}$',
-            description: '`reclassify` (required) and `create-order` (optional): an internal reason of the tenant.'
+            description: '`reclassify` (required), `create-order` and `assign-team` (optional): an internal reason of the tenant.'
         },
         serviceOrderId: {
             type: 'string',
@@ -2497,6 +2498,25 @@ export const BulkTriageItemSchema = {
         },
         state: {
             $ref: '#/components/schemas/AlertStatus'
+        },
+        serviceOrder: {
+            description: '`assign-team`: the alert\'s own new order (only when done and applied).',
+            type: 'object',
+            required: [
+                'id',
+                'number'
+            ],
+            properties: {
+                id: {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                number: {
+                    type: 'string',
+                    maxLength: 64
+                }
+            }
         }
     }
 } as const;
@@ -2515,6 +2535,7 @@ export const BulkTriageResultSchema = {
             type: 'string',
             enum: [
                 'create-order',
+                'assign-team',
                 'link',
                 'reclassify',
                 'discard'
@@ -2528,7 +2549,7 @@ export const BulkTriageResultSchema = {
             description: 'How many alerts the action changed (all of them).'
         },
         serviceOrder: {
-            description: 'The order the alerts are now linked to (`create-order`, `link`).',
+            description: 'The one order the alerts are now linked to (`create-order`, `link`); `assign-team` names each alert\'s own order in `results`.',
             type: 'object',
             required: [
                 'id',
@@ -2603,6 +2624,7 @@ export const UndoneActionSchema = {
             type: 'string',
             enum: [
                 'create-order',
+                'assign-team',
                 'link',
                 'discard',
                 'reclassify',
@@ -4274,6 +4296,17 @@ export const PartnerReasonCodesSchema = {
                             'LAMP_OUT'
                         ]
                     },
+                    description: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 500,
+                        description: 'What the partner means by the code, kept with its mapping; null when none (or unmapped).',
+                        examples: [
+                            'Lâmpada apagada à noite'
+                        ]
+                    },
                     alerts: {
                         type: 'integer',
                         format: 'int32',
@@ -4362,6 +4395,17 @@ export const ReasonMappingSchema = {
             maxLength: 1000,
             examples: [
                 'LAMP_OUT'
+            ]
+        },
+        description: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 500,
+            description: 'What the partner means by the code, as the city wrote it when mapping it (null when none).',
+            examples: [
+                'Poste caído ou inclinado com risco de queda'
             ]
         }
     }

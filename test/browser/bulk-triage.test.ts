@@ -51,7 +51,9 @@ describe('bulk triage in the inbox', () => {
     expect(await page.getByTestId('bulk-count').innerText()).toBe('16 alertas marcados');
     await page.getByTestId('bulk-action').selectOption('reclassify');
     expect(await page.getByTestId('bulk-apply').isDisabled()).toBe(true);
-    await page.getByTestId('bulk-reason').selectOption('LAMP_BROKEN');
+    // The reason picker finds the reason by its code; Enter chooses it.
+    await page.getByTestId('bulk-reason-input').fill('LAMP_BROKEN');
+    await page.getByTestId('bulk-reason-input').press('Enter');
     await page.getByTestId('bulk-apply').click();
     await toast(page, 'ok', '16 alertas reclassificados.');
     await expect.poll(async () => (await alertsOf(lumen, recife)).filter((a) => a.reasonCode === 'LAMP_BROKEN').length).toBe(16);

@@ -253,7 +253,8 @@ describe('console defects', () => {
     const first = await order();
     expect(first).toEqual(['LAMPADA_APAGADA', 'POSTE_CAIDO']);
     const row = table.locator('tr[data-code="POSTE_CAIDO"]');
-    await row.getByTestId('mapping-select').selectOption('POLE_DOWN');
+    await row.getByTestId('mapping-select-input').fill('POLE_DOWN');
+    await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-save').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de POSTE_CAIDO salvo.' }).waitFor();
     const apply = row.getByTestId('mapping-apply');

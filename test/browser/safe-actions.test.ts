@@ -94,7 +94,7 @@ describe('safe actions in the console', () => {
     expect((await lumen.admin(manaus.token, 'GET', `/api/admin/alerts/${alerts.discard.id}`)).body.status).toBe('Pending');
     await page.getByTestId('discard').click();
     await page.getByTestId('discard-yes').click();
-    await toast(page, 'ok', 'Alerta descartado.');
+    await toast(page, 'ok', `Alerta nº ${alerts.discard.number} descartado.`);
     const discarded = (await lumen.admin(manaus.token, 'GET', `/api/admin/alerts/${alerts.discard.id}`)).body;
     expect(discarded).toMatchObject({ status: 'Cancelled', cancelReason: 'Poste já atendido pela equipe na semana passada (OS anterior).' });
 
@@ -104,7 +104,9 @@ describe('safe actions in the console', () => {
     await other.page.goto(`${lumen.baseUrl}/console/alerts/${alerts.race.id}`);
     await other.page.getByTestId('create-order').click();
     const created = await toast(other.page, 'ok', /Ordem OS-\d{4}-\d{5} criada/);
+    // The colleague follows the toast's link to the new order (the page moved on to the next alert).
     const orderNumber = /OS-\d{4}-\d{5}/.exec(created)![0];
+    await other.page.getByTestId('toast-ok').getByRole('link', { name: new RegExp(orderNumber) }).click();
     await page.getByTestId('discard-note').fill('Pedido em duplicidade com o protocolo anterior do mesmo poste.');
     await page.getByTestId('discard').click();
     await page.getByTestId('discard-yes').click();

@@ -28,7 +28,7 @@ describe('lumen reason', () => {
     expect(created).toMatchObject({ tenantId: tenant.id, code: 'LAMP_OUT', namePt: 'Lâmpada apagada', nameEn: 'Lamp out', priority: 'High', slaHours: 8 });
 
     const mapped = json(await t.cli('reason', 'map', '--partner', 'app-156', '--from', 'LAMPADA_APAGADA', '--to', 'LAMP_OUT', '--json'));
-    expect(mapped).toEqual({ partner: 'app-156', partnerCode: 'LAMPADA_APAGADA', tenantId: tenant.id, reasonCode: 'LAMP_OUT' });
+    expect(mapped).toEqual({ partner: 'app-156', partnerCode: 'LAMPADA_APAGADA', tenantId: tenant.id, reasonCode: 'LAMP_OUT', description: null });
 
     const list = json(await t.cli('reason', 'list', '--tenant', tenant.id, '--json'));
     expect(list.reasons.map((r: { code: string }) => r.code)).toEqual(['EXTERNAL_OTHER', 'LAMP_OUT']);

@@ -45,12 +45,12 @@ describe('reason catalogue and partner reason mapping', () => {
     const pending = await withPartnerCode('POSTE_CAIDO', 2);
     const [linked] = await withPartnerCode('POSTE_CAIDO', 1, 'Linked');
     const codes = (await (await api(`/partners/${partner.code}/reason-codes`)).json()) as { items: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number }[] };
-    expect(codes.items).toContainEqual({ partnerCode: 'POSTE_CAIDO', reasonCode: null, alerts: 3, pendingAlerts: 2, alertsToApply: 0, lastSeenAt: expect.any(String) });
+    expect(codes.items).toContainEqual({ partnerCode: 'POSTE_CAIDO', reasonCode: null, description: null, alerts: 3, pendingAlerts: 2, alertsToApply: 0, lastSeenAt: expect.any(String) });
     const toApply = async () => ((await (await api(`/partners/${partner.code}/reason-codes`)).json()) as { items: { partnerCode: string; alertsToApply: number }[] }).items.find((c) => c.partnerCode === 'POSTE_CAIDO')!.alertsToApply;
 
     const mapped = await api(`/partners/${partner.code}/reason-codes/POSTE_CAIDO`, { method: 'PUT', json: { reasonCode: 'POLE_DOWN' } });
     expect(mapped.status).toBe(200);
-    expect(await mapped.json()).toEqual({ partner: partner.code, partnerCode: 'POSTE_CAIDO', tenantId, reasonCode: 'POLE_DOWN' });
+    expect(await mapped.json()).toEqual({ partner: partner.code, partnerCode: 'POSTE_CAIDO', tenantId, reasonCode: 'POLE_DOWN', description: null });
     const unknown = await api(`/partners/${partner.code}/reason-codes/POSTE_CAIDO`, { method: 'PUT', json: { reasonCode: 'NOPE' } });
     expect(unknown.status).toBe(422);
     expect((await problemOf(unknown)).errors).toEqual([{ pointer: '/reasonCode', message: expect.any(String) }]);

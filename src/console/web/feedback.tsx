@@ -10,16 +10,19 @@ import { ApiError, call, whenUndoable, type UndoTicket } from './api.js';
 import { useI18n } from './i18n.js';
 import { BASE, navigate } from './router.js';
 import { problemWords } from './words.js';
+import { Link } from './router.js';
 
 interface Message {
   id: number;
   kind: 'ok' | 'error';
   title: string;
   detail?: string;
+  /** A way to what was done (the order an alert went to). */
+  link?: { to: string; label: string };
 }
 
 interface Feedback {
-  ok(title: string): void;
+  ok(title: string, link?: { to: string; label: string }): void;
   error(err: unknown): void;
 }
 
@@ -39,7 +42,7 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   }, []);
   const undo = useUndo(push);
   const feedback: Feedback = {
-    ok: (title) => push({ kind: 'ok', title }),
+    ok: (title, link) => push({ kind: 'ok', title, ...(link ? { link } : {}) }),
     error: (err) => push(err instanceof ApiError ? { kind: 'error', ...problemWords(t, err) } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
   };
   // The toasts sit in a bar along the bottom; the page gets room below its content for
@@ -57,6 +60,11 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
           <div key={m.id} class={`toast toast-${m.kind}`} data-testid={`toast-${m.kind}`}>
             <strong>{m.title}</strong>
             {m.detail ? <span>{m.detail}</span> : null}
+            {m.link ? (
+              <Link to={m.link.to} class="toast-link">
+                {m.link.label}
+              </Link>
+            ) : null}
             <button type="button" class="toast-close" aria-label="×" onClick={() => setMessages((list) => list.filter((x) => x.id !== m.id))}>
               ×
             </button>

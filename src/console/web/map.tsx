@@ -141,6 +141,11 @@ export function MapView({ points, center, zoom = 15, fit = true, onMapClick, onV
         });
       }
       marker.addTo(group);
+      // Markers are not in the tab order: the keys belong to the page's actions (the
+      // pole select offers the same choice to the keyboard).
+      const path = marker.getElement();
+      path?.setAttribute('tabindex', '-1');
+      path?.setAttribute('focusable', 'false');
     }
     if (fit && !fitted.current && points.length > 0) {
       fitted.current = true;

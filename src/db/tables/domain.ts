@@ -25,6 +25,8 @@ export interface ReasonMappingTable {
   partner_code: string;
   tenant_id: string;
   reason_code: string;
+  /** What the partner means by the code (migration 0097); null when none was given. */
+  description: Generated<string | null>;
   created_at: Created;
   updated_at: Generated<Date>;
 }

@@ -73,7 +73,7 @@ export const bulkTriageAlerts: Handler<AdminPrincipal> = async (ctx) => {
   const body = bodyOf<BulkTriageInput>(ctx);
   // The tenant first: references in the body are looked up only in a tenant the caller triages.
   await requireTriageTenant(ctx.deps, ctx.principal.access, body.tenantId);
-  const teamId = body.action === 'create-order' && body.teamId !== undefined ? await bodyRef('team', ctx, body.teamId, body.tenantId, '/teamId', 'alert') : body.teamId;
+  const teamId = (body.action === 'create-order' || body.action === 'assign-team') && body.teamId !== undefined ? await bodyRef('team', ctx, body.teamId, body.tenantId, '/teamId', 'alert') : body.teamId;
   const serviceOrderId = body.action === 'link' && body.serviceOrderId !== undefined ? await bodyRef('service order', ctx, body.serviceOrderId, body.tenantId, '/serviceOrderId', 'alert') : body.serviceOrderId;
   const undo = undoOf(ctx);
   const result = await bulkTriage(ctx.deps, actorOf(ctx), { ...body, teamId, serviceOrderId }, undo);

@@ -21,7 +21,7 @@ export const listPartnerReasonCodes: Handler<AdminPrincipal> = async (ctx) => ({
 
 export const mapPartnerReasonCode: Handler<AdminPrincipal> = async (ctx) => ({
   status: 200,
-  body: await mapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode!, to: bodyOf<{ reasonCode: string }>(ctx).reasonCode }, actorOf(ctx), {
+  body: await mapReason(ctx.deps, { partnerCode: ctx.request.params.code!, from: ctx.request.params.partnerCode!, to: bodyOf<{ reasonCode: string }>(ctx).reasonCode, description: bodyOf<{ description?: string | null }>(ctx).description }, actorOf(ctx), {
     from: '/path/partnerCode',
     to: '/reasonCode',
   }),

@@ -33,9 +33,9 @@ export interface BulkTriageInput {
   tenantId: string;
   alertIds: string[];
   action: BulkAction;
-  /** create-order: a team id of the tenant (the handler resolves names). */
+  /** assign-team (required), create-order (optional): a team id of the tenant (the handler resolves names). */
   teamId?: string;
-  /** reclassify (required), create-order (optional). */
+  /** reclassify (required), create-order and assign-team (optional). */
   reasonCode?: string;
   /** link (required): an order id of the tenant (the handler resolves numbers). */
   serviceOrderId?: string;
@@ -61,8 +61,9 @@ function checkParameters(input: BulkTriageInput): void {
   needs('serviceOrderId', input.action === 'link');
   needs('note', input.action === 'discard');
   if (input.action === 'reclassify') needs('reasonCode', true);
-  else if (input.action !== 'create-order') needs('reasonCode', false);
-  if (input.action !== 'create-order') needs('teamId', false);
+  else if (input.action !== 'create-order' && input.action !== 'assign-team') needs('reasonCode', false);
+  if (input.action === 'assign-team') needs('teamId', true);
+  else if (input.action !== 'create-order') needs('teamId', false);
   if (input.note !== undefined && input.note.trim().length > 500) errors.push({ pointer: '/note', message: 'must be at most 500 characters' });
   if (errors.length > 0) throw invalid(errors);
 }
@@ -127,12 +128,14 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
   // create-order takes its number outside the transaction (see createOrderFromAlert), so
   // everything that can refuse the batch is looked at first: a refused batch leaves the
   // tenant's counter as it was. The transaction checks it all again under its locks.
-  let number: string | null = null;
-  if (input.action === 'create-order') {
+  // assign-team takes one number per alert, the same way.
+  const numbers: string[] = [];
+  if (input.action === 'create-order' || input.action === 'assign-team') {
     checkAlerts(input, await findAlerts(deps.db, ids));
     if (input.reasonCode !== undefined) await requireReason(deps.db, input.tenantId, input.reasonCode);
     if (input.teamId !== undefined) await tenantTeam(deps.db, input.tenantId, input.teamId);
-    number = await allocateServiceOrderNumber(deps.db, input.tenantId);
+    const wanted = input.action === 'assign-team' ? input.alertIds.length : 1;
+    for (let i = 0; i < wanted; i++) numbers.push(await allocateServiceOrderNumber(deps.db, input.tenantId));
   }
 
   return operatorTransaction(deps, async (tx) => {
@@ -154,7 +157,7 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
     switch (input.action) {
       case 'create-order': {
         const [first, ...rest] = alerts;
-        order = await createOrderLocked(deps, tx, actor, first!, number!, { teamId: input.teamId, reasonCode: input.reasonCode });
+        order = await createOrderLocked(deps, tx, actor, first!, numbers[0]!, { teamId: input.teamId, reasonCode: input.reasonCode });
         results.push({ alertId: first!.id, outcome: 'done', alertNumber: first!.alert_number, state: 'Linked' });
         for (const alert of rest) {
           const current = reason ? await reclassifyLocked(tx, actor, alert, null, reason) : alert;
@@ -163,6 +166,14 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
         }
         break;
       }
+      case 'assign-team':
+        // Different lamps for one crew: each alert its own order, ASSIGNED at once,
+        // exactly as "create order" with a team on the alert's page.
+        for (const [i, alert] of alerts.entries()) {
+          const own = await createOrderLocked(deps, tx, actor, alert, numbers[i]!, { teamId: input.teamId, reasonCode: input.reasonCode });
+          results.push({ alertId: alert.id, outcome: 'done', alertNumber: alert.alert_number, state: 'Linked', serviceOrder: { id: own.id, number: own.number } });
+        }
+        break;
       case 'link':
         for (const alert of alerts) {
           const linked = await linkLocked(tx, actor, alert, order!);
@@ -182,7 +193,9 @@ export async function bulkTriage(deps: ServiceDeps, actor: Actor, input: BulkTri
         }
         break;
     }
-    await undoable?.finish(input.action === 'create-order' && order ? [order.id] : []);
+    // The orders the action made: the one of create-order, or assign-team's one per alert.
+    const created = input.action === 'create-order' && order ? [order.id] : input.action === 'assign-team' ? results.flatMap((r) => (r.serviceOrder ? [r.serviceOrder.id] : [])) : [];
+    await undoable?.finish(created);
     return {
       action: input.action,
       handled: results.length,

@@ -19,7 +19,7 @@ export async function partnerReasonCodes(deps: ServiceDeps, partnerCode: string,
   return {
     partner: partner.code,
     tenantId: partner.tenant_id,
-    items: uses.map((u) => ({ partnerCode: u.partner_code, reasonCode: u.reason_code, alerts: u.alerts, pendingAlerts: u.pending, alertsToApply: u.to_apply, lastSeenAt: u.last_seen_at ? u.last_seen_at.toISOString() : null })),
+    items: uses.map((u) => ({ partnerCode: u.partner_code, reasonCode: u.reason_code, description: u.description, alerts: u.alerts, pendingAlerts: u.pending, alertsToApply: u.to_apply, lastSeenAt: u.last_seen_at ? u.last_seen_at.toISOString() : null })),
   };
 }
 

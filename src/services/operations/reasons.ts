@@ -36,6 +36,8 @@ export interface ReasonMappingView {
   partnerCode: string;
   tenantId: string;
   reasonCode: string;
+  /** What the partner means by the code; null when none. */
+  description: string | null;
 }
 
 const PRIORITIES: readonly Priority[] = ['Low', 'Medium', 'High', 'Critical'];
@@ -112,7 +114,7 @@ export async function listReasons(deps: ServiceDeps, tenantId: string, access: A
   const [reasons, mappings] = await Promise.all([listReasonRows(deps.db, tenantId), listReasonMappings(deps.db, tenantId)]);
   return {
     reasons: reasons.map(reasonView),
-    mappings: mappings.map((m) => ({ partner: m.partner, partnerCode: m.partner_code, tenantId: m.tenant_id, reasonCode: m.reason_code })),
+    mappings: mappings.map((m) => ({ partner: m.partner, partnerCode: m.partner_code, tenantId: m.tenant_id, reasonCode: m.reason_code, description: m.description })),
   };
 }
 
@@ -124,7 +126,7 @@ export async function listReasons(deps: ServiceDeps, tenantId: string, access: A
  */
 export async function mapReason(
   deps: ServiceDeps,
-  input: { partnerCode: string; from: string; to: string },
+  input: { partnerCode: string; from: string; to: string; /** undefined keeps it; null or blank removes it. */ description?: string | null },
   by: Actor = cliActor(),
   pointers: { from: string; to: string } = { from: '/from', to: '/to' },
 ): Promise<ReasonMappingView> {
@@ -132,21 +134,23 @@ export async function mapReason(
   if (from.trim().length < 1 || from.length > 100) {
     throw new AppError('validation-failed', { count: 1 }, [{ pointer: pointers.from, message: 'must be 1 to 100 characters' }]);
   }
+  const description = input.description === undefined ? undefined : input.description?.trim() || null;
+  if (description && description.length > 500) throw new AppError('validation-failed', { count: 1 }, [{ pointer: '/description', message: 'must be at most 500 characters' }]);
   const partner = await requirePartner(deps, by.access, input.partnerCode, 'city-admin');
   const reason = await findReason(deps.db, partner.tenant_id, input.to);
   if (!reason) throw new AppError('validation-failed', { count: 1 }, [{ pointer: pointers.to, message: `no reason "${input.to}" in the partner's tenant` }]);
   return deps.db.transaction().execute(async (tx) => {
     const before = await findReasonMapping(tx, partner.id, from);
-    const row = await upsertReasonMapping(tx, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code });
+    const row = await upsertReasonMapping(tx, { external_system_id: partner.id, partner_code: from, tenant_id: partner.tenant_id, reason_code: reason.code, description });
     await recordAudit(tx, by, {
       tenantId: partner.tenant_id,
       action: 'reason.map',
       entityType: 'partner',
       entityId: partner.id,
-      before: before ? { partnerCode: from, reasonCode: before.reason_code } : null,
-      after: { partnerCode: from, reasonCode: row.reason_code },
+      before: before ? { partnerCode: from, reasonCode: before.reason_code, description: before.description } : null,
+      after: { partnerCode: from, reasonCode: row.reason_code, description: row.description },
     });
-    return { partner: partner.code, partnerCode: row.partner_code, tenantId: row.tenant_id, reasonCode: row.reason_code };
+    return { partner: partner.code, partnerCode: row.partner_code, tenantId: row.tenant_id, reasonCode: row.reason_code, description: row.description };
   });
 }
 

@@ -20,7 +20,7 @@ import { operatorTransaction } from './transaction.js';
  * writes an audit entry per object. The partner never learns of an undone action.
  */
 
-export type UndoableKind = 'create-order' | 'link' | 'discard' | 'reclassify' | 'cancel-order';
+export type UndoableKind = 'create-order' | 'assign-team' | 'link' | 'discard' | 'reclassify' | 'cancel-order';
 
 /** Filled in by an action that was asked to be undoable: the action's id and the end of its window. */
 export interface UndoRequest {

@@ -2,19 +2,21 @@
  * One alert: everything the partner sent, a map to set its location, and the triage
  * actions its state and the operator's role allow; its timeline from the audit log.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useSWRConfig } from 'swr';
 import { ApiError, call, useApi, type Output, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { MapView, type MapPoint } from '../map.js';
-import { Link, navigate } from '../router.js';
+import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, TeamSelect, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
 import { TelLink } from '../crew.js';
+import { ReasonPicker } from '../reason-picker.js';
+import { AfterTriageChoice, ShortcutsDialog, useAlertKeys, useTriageFlow, type TriageFlow } from './alert-flow.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -23,6 +25,10 @@ export function AlertPage({ id }: { id: string }) {
   const alert = useApi('getAlert', { path: { alertId: id }, query: cityHint(id, tenantId) });
   // The pole the operator clicked on the map: the new order's, or the linked order's.
   const [pole, setPole] = useState<types.MapPole | null>(null);
+  // After an action the next Pending alert of the inbox's filter opens; keys reach each action.
+  const flow = useTriageFlow(alert.data);
+  const [help, setHelp] = useState(false);
+  useAlertKeys(flow, () => setHelp(true));
   if (alert.error) return <LoadError error={alert.error} retry={() => void alert.mutate()} />;
   if (!alert.data) return <Loading />;
   const a = alert.data;
@@ -38,7 +44,7 @@ export function AlertPage({ id }: { id: string }) {
           <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
         </div>
         <div class="col-side">
-          <TriageActions alert={a} pole={pole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} reload={() => void alert.mutate()} />
+          <TriageActions alert={a} pole={pole} flow={flow} onChanged={(next) => void alert.mutate(next, { revalidate: false })} reload={() => void alert.mutate()} />
           {a.status === 'Pending' ? <Duplicates alert={a} onLinked={(next) => void alert.mutate(next, { revalidate: false })} /> : null}
           <section class="panel">
             <h2>{t('alert.timeline')}</h2>
@@ -46,6 +52,7 @@ export function AlertPage({ id }: { id: string }) {
           </section>
         </div>
       </div>
+      {help ? <ShortcutsDialog onClose={() => setHelp(false)} /> : null}
     </Page>
   );
 }
@@ -290,7 +297,7 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
   );
 }
 
-function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; onChanged: (a: types.Alert) => void; reload: () => void }) {
+function TriageActions({ alert: a, pole, flow, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; flow: TriageFlow; onChanged: (a: types.Alert) => void; reload: () => void }) {
   const { t } = useI18n();
   const { mutate } = useSWRConfig();
   const { can } = useSession();
@@ -300,6 +307,17 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
   const [orderRef, setOrderRef] = useState('');
   const [note, setNote] = useState('');
   const [confirming, setConfirming] = useState(false);
+  // The page opens with the focus on this panel (not on <body> or the map), so the
+  // keys and Tab start here; the confirmation takes the focus when it appears.
+  const panel = useRef<HTMLElement>(null);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => panel.current?.focus({ preventScroll: true }), []);
+  useEffect(() => {
+    if (confirming) yes.current?.focus();
+  }, [confirming]);
+  const orderLink = (o: { id: string; number: string }) => ({ to: `/orders/${o.id}`, label: t('flow.openOrder', { number: o.number }) });
+  // A Pending alert leaves the inbox with its action: the next one opens.
+  const pending = a.status === 'Pending';
   // Someone else changed the alert first (409): show it as it is now and say who and when.
   const guard =
     <R,>(run: () => Promise<R>) =>
@@ -319,22 +337,21 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
     guard(() => call('createOrderFromAlert', { path: { alertId: a.id }, body: { ...(teamId ? { teamId } : {}), ...(reasonCode ? { reasonCode } : {}), ...(pole ? { poleId: pole.id } : {}) } })),
     (order) => {
       reload();
-      navigate(`/orders/${order.id}`);
-      return t('alert.createOrder.done', { number: order.number });
+      flow.done(t('flow.done.order', { alert: a.alertNumber, number: order.number }), orderLink(order), true);
     },
   );
   const reclassify = useAction(
     guard(() => call('reclassifyAlert', { path: { alertId: a.id }, body: { reasonCode } })),
     (next) => {
       onChanged(next);
-      return t('alert.reclassified');
+      flow.done(t('flow.done.reclassify', { alert: a.alertNumber, reason: next.reasonName ?? next.reasonCode }), next.serviceOrder ? orderLink(next.serviceOrder) : null, pending);
     },
   );
   const link = useAction(
     guard(() => call('linkAlert', { path: { alertId: a.id }, body: { serviceOrderId: orderRef.trim() } })),
     (next) => {
       onChanged(next);
-      return t('alert.linked', { number: next.serviceOrder?.number ?? '' });
+      flow.done(t('flow.done.link', { alert: a.alertNumber, number: next.serviceOrder?.number ?? '' }), next.serviceOrder ? orderLink(next.serviceOrder) : null, true);
     },
   );
   const attach = useAction(
@@ -353,7 +370,7 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
       setConfirming(false);
       setNote('');
       onChanged(next);
-      return t('alert.discarded');
+      flow.done(t('flow.done.discard', { alert: a.alertNumber }), null, true);
     },
   );
   if (!can('triage', a.tenantId)) return null;
@@ -361,12 +378,10 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
   const reclassifiable = open || (a.status === 'Linked' && a.serviceOrder !== null && ['OPEN', 'ASSIGNED', 'IN_PROGRESS'].includes(a.serviceOrder.status));
   if (!open && !reclassifiable) return null;
   return (
-    <section class="panel" data-testid="triage">
-      <h2>{t('alert.actions')}</h2>
-      <label>
-        <span>{t('alert.reasonCode')}</span>
-        <input value={reasonCode} placeholder={a.reasonCode} pattern="[A-Za-z0-9_.\-]{1,64}" onInput={(e) => setReasonCode((e.target as HTMLInputElement).value)} />
-      </label>
+    <section class="panel triage-panel" data-testid="triage" ref={panel} tabIndex={-1} aria-labelledby="triage-title">
+      <h2 id="triage-title">{t('alert.actions')}</h2>
+      <p class="muted small">{t('flow.keys.hint')}</p>
+      <ReasonPicker tenantId={a.tenantId} value={reasonCode} onChange={setReasonCode} emptyLabel={t('flow.reason.keep', { reason: a.reasonName ?? a.reasonCode })} label={t('alert.reasonCode')} testid="reason-picker" />
       {reclassifiable ? (
         <button type="button" class="secondary" disabled={reclassify.busy || !reasonCode} onClick={() => void reclassify.run()}>
           {t('alert.reclassify')}
@@ -395,7 +410,15 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
           <hr />
           <label>
             <span>{t('alert.link')}</span>
-            <input value={orderRef} placeholder="OS-2026-00042" onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)} data-testid="link-order" />
+            <input
+              value={orderRef}
+              placeholder="OS-2026-00042"
+              onInput={(e) => setOrderRef((e.target as HTMLInputElement).value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' && orderRef.trim()) void link.run();
+              }}
+              data-testid="link-order"
+            />
           </label>
           <button type="button" class="secondary" disabled={link.busy || !orderRef.trim()} onClick={() => void link.run()} data-testid="link">
             {t('alert.link')}
@@ -409,7 +432,7 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
             <div class="confirm" role="alert" data-testid="discard-confirm">
               <p>{t('alert.discard.confirm', { number: a.alertNumber })}</p>
               <div class="row">
-                <button type="button" class="danger" disabled={discard.busy || !note.trim()} onClick={() => void discard.run()} data-testid="discard-yes">
+                <button type="button" class="danger" ref={yes} disabled={discard.busy || !note.trim()} onClick={() => void discard.run()} data-testid="discard-yes">
                   {t('alert.discard.yes')}
                 </button>
                 <button type="button" class="secondary" disabled={discard.busy} onClick={() => setConfirming(false)}>
@@ -427,6 +450,7 @@ function TriageActions({ alert: a, pole, onChanged, reload }: { alert: types.Ale
           )}
         </>
       ) : null}
+      <AfterTriageChoice />
     </section>
   );
 }

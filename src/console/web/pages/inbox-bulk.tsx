@@ -9,9 +9,10 @@ import { ApiError, call, useApi, type types } from '../api.js';
 import { useFeedback } from '../feedback.js';
 import { TeamSelect } from '../ui.js';
 import { useI18n, type MessageKey, type Translate } from '../i18n.js';
+import { ReasonPicker } from '../reason-picker.js';
 
 type Action = types.BulkTriageRequest['action'];
-const ACTIONS: readonly Action[] = ['create-order', 'link', 'reclassify', 'discard'];
+const ACTIONS: readonly Action[] = ['create-order', 'assign-team', 'link', 'reclassify', 'discard'];
 
 /** "1 alert" / "3 alerts": the catalogue holds both forms of each counted message. */
 export function counted(t: Translate, base: string, count: number, params: Record<string, string | number> = {}): string {
@@ -41,7 +42,7 @@ function inWords(t: Translate, err: unknown): unknown {
 }
 
 export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantId: string; ids: string[]; onClear: () => void; onDone: () => void; onRefused: (items: types.BulkTriageItem[]) => void }) {
-  const { t, lang } = useI18n();
+  const { t } = useI18n();
   const feedback = useFeedback();
   const [action, setAction] = useState<Action>('create-order');
   const [teamId, setTeamId] = useState('');
@@ -51,10 +52,9 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const teams = useApi('listTeams', { query: { tenantId } });
-  const reasons = useApi('listReasons', { path: { tenantId } });
 
   const missing: MessageKey | null =
-    action === 'link' && !order.trim() ? 'bulk.needs.order' : action === 'reclassify' && !reasonCode ? 'bulk.needs.reason' : action === 'discard' && !note.trim() ? 'bulk.needs.note' : null;
+    action === 'assign-team' && !teamId ? 'bulk.needs.team' : action === 'link' && !order.trim() ? 'bulk.needs.order' : action === 'reclassify' && !reasonCode ? 'bulk.needs.reason' : action === 'discard' && !note.trim() ? 'bulk.needs.note' : null;
 
   const send = async () => {
     setBusy(true);
@@ -63,8 +63,8 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
         tenantId,
         alertIds: ids,
         action,
-        ...(action === 'create-order' && teamId ? { teamId } : {}),
-        ...((action === 'create-order' || action === 'reclassify') && reasonCode ? { reasonCode } : {}),
+        ...((action === 'create-order' || action === 'assign-team') && teamId ? { teamId } : {}),
+        ...((action === 'create-order' || action === 'assign-team' || action === 'reclassify') && reasonCode ? { reasonCode } : {}),
         ...(action === 'link' ? { serviceOrderId: order.trim() } : {}),
         ...(action === 'discard' ? { note: note.trim() } : {}),
       };
@@ -87,7 +87,6 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
     }
   };
 
-  const reasonName = (r: types.Reason) => (lang === 'en' ? r.nameEn : r.namePt);
   return (
     <section class="bulk-bar" aria-label={t('bulk.bar')} data-testid="bulk-bar">
       <div class="bulk-head">
@@ -114,24 +113,14 @@ export function BulkBar({ tenantId, ids, onClear, onDone, onRefused }: { tenantI
             ))}
           </select>
         </label>
-        {action === 'create-order' ? (
+        {action === 'create-order' || action === 'assign-team' ? (
           <label>
-            <span>{t('bulk.team')}</span>
+            <span>{t(action === 'assign-team' ? 'bulk.assignTeam' : 'bulk.team')}</span>
             <TeamSelect teams={teams.data?.items ?? []} value={teamId} onChange={setTeamId} testid="bulk-team" />
           </label>
         ) : null}
-        {action === 'create-order' || action === 'reclassify' ? (
-          <label>
-            <span>{t('bulk.reason')}</span>
-            <select value={reasonCode} onChange={(e) => setReasonCode((e.target as HTMLSelectElement).value)} data-testid="bulk-reason">
-              <option value="">{action === 'create-order' ? t('bulk.reason.keep') : t('bulk.reason.choose')}</option>
-              {(reasons.data?.items ?? []).map((r) => (
-                <option key={r.code} value={r.code}>
-                  {reasonName(r)}
-                </option>
-              ))}
-            </select>
-          </label>
+        {action === 'create-order' || action === 'assign-team' || action === 'reclassify' ? (
+          <ReasonPicker tenantId={tenantId} value={reasonCode} onChange={setReasonCode} emptyLabel={action === 'reclassify' ? t('bulk.reason.choose') : t('bulk.reason.keep')} label={t('bulk.reason')} testid="bulk-reason" />
         ) : null}
         {action === 'link' ? (
           <label>

@@ -11,6 +11,7 @@ import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, Pager, useDurations } from '../ui.js';
 import { BulkBar, refusalText } from './inbox-bulk.js';
+import { inboxPlace, saveInboxPlace } from '../settings.js';
 
 const PAGE_SIZE = 100;
 
@@ -73,14 +74,25 @@ export function InboxPage() {
     ...new Set([...(partnerReasonCodes.data ?? []).flatMap((p) => p.items.filter((c) => c.alerts > 0).map((c) => c.partnerCode)), ...items.map((a) => a.partnerReasonCode).filter((r): r is string => !!r), ...(reason ? [reason] : [])]),
   ].sort();
 
-  const [selected, setSelected] = useState(0);
+  // Back from an alert (or the return after triage) finds the list where it was left:
+  // the same focused alert (or row, when that alert was triaged), and the same scroll.
+  const queryKey = query.toString();
+  const place = useRef(inboxPlace());
+  const restoring = useRef(place.current.query === queryKey);
+  const [selected, setSelected] = useState(() => (restoring.current ? place.current.row : 0));
   /** Marked for a bulk action, by alert id; `anchor` is the row a shift-click extends from. */
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
   const [anchor, setAnchor] = useState<number | null>(null);
   /** Rows a refused batch named, with the reason in words (until the next action). */
   const [refused, setRefused] = useState<ReadonlyMap<string, string>>(new Map());
   // A new list (other filters), not a refresh of the same one, starts at the top, unmarked.
+  const filterKey = useRef<string | null>(null);
   useEffect(() => {
+    const key = JSON.stringify([partner, reason, overdueOnly, text, notGeolocated, sort, page, tenantId]);
+    const first = filterKey.current === null;
+    filterKey.current = key;
+    if (first) return;
+    wanted.current = null;
     setSelected(0);
     setMarked(new Set());
     setAnchor(null);
@@ -118,6 +130,7 @@ export function InboxPage() {
       if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) return;
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       const { items: rows, selected: at } = current.current;
+      if (['j', 'k'].includes(e.key)) wanted.current = null;
       if (e.key === 'j') {
         const next = Math.min(at + 1, Math.max(0, rows.length - 1));
         current.current = { items: rows, selected: next };
@@ -137,8 +150,40 @@ export function InboxPage() {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
   useEffect(() => {
+    if (restoring.current) return;
     document.querySelector('.inbox-row[aria-current="true"]')?.scrollIntoView({ block: 'nearest' });
   }, [selected]);
+  // The alert focused before follows the rows as they come (the cached ones first, which
+  // may still hold alerts triaged meanwhile, then the fresh ones), until the operator moves.
+  const wanted = useRef<string | null>(restoring.current ? place.current.alertId : null);
+  useEffect(() => {
+    if (!list.data) return;
+    const at = wanted.current ? items.findIndex((a) => a.id === wanted.current) : -1;
+    const row = at >= 0 ? at : Math.min(current.current.selected, Math.max(0, items.length - 1));
+    if (row !== current.current.selected) {
+      current.current = { items, selected: row };
+      setSelected(row);
+    }
+    if (restoring.current) {
+      restoring.current = false;
+      const y = place.current.scrollY;
+      requestAnimationFrame(() => window.scrollTo(0, y));
+    }
+  }, [list.data]);
+  useEffect(() => {
+    if (restoring.current || !list.data) return;
+    const id = items[selected]?.id ?? null;
+    if (wanted.current && id !== wanted.current) return;
+    saveInboxPlace({ query: queryKey, alertId: id, row: selected });
+  }, [queryKey, selected, items[selected]?.id]);
+  useEffect(() => {
+    // The scroll of the inbox only: leaving it scrolls the next page to the top.
+    const onScroll = () => {
+      if (window.location.pathname.endsWith('/inbox')) saveInboxPlace({ scrollY: window.scrollY });
+    };
+    window.addEventListener('scroll', onScroll, { passive: true });
+    return () => window.removeEventListener('scroll', onScroll);
+  }, []);
 
   return (
     <Page title={t('inbox.title')}>
@@ -254,7 +299,10 @@ export function InboxPage() {
               key={a.id}
               alert={a}
               selected={i === selected}
-              onFocus={() => setSelected(i)}
+              onFocus={() => {
+                wanted.current = null;
+                setSelected(i);
+              }}
               markable={!!tenantId && can('triage', tenantId)}
               marked={marked.has(a.id)}
               onMark={(range) => toggle(i, range)}

@@ -9,6 +9,7 @@ import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations, type SortableHeader } from '../ui.js';
 import { polePath } from '../refs.js';
+import { ReasonPicker } from '../reason-picker.js';
 
 const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
 const OPEN_STATUSES = 'OPEN,ASSIGNED,IN_PROGRESS';
@@ -80,6 +81,7 @@ export function OrdersPage() {
             ))}
           </select>
         </label>
+        <ReasonPicker tenantId={tenantId} value={query.get('reason') ?? ''} onChange={(code) => set('reason', code || null)} emptyLabel={t('inbox.filter.all')} label={t('orders.filter.reason')} testid="orders-reason" />
         <label class="check">
           <input type="checkbox" checked={overdue} onChange={() => set('overdue', overdue ? null : 'true')} />
           <span>{t('orders.filter.overdue')}</span>

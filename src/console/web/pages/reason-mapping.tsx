@@ -10,11 +10,11 @@ import { call, useApi } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { LoadError, Loading, Table } from '../ui.js';
+import { ReasonPicker } from '../reason-picker.js';
 
 export function ReasonMapping({ code, tenantId }: { code: string; tenantId: string }) {
   const { t } = useI18n();
   const codes = useApi('listPartnerReasonCodes', { path: { code } });
-  const reasons = useApi('listReasons', { path: { tenantId } });
   return (
     <section class="panel">
       <h2>{t('mapping.title')}</h2>
@@ -24,7 +24,7 @@ export function ReasonMapping({ code, tenantId }: { code: string; tenantId: stri
       {codes.data && codes.data.items.length > 0 ? (
         <Table testid="reason-mapping" headers={[t('col.partnerReason'), t('mapping.alerts'), t('mapping.reason'), { hidden: t('mapping.apply') }]}>
           {[...codes.data.items].sort((a, b) => (a.partnerCode < b.partnerCode ? -1 : a.partnerCode > b.partnerCode ? 1 : 0)).map((c) => (
-            <MappingRow key={c.partnerCode} partner={code} item={c} reasons={(reasons.data?.items ?? []).map((r) => r.code)} onChanged={() => void codes.mutate()} />
+            <MappingRow key={c.partnerCode} partner={code} tenantId={tenantId} item={c} onChanged={() => void codes.mutate()} />
           ))}
         </Table>
       ) : null}
@@ -34,20 +34,23 @@ export function ReasonMapping({ code, tenantId }: { code: string; tenantId: stri
 
 function MappingRow({
   partner,
+  tenantId,
   item,
-  reasons,
   onChanged,
 }: {
   partner: string;
-  item: { partnerCode: string; reasonCode: string | null; alerts: number; pendingAlerts: number; alertsToApply: number };
-  reasons: string[];
+  tenantId: string;
+  item: { partnerCode: string; reasonCode: string | null; description?: string | null; alerts: number; pendingAlerts: number; alertsToApply: number };
   onChanged: () => void;
 }) {
   const { t } = useI18n();
   const [choice, setChoice] = useState(item.reasonCode ?? '');
+  // What the partner means by the code, kept with its mapping.
+  const [description, setDescription] = useState(item.description ?? '');
+  const changed = choice !== (item.reasonCode ?? '') || (choice !== '' && description.trim() !== (item.description ?? ''));
   const save = useAction(
     async (): Promise<void> => {
-      if (choice) await call('mapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode }, body: { reasonCode: choice } });
+      if (choice) await call('mapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode }, body: { reasonCode: choice, description: description.trim() || null } });
       else await call('unmapPartnerReasonCode', { path: { code: partner, partnerCode: item.partnerCode } });
     },
     () => {
@@ -66,24 +69,24 @@ function MappingRow({
     <tr data-code={item.partnerCode}>
       <td>
         <code>{item.partnerCode}</code> {item.reasonCode === null ? <span class="badge badge-warn">{t('mapping.unmapped')}</span> : null}
+        <label class="mapping-description">
+          <span class="sr-only">{t('mapping.description', { code: item.partnerCode })}</span>
+          <input
+            value={description}
+            maxLength={500}
+            placeholder={t('mapping.description.placeholder')}
+            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+            data-testid="mapping-description"
+          />
+        </label>
       </td>
       <td>
         {item.alerts} ({t('mapping.pending', { n: item.pendingAlerts })})
       </td>
       <td>
         <div class="row">
-          <label>
-            <span class="sr-only">{t('mapping.reason')}</span>
-            <select value={choice} onChange={(e) => setChoice((e.target as HTMLSelectElement).value)} data-testid="mapping-select">
-              <option value="">—</option>
-              {reasons.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="button" class="secondary small" disabled={save.busy || choice === (item.reasonCode ?? '')} onClick={() => void save.run()} data-testid="mapping-save">
+          <ReasonPicker tenantId={tenantId} value={choice} onChange={setChoice} emptyLabel={t('mapping.unmapped')} label={t('mapping.reason')} hideLabel testid="mapping-select" />
+          <button type="button" class="secondary small" disabled={save.busy || !changed} onClick={() => void save.run()} data-testid="mapping-save">
             {t('common.save')}
           </button>
         </div>

@@ -30,11 +30,12 @@ export function mappedReasonCode(externalSystemId: string | RawBuilder<string>, 
 }
 
 /** Creates or replaces the mapping of one partner code. */
-export async function upsertReasonMapping(db: Executor, row: { external_system_id: string; partner_code: string; tenant_id: string; reason_code: string }): Promise<Selectable<ReasonMappingTable>> {
+/** `description` undefined keeps the mapping's description; null removes it. */
+export async function upsertReasonMapping(db: Executor, row: { external_system_id: string; partner_code: string; tenant_id: string; reason_code: string; description?: string | null }): Promise<Selectable<ReasonMappingTable>> {
   return db
     .insertInto('reason_mapping')
     .values(row)
-    .onConflict((oc) => oc.columns(['external_system_id', 'partner_code']).doUpdateSet({ reason_code: row.reason_code, tenant_id: row.tenant_id, updated_at: new Date() }))
+    .onConflict((oc) => oc.columns(['external_system_id', 'partner_code']).doUpdateSet({ reason_code: row.reason_code, tenant_id: row.tenant_id, ...(row.description !== undefined ? { description: row.description } : {}), updated_at: new Date() }))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -64,6 +65,7 @@ export async function findReasonMapping(db: Executor, externalSystemId: string, 
 export interface PartnerCodeUse {
   partner_code: string;
   reason_code: string | null;
+  description: string | null;
   alerts: number;
   pending: number;
   /** Pending alerts with the code and another reason than its mapping's (what apply would change); 0 when unmapped. */
@@ -84,7 +86,7 @@ export async function partnerCodeUses(db: Executor, externalSystemId: string): P
       FROM alert WHERE external_system_id = ${externalSystemId} AND partner_reason_code IS NOT NULL
       GROUP BY partner_reason_code
     )
-    SELECT coalesce(m.partner_code, s.code) AS partner_code, m.reason_code,
+    SELECT coalesce(m.partner_code, s.code) AS partner_code, m.reason_code, m.description,
            coalesce(s.alerts, 0) AS alerts, coalesce(s.pending, 0) AS pending, s.last_seen_at,
            CASE WHEN m.reason_code IS NULL OR coalesce(s.pending, 0) = 0 THEN 0 ELSE (
              SELECT count(*)::int FROM alert a
