@@ -14,6 +14,7 @@ import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, Tea
 import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
+import { CompletionRecord } from './completion.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -34,6 +35,7 @@ export function AlertPage({ id }: { id: string }) {
         <div class="col-main">
           <AlertDetails alert={a} />
           <Photos alert={a} />
+          {a.serviceOrder ? <CompletionRecord orderId={a.serviceOrder.id} /> : null}
           <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
         </div>
         <div class="col-side">
