@@ -351,7 +351,7 @@ export function MaterialsSection() {
             <input type="number" inputMode="numeric" min={1} max={10000} value={wattage} onInput={(e) => setWattage((e.target as HTMLInputElement).value)} data-testid="material-wattage" />
           </label>
           <button type="submit" disabled={create.busy || !name.trim()} data-testid="material-save">
-            {t('common.save')}
+            {t('materials.save')}
           </button>
         </form>
       ) : null}
