@@ -70,6 +70,10 @@ describe("the city's list of materials", () => {
   it("another city's list and materials do not exist for the crew", async () => {
     expect((await crew(`/tenants/${manaus}/materials`)).status).toBe(404);
     const manausLamp = await material(manaus, { kind: 'lamp', name: 'Lâmpada vapor de sódio 150 W', wattage: 150 });
+    // A city that does not exist, even for a platform admin.
+    const nowhere = randomUUID();
+    expect((await platform(`/tenants/${nowhere}/materials`)).status).toBe(404);
+    expect((await platform(`/tenants/${nowhere}/materials`, { json: { kind: 'lamp', name: 'Lâmpada LED 50 W' } })).status).toBe(404);
     // Through Curitiba's path, Manaus's material is unknown even to a platform admin.
     expect((await platform(`/tenants/${curitiba}/materials/${manausLamp}`, { method: 'PATCH', json: { active: false } })).status).toBe(404);
   });

@@ -7,8 +7,16 @@ import type { ServiceDeps } from '../deps.js';
 import { isUuid } from '../tenants/index.js';
 import type { CompletionMaterialTable } from '../../db/tables/completion.js';
 import type { Selectable } from 'kysely';
+import { findTenant } from '../../db/repositories/tenant.repository.js';
 
 type MaterialRow = Selectable<CompletionMaterialTable>;
+
+/** The caller's role on the tenant, and the tenant itself (a platform admin may name one that does not exist): 404 otherwise. */
+async function requireTenant(deps: ServiceDeps, access: AdminAccess, tenantId: string, role: 'viewer' | 'city-admin'): Promise<void> {
+  const resource = `tenant ${tenantId}`;
+  requireTenantRole(access, tenantId, role, resource);
+  if (!isUuid(tenantId) || !(await findTenant(deps.db, tenantId))) throw new AppError('not-found', { resource });
+}
 
 export function materialView(row: MaterialRow): Material {
   return {
@@ -25,7 +33,7 @@ export function materialView(row: MaterialRow): Material {
 
 /** The city's materials, by kind then name; retired ones only when asked. */
 export async function listMaterials(deps: ServiceDeps, access: AdminAccess, tenantId: string, includeRetired: boolean): Promise<Material[]> {
-  requireTenantRole(access, tenantId, 'viewer', `tenant ${tenantId}`);
+  await requireTenant(deps, access, tenantId, 'viewer');
   let q = deps.db.selectFrom('completion_material').selectAll().where('tenant_id', '=', tenantId);
   if (!includeRetired) q = q.where('active', '=', true);
   const rows = await q.orderBy('kind').orderBy('name').limit(1000).execute();
@@ -61,7 +69,7 @@ export interface MaterialInput {
 }
 
 export async function createMaterial(deps: ServiceDeps, actor: Actor, tenantId: string, input: Required<Pick<MaterialInput, 'kind' | 'name'>> & MaterialInput): Promise<Material> {
-  requireTenantRole(actor.access, tenantId, 'city-admin', `tenant ${tenantId}`);
+  await requireTenant(deps, actor.access, tenantId, 'city-admin');
   const name = cleanName(input.name);
   return writeOrRefuse(() =>
     deps.db.transaction().execute(async (tx) => {
@@ -79,7 +87,7 @@ async function lockMaterial(tx: Tx, tenantId: string, materialId: string): Promi
 }
 
 export async function updateMaterial(deps: ServiceDeps, actor: Actor, tenantId: string, materialId: string, input: MaterialInput): Promise<Material> {
-  requireTenantRole(actor.access, tenantId, 'city-admin', `tenant ${tenantId}`);
+  await requireTenant(deps, actor.access, tenantId, 'city-admin');
   const name = input.name === undefined ? undefined : cleanName(input.name);
   return writeOrRefuse(() =>
     deps.db.transaction().execute(async (tx) => {
