@@ -130,6 +130,7 @@ describe('Completing an order offline', () => {
     const record = page.getByTestId('completion-record');
     await record.getByTestId('completion-photos-shown').locator('img').waitFor({ timeout: 30_000 });
     await pending.waitFor({ state: 'detached' });
+    expect(await record.innerText()).toContain('Lâmpada e driver trocados; poste aceso às 21h.');
     expect(await record.getByTestId('completion-materials').innerText()).toMatch(/2 × Driver LED 100 W[\s\S]*1 × Lâmpada LED 100 W/);
     await expect.poll(() => page.locator('main').innerText()).toContain('Concluída');
     // The photo shown is served by the server, as an image.

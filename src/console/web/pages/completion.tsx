@@ -252,6 +252,7 @@ export function CompletionRecord({ orderId, version }: { orderId: string; versio
       {completion ? (
         <p class="muted small wrap-anywhere">{t('completion.recorded.by', { who: completion.completedBy.replace(/^(operator|admin-token|cli):/, ''), when: dateTime(completion.completedAt) })}</p>
       ) : null}
+      {completion?.note ? <p class="quote">{completion.note}</p> : null}
       {completion?.materials.length ? (
         <ul class="plain" data-testid="completion-materials">
           {completion.materials.map((m) => (
