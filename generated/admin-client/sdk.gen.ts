@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, AddTeamMemberData, AddTeamMemberErrors, AddTeamMemberResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, ClearPlannedVisitData, ClearPlannedVisitErrors, ClearPlannedVisitResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListMyTeamOrdersData, ListMyTeamOrdersErrors, ListMyTeamOrdersResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListOperatorTeamsData, ListOperatorTeamsErrors, ListOperatorTeamsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RemoveTeamMemberData, RemoveTeamMemberErrors, RemoveTeamMemberResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetPlannedVisitData, SetPlannedVisitErrors, SetPlannedVisitResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses } from './types.gen.js';
+import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, AddTeamMemberData, AddTeamMemberErrors, AddTeamMemberResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, ClearPlannedVisitData, ClearPlannedVisitErrors, ClearPlannedVisitResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateMaterialData, CreateMaterialErrors, CreateMaterialResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderCompletionData, GetServiceOrderCompletionErrors, GetServiceOrderCompletionResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderPhotoData, GetServiceOrderPhotoErrors, GetServiceOrderPhotoResponses, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListMaterialsData, ListMaterialsErrors, ListMaterialsResponses, ListMyTeamOrdersData, ListMyTeamOrdersErrors, ListMyTeamOrdersResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListOperatorTeamsData, ListOperatorTeamsErrors, ListOperatorTeamsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RemoveTeamMemberData, RemoveTeamMemberErrors, RemoveTeamMemberResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetPlannedVisitData, SetPlannedVisitErrors, SetPlannedVisitResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdateMaterialData, UpdateMaterialErrors, UpdateMaterialResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses, UploadServiceOrderPhotoData, UploadServiceOrderPhotoErrors, UploadServiceOrderPhotoResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1002,6 +1002,17 @@ export const startServiceOrder = <ThrowOnError extends boolean = false>(options:
  * `ServiceOrder.Completed` (one event per alert). Send `{}` or a `note`. Same as
  * `lumen order complete ORDER_ID`.
  *
+ * A crew's completion also sends `completionId` (a UUID its client makes once per
+ * completion, kept with a queued offline completion), the `materials` used (items of
+ * the city's list, `GET /api/admin/tenants/{tenantId}/materials`, with quantities) and
+ * `photoIds` (photos uploaded first with `PUT .../photos/{photoId}`). The same
+ * `completionId` sent again answers the completed order and changes nothing (an
+ * offline retry never completes twice); another completion of a completed order is
+ * 409, and a `completionId` already used on another order 422 `idempotency-key-reused`. A material that is not an active one of the order's city, or a photo id not
+ * uploaded for this order, is 422 with its pointer, and nothing changes. Partners get
+ * only the `note` in `ServiceOrder.Completed`: materials and photos stay in Lumen
+ * (`GET .../completion`).
+ *
  * 409 `invalid-transition` from `OPEN` (assign a team first), `COMPLETED` or `CANCELLED`.
  *
  */
@@ -1079,6 +1090,130 @@ export const setPlannedVisit = <ThrowOnError extends boolean = false>(options: O
             type: 'apiKey'
         }],
     url: '/api/admin/service-orders/{serviceOrderId}/planned-visit',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * An order's completion: note, materials and after-repair photos
+ *
+ * What the crew recorded when it completed the order (null before), and the photos
+ * uploaded for it. The console shows it on the order's page and on the pages of its
+ * alerts. Any role on the order's tenant may read it.
+ *
+ */
+export const getServiceOrderCompletion = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderCompletionData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderCompletionResponses, GetServiceOrderCompletionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/completion',
+    ...options
+});
+
+/**
+ * An order's after-repair photo, as stored
+ *
+ * The stored image with its content type, `Cache-Control: private, max-age=86400`, an
+ * `ETag` (the content's SHA-256), `X-Content-Type-Options: nosniff`, a sandboxing
+ * `Content-Security-Policy` and an inline `Content-Disposition` under a name Lumen makes,
+ * as an alert's attachment. Any role on the order's tenant may read it.
+ *
+ */
+export const getServiceOrderPhoto = <ThrowOnError extends boolean = false>(options: Options<GetServiceOrderPhotoData, ThrowOnError>) => (options.client ?? client).get<GetServiceOrderPhotoResponses, GetServiceOrderPhotoErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/photos/{photoId}',
+    ...options
+});
+
+/**
+ * Upload an after-repair photo of an order
+ *
+ * Stores one photo (JPEG, PNG or WebP, at most 5 MiB decoded, sent as strict base64)
+ * under the id the client chose, to be named by `photoIds` when the order is completed.
+ * The content must be the image its type says (checked on the bytes, as partner
+ * attachments are); 422 otherwise. The same id with the same content again is the same
+ * photo (200, nothing stored twice), so an upload retried after a lost connection is
+ * safe; the same id with other content, or on another order, is 422
+ * `idempotency-key-reused`. At most 20 photos per order. Photos are
+ * never sent to partners. Open or closed orders accept photos (a photo may arrive after
+ * the completion that names it was queued offline).
+ *
+ */
+export const uploadServiceOrderPhoto = <ThrowOnError extends boolean = false>(options: Options<UploadServiceOrderPhotoData, ThrowOnError>) => (options.client ?? client).put<UploadServiceOrderPhotoResponses, UploadServiceOrderPhotoErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/service-orders/{serviceOrderId}/photos/{photoId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The city's list of materials
+ *
+ * The materials a crew may name when it completes an order, by kind then name; retired
+ * ones only with `includeRetired=true`. Any role on the tenant may read it.
+ *
+ */
+export const listMaterials = <ThrowOnError extends boolean = false>(options: Options<ListMaterialsData, ThrowOnError>) => (options.client ?? client).get<ListMaterialsResponses, ListMaterialsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/materials',
+    ...options
+});
+
+/**
+ * Add a material to the city's list
+ *
+ * A new, active material. Names are unique within the tenant, case aside (422 on
+ * `/name` otherwise). Audited on the tenant.
+ *
+ */
+export const createMaterial = <ThrowOnError extends boolean = false>(options: Options<CreateMaterialData, ThrowOnError>) => (options.client ?? client).post<CreateMaterialResponses, CreateMaterialErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/materials',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Change or retire one of the city's materials
+ *
+ * Changes the name, kind or wattage, or retires (`active: false`) or brings back a
+ * material (at least one property). Past completions keep naming it. Audited on the tenant.
+ *
+ */
+export const updateMaterial = <ThrowOnError extends boolean = false>(options: Options<UpdateMaterialData, ThrowOnError>) => (options.client ?? client).patch<UpdateMaterialResponses, UpdateMaterialErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/materials/{materialId}',
     ...options,
     headers: {
         'Content-Type': 'application/json',

@@ -3026,6 +3026,222 @@ export const AdminServiceOrderPageSchema = {
     }
 } as const;
 
+export const MaterialKindSchema = {
+    type: 'string',
+    title: 'MaterialKind',
+    description: '`lamp`, `driver` (electronic driver of a LED lamp), `reactor` (ballast of a discharge lamp), `photocell` or `other`.',
+    enum: [
+        'lamp',
+        'driver',
+        'reactor',
+        'photocell',
+        'other'
+    ],
+    examples: [
+        'lamp'
+    ]
+} as const;
+
+export const MaterialSchema = {
+    type: 'object',
+    title: 'Material',
+    description: 'One item of the city\'s list of materials that a crew picks from when it completes an\norder (a lamp of a type and wattage, a driver or reactor, a photocell). A material\nnamed by a completion is never deleted: it is retired (`active: false`), leaves the\ncrews\' list and stays named by past completions.\n',
+    required: [
+        'id',
+        'tenantId',
+        'kind',
+        'name',
+        'wattage',
+        'active',
+        'createdAt',
+        'updatedAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '7b0e4c2a-3f1d-4e5a-9c8b-2a1d0e9f8c7b'
+            ]
+        },
+        tenantId: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            examples: [
+                '3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71'
+            ]
+        },
+        kind: {
+            $ref: '#/components/schemas/MaterialKind'
+        },
+        name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 120,
+            examples: [
+                'Lâmpada LED 100 W'
+            ]
+        },
+        wattage: {
+            type: [
+                'integer',
+                'null'
+            ],
+            format: 'int32',
+            minimum: 1,
+            maximum: 10000,
+            description: 'Watts, for lamps and drivers/reactors; null when it does not apply.',
+            examples: [
+                100
+            ]
+        },
+        active: {
+            type: 'boolean',
+            description: 'False once retired; only active materials may be named by a new completion.'
+        },
+        createdAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time'
+        },
+        updatedAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time'
+        }
+    }
+} as const;
+
+export const OrderPhotoSchema = {
+    type: 'object',
+    title: 'OrderPhoto',
+    description: 'An after-repair photo of an order, as stored. Never sent to partners.',
+    required: [
+        'id',
+        'contentType',
+        'sizeBytes',
+        'uploadedBy',
+        'uploadedAt'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            maxLength: 36,
+            format: 'uuid',
+            description: 'The id the client chose when it uploaded the photo.'
+        },
+        contentType: {
+            type: 'string',
+            enum: [
+                'image/jpeg',
+                'image/png',
+                'image/webp'
+            ]
+        },
+        sizeBytes: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 5242880
+        },
+        uploadedBy: {
+            type: 'string',
+            maxLength: 1000,
+            examples: [
+                'operator:equipe.norte@curitiba.pr.gov.br'
+            ]
+        },
+        uploadedAt: {
+            type: 'string',
+            maxLength: 64,
+            format: 'date-time'
+        }
+    }
+} as const;
+
+export const OrderCompletionSchema = {
+    type: 'object',
+    title: 'OrderCompletion',
+    description: 'What the crew recorded when it completed the order, and the order\'s after-repair\nphotos (uploaded before or at completion). `completion` is null until the order is\ncompleted through the completion form (or for an order completed before completions\nwere recorded).\n',
+    required: [
+        'completion',
+        'photos'
+    ],
+    properties: {
+        completion: {
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    required: [
+                        'completionId',
+                        'note',
+                        'completedBy',
+                        'completedAt',
+                        'materials'
+                    ],
+                    properties: {
+                        completionId: {
+                            type: 'string',
+                            maxLength: 36,
+                            format: 'uuid'
+                        },
+                        note: {
+                            type: [
+                                'string',
+                                'null'
+                            ],
+                            maxLength: 500
+                        },
+                        completedBy: {
+                            type: 'string',
+                            maxLength: 1000
+                        },
+                        completedAt: {
+                            type: 'string',
+                            maxLength: 64,
+                            format: 'date-time'
+                        },
+                        materials: {
+                            type: 'array',
+                            maxItems: 50,
+                            items: {
+                                type: 'object',
+                                required: [
+                                    'material',
+                                    'quantity'
+                                ],
+                                properties: {
+                                    material: {
+                                        $ref: '#/components/schemas/Material'
+                                    },
+                                    quantity: {
+                                        type: 'integer',
+                                        format: 'int32',
+                                        minimum: 1,
+                                        maximum: 1000
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            ]
+        },
+        photos: {
+            type: 'array',
+            maxItems: 20,
+            items: {
+                $ref: '#/components/schemas/OrderPhoto'
+            }
+        }
+    }
+} as const;
+
 export const EventTypeSchema = {
     title: 'EventType',
     description: 'Kind of event.\n\n| Type | Emitted when |\n|---|---|\n| `ServiceOrder.Created` | A `Pending` alert got a service order in triage (a new order, or an existing one it was linked to). Not emitted for orders created automatically at intake: the intake response already carries them |\n| `ServiceOrder.Completed` | The order was completed; its alerts became `Resolved` |\n| `ServiceOrder.StatusChanged` | The order moved to `ASSIGNED` or `IN_PROGRESS`, or was reassigned to another team (status still `ASSIGNED`, `team` changed) |\n| `ServiceOrder.Cancelled` | The order was cancelled; its alerts went back to `Pending` (`alert.status`) and wait for a new triage |\n| `Alert.Cancelled` | The alert was discarded in triage before being linked; `serviceOrder` is null |\n\nNew types may be added within this major version (additive change): receivers must\nignore (and acknowledge) event types they do not know. A partner may be subscribed\nto a subset of the types.\n\n**Extensible.** More values may be added within this major version. The schema is\n`anyOf` the values known today and any string of the same form, so a client generated\nfrom this document keeps working when a new value arrives (it sees a string it does\nnot know): treat an unknown value as "acknowledge and ignore", never as an error.\n',

@@ -1066,6 +1066,78 @@ export type AdminServiceOrderPage = {
 };
 
 /**
+ * MaterialKind
+ *
+ * `lamp`, `driver` (electronic driver of a LED lamp), `reactor` (ballast of a discharge lamp), `photocell` or `other`.
+ */
+export type MaterialKind = 'lamp' | 'driver' | 'reactor' | 'photocell' | 'other';
+
+/**
+ * Material
+ *
+ * One item of the city's list of materials that a crew picks from when it completes an
+ * order (a lamp of a type and wattage, a driver or reactor, a photocell). A material
+ * named by a completion is never deleted: it is retired (`active: false`), leaves the
+ * crews' list and stays named by past completions.
+ *
+ */
+export type Material = {
+    id: string;
+    tenantId: string;
+    kind: MaterialKind;
+    name: string;
+    /**
+     * Watts, for lamps and drivers/reactors; null when it does not apply.
+     */
+    wattage: number | null;
+    /**
+     * False once retired; only active materials may be named by a new completion.
+     */
+    active: boolean;
+    createdAt: string;
+    updatedAt: string;
+};
+
+/**
+ * OrderPhoto
+ *
+ * An after-repair photo of an order, as stored. Never sent to partners.
+ */
+export type OrderPhoto = {
+    /**
+     * The id the client chose when it uploaded the photo.
+     */
+    id: string;
+    contentType: 'image/jpeg' | 'image/png' | 'image/webp';
+    sizeBytes: number;
+    uploadedBy: string;
+    uploadedAt: string;
+};
+
+/**
+ * OrderCompletion
+ *
+ * What the crew recorded when it completed the order, and the order's after-repair
+ * photos (uploaded before or at completion). `completion` is null until the order is
+ * completed through the completion form (or for an order completed before completions
+ * were recorded).
+ *
+ */
+export type OrderCompletion = {
+    completion: null | {
+        completionId: string;
+        note: string | null;
+        completedBy: string;
+        completedAt: string;
+        materials: Array<{
+            material: Material;
+            quantity: number;
+        }>;
+    };
+    photos: Array<OrderPhoto>;
+};
+
+/**
  * EventType
  *
  * Kind of event.
@@ -2072,6 +2144,16 @@ export type AdminCursor = string;
  *
  */
 export type ServiceOrderIdPath = string;
+
+/**
+ * Id of the photo, chosen by the client when it uploads it (a UUID it makes, so an upload sent again is the same photo).
+ */
+export type PhotoIdPath = string;
+
+/**
+ * Id of one of the tenant's materials. Another tenant's material is 404, as one that does not exist.
+ */
+export type MaterialIdPath = string;
 
 /**
  * Code of the external system (partner).
@@ -6686,9 +6768,18 @@ export type StartServiceOrderResponse = StartServiceOrderResponses[keyof StartSe
 export type CompleteServiceOrderData = {
     body: {
         /**
-         * Free text kept in the status history and the audit log.
+         * Free text kept in the status history and the audit log, and sent to the partners as the completion note.
          */
         note?: string;
+        /**
+         * Made by the client, once per completion; the same id again is the same completion.
+         */
+        completionId?: string;
+        materials?: Array<{
+            materialId: string;
+            quantity: number;
+        }>;
+        photoIds?: Array<string>;
     };
     headers?: {
         /**
@@ -7206,6 +7297,644 @@ export type SetPlannedVisitResponses = {
 };
 
 export type SetPlannedVisitResponse = SetPlannedVisitResponses[keyof SetPlannedVisitResponses];
+
+export type GetServiceOrderCompletionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/completion';
+};
+
+export type GetServiceOrderCompletionErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetServiceOrderCompletionError = GetServiceOrderCompletionErrors[keyof GetServiceOrderCompletionErrors];
+
+export type GetServiceOrderCompletionResponses = {
+    /**
+     * The completion and photos.
+     */
+    200: OrderCompletion;
+};
+
+export type GetServiceOrderCompletionResponse = GetServiceOrderCompletionResponses[keyof GetServiceOrderCompletionResponses];
+
+export type GetServiceOrderPhotoData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+        /**
+         * Id of the photo, chosen by the client when it uploads it (a UUID it makes, so an upload sent again is the same photo).
+         */
+        photoId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/photos/{photoId}';
+};
+
+export type GetServiceOrderPhotoErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetServiceOrderPhotoError = GetServiceOrderPhotoErrors[keyof GetServiceOrderPhotoErrors];
+
+export type GetServiceOrderPhotoResponses = {
+    /**
+     * The image.
+     */
+    200: string;
+};
+
+export type GetServiceOrderPhotoResponse = GetServiceOrderPhotoResponses[keyof GetServiceOrderPhotoResponses];
+
+export type UploadServiceOrderPhotoData = {
+    body: {
+        contentType: 'image/jpeg' | 'image/png' | 'image/webp';
+        /**
+         * The image, strict base64 (no data URI prefix).
+         */
+        data: string;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The service order: its id, or its number (`OS-2026-00042`; case and leading zeros of
+         * the sequence do not matter). A number is unique only within a tenant: when it exists
+         * in more than one tenant the caller can see, give `tenantId` (otherwise 409
+         * `ambiguous`). An order of a tenant the caller cannot see is 404, as one that does not exist.
+         *
+         */
+        serviceOrderId: string;
+        /**
+         * Id of the photo, chosen by the client when it uploads it (a UUID it makes, so an upload sent again is the same photo).
+         */
+        photoId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/service-orders/{serviceOrderId}/photos/{photoId}';
+};
+
+export type UploadServiceOrderPhotoErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type UploadServiceOrderPhotoError = UploadServiceOrderPhotoErrors[keyof UploadServiceOrderPhotoErrors];
+
+export type UploadServiceOrderPhotoResponses = {
+    /**
+     * The photo (stored now or before).
+     */
+    200: OrderPhoto;
+};
+
+export type UploadServiceOrderPhotoResponse = UploadServiceOrderPhotoResponses[keyof UploadServiceOrderPhotoResponses];
+
+export type ListMaterialsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: {
+        /**
+         * Also list retired materials (`active: false`). Default false.
+         */
+        includeRetired?: 'true' | 'false';
+    };
+    url: '/api/admin/tenants/{tenantId}/materials';
+};
+
+export type ListMaterialsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListMaterialsError = ListMaterialsErrors[keyof ListMaterialsErrors];
+
+export type ListMaterialsResponses = {
+    /**
+     * The materials.
+     */
+    200: {
+        items: Array<Material>;
+    };
+};
+
+export type ListMaterialsResponse = ListMaterialsResponses[keyof ListMaterialsResponses];
+
+export type CreateMaterialData = {
+    body: {
+        kind: MaterialKind;
+        name: string;
+        wattage?: number | null;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/materials';
+};
+
+export type CreateMaterialErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type CreateMaterialError = CreateMaterialErrors[keyof CreateMaterialErrors];
+
+export type CreateMaterialResponses = {
+    /**
+     * The material.
+     */
+    201: Material;
+};
+
+export type CreateMaterialResponse = CreateMaterialResponses[keyof CreateMaterialResponses];
+
+export type UpdateMaterialData = {
+    body: {
+        kind?: MaterialKind;
+        name?: string;
+        wattage?: number | null;
+        active?: boolean;
+    };
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+        /**
+         * Id of one of the tenant's materials. Another tenant's material is 404, as one that does not exist.
+         */
+        materialId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/materials/{materialId}';
+};
+
+export type UpdateMaterialErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type UpdateMaterialError = UpdateMaterialErrors[keyof UpdateMaterialErrors];
+
+export type UpdateMaterialResponses = {
+    /**
+     * The material.
+     */
+    200: Material;
+};
+
+export type UpdateMaterialResponse = UpdateMaterialResponses[keyof UpdateMaterialResponses];
 
 export type ListPartnersData = {
     body?: never;

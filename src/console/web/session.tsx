@@ -6,6 +6,7 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { ApiError, call, setCsrfToken, type types } from './api.js';
+import { forgetAnswers } from './offline/cache.js';
 
 export type Role = types.OperatorGrant['role'];
 export type Grant = types.OperatorGrant;
@@ -45,6 +46,7 @@ export async function signOut(): Promise<void> {
     await call('deleteSession');
   } finally {
     setCsrfToken(null);
+    await forgetAnswers().catch(() => undefined);
   }
 }
 

@@ -8,6 +8,7 @@ import { createPartner, getPartner, listPartners, rotatePartnerKey, rotatePartne
 import { getCityMap, getPole, listMapPoles } from './poles.js';
 import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listReasons, mapPartnerReasonCode, unmapPartnerReasonCode } from './reasons.js';
 import { assignServiceOrder, cancelServiceOrder, clearPlannedVisit, setPlannedVisit, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
+import { createMaterial, getServiceOrderCompletion, getServiceOrderPhoto, listMaterials, updateMaterial, uploadServiceOrderPhoto } from './completion.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
 import { addTeamMember, createTeam, listMyTeamOrders, listOperatorTeams, listTeamMembers, listTeams, removeTeamMember } from './teams.js';
 import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
@@ -71,6 +72,12 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   setPlannedVisit,
   clearPlannedVisit,
   completeServiceOrder,
+  getServiceOrderCompletion,
+  uploadServiceOrderPhoto,
+  getServiceOrderPhoto,
+  listMaterials,
+  createMaterial,
+  updateMaterial,
   cancelServiceOrder,
   // Partners
   listPartners,

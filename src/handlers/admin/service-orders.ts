@@ -1,6 +1,7 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
 import { clearPlannedVisit as clearVisit, setPlannedVisit as planVisit, orderTimeline, setOrderPole, listServiceOrders as listOrders, assignServiceOrder as assign, cancelServiceOrder as cancel, completeServiceOrder as complete, getServiceOrder as findOrder, startServiceOrder as start } from '../../services/operations/index.js';
+import type { CompletionInput } from '../../services/completion/index.js';
 import { actorOf, bodyOf, bodyRef, orderOf, queryOf, undoHeaders, undoOf } from './context.js';
 
 const orderId = async (ctx: Parameters<Handler<AdminPrincipal>>[0]): Promise<string> => (await orderOf(ctx)).id;
@@ -15,7 +16,10 @@ export const assignServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
 
 export const startServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await start(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
 
-export const completeServiceOrder: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await complete(ctx.deps, actorOf(ctx), await orderId(ctx), bodyOf<{ note?: string }>(ctx).note) });
+export const completeServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
+  const { note, ...completion } = bodyOf<{ note?: string } & CompletionInput>(ctx);
+  return { status: 200, body: await complete(ctx.deps, actorOf(ctx), await orderId(ctx), note, completion) };
+};
 
 export const cancelServiceOrder: Handler<AdminPrincipal> = async (ctx) => {
   const undo = undoOf(ctx);

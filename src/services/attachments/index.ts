@@ -4,7 +4,7 @@
  * This file is the capability's only door: code outside src/services/attachments/ imports
  * from here, never from the files behind it (test/unit/boundaries.test.ts).
  */
-export { MAX_ATTACHMENT_BYTES } from './content.js';
+export { decodeStrictBase64, EXTENSIONS, MAX_ATTACHMENT_BYTES, sniffImageType } from './content.js';
 export { attachmentFailures, type AttachmentFailureView } from './failures.js';
 export { attachmentErrorMessage } from './messages.js';
 export { attachmentMemory } from './memory.js';

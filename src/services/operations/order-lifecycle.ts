@@ -19,6 +19,7 @@ import { adminServiceOrderView } from './order-list.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, orderSnapshot } from './triage-view.js';
 import { inScope, type AdminAccess } from '../operators/index.js';
+import { alreadyCompleted, recordCompletion, type CompletionInput } from '../completion/index.js';
 
 /** closedAt is the order's change stamp (0016: taken when the transaction writes), so it equals updatedAt. */
 const CLOSED_NOW = sql<Date>`lumen_write_stamp()`;
@@ -82,12 +83,16 @@ async function move(
   change: (ctx: MoveContext) => Promise<{ patch: Parameters<typeof updateOrder>[2]; historyNote: string | null } | null>,
   alertChange?: (alert: AlertRow, order: OrderRow) => Parameters<typeof updateAlert>[2],
   undo?: UndoRequest,
+  /** Answers the order as it is, without moving it, when true (a completion sent again). */
+  done?: (tx: Tx, order: OrderRow) => Promise<boolean>,
 ): Promise<ServiceOrder> {
   if (!isUuid(orderId)) throw notFound(orderId);
   const rule = ORDER_MOVES[name];
   const who = actorLabel(actor);
   return operatorTransaction(deps, async (tx) => {
     const order = inScope(actor.access, await lockOrder(tx, orderId), 'triager', `service order ${orderId}`);
+    // A retry of a move already made (the same completion id): answered, nothing changes.
+    if (done && (await done(tx, order))) return serviceOrderView((await loadServiceOrder(tx, order.id))!);
     if (!rule.from.includes(order.status)) throw new AppError('invalid-transition', { action: ACTION_NAMES[name] as Localized, state: statusWords(order.status) });
     const alerts = await lockAlertsOfOrder(tx, order.id);
     const planned = await change({ tx, order, alerts });
@@ -149,17 +154,27 @@ export async function startServiceOrder(deps: ServiceDeps, actor: Actor, orderId
   return move(deps, actor, orderId, 'start', note, async () => ({ patch: {}, historyNote: note }));
 }
 
-/** ASSIGNED/IN_PROGRESS -> COMPLETED: closed_at set, every linked alert Resolved. */
-export async function completeServiceOrder(deps: ServiceDeps, actor: Actor, orderId: string, noteText?: string): Promise<ServiceOrder> {
+/**
+ * ASSIGNED/IN_PROGRESS -> COMPLETED: closed_at set, every linked alert Resolved. The
+ * completion (its client's id, materials, photos) is recorded in the same transaction;
+ * partners get the note alone. The same completion id again answers the order as it is.
+ */
+export async function completeServiceOrder(deps: ServiceDeps, actor: Actor, orderId: string, noteText?: string, input: CompletionInput = {}): Promise<ServiceOrder> {
   const note = checkNote(noteText, '/note');
+  const who = actorLabel(actor);
   return move(
     deps,
     actor,
     orderId,
     'complete',
     note,
-    async () => ({ patch: { closed_at: CLOSED_NOW }, historyNote: note }),
+    async ({ tx, order }) => {
+      await recordCompletion(tx, order, input, note, who);
+      return { patch: { closed_at: CLOSED_NOW }, historyNote: note };
+    },
     () => ({ status: 'Resolved' }),
+    undefined,
+    (tx, order) => alreadyCompleted(tx, order.id, input.completionId),
   );
 }
 

@@ -17,6 +17,7 @@ import { alertConflict, isConflict } from '../conflict.js';
 import { TelLink } from '../crew.js';
 import { ReasonPicker } from '../reason-picker.js';
 import { AfterTriageChoice, ShortcutsDialog, useAlertKeys, useTriageFlow, type TriageFlow } from './alert-flow.js';
+import { CompletionRecord } from './completion.js';
 
 export function AlertPage({ id }: { id: string }) {
   const { t } = useI18n();
@@ -41,6 +42,7 @@ export function AlertPage({ id }: { id: string }) {
         <div class="col-main">
           <AlertDetails alert={a} />
           <Photos alert={a} />
+          {a.serviceOrder ? <CompletionRecord orderId={a.serviceOrder.id} /> : null}
           <AlertMap alert={a} pole={pole} onPole={setPole} onChanged={(next) => void alert.mutate(next, { revalidate: false })} />
         </div>
         <div class="col-side">

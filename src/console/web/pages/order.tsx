@@ -13,6 +13,7 @@ import { Timeline } from './timeline.js';
 import { cityHint, polePath } from '../refs.js';
 import { isConflict, orderConflict } from '../conflict.js';
 import { NavigateLinks, PlannedVisitText, TelLink } from '../crew.js';
+import { OrderCompletion } from './completion.js';
 
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime } = useI18n();
@@ -61,6 +62,7 @@ export function OrderPage({ id }: { id: string }) {
               <Field label={t('order.closed')}>{o.closedAt ? dateTime(o.closedAt) : null}</Field>
             </dl>
           </section>
+          <OrderCompletion order={o} onChanged={() => (void order.mutate(), void alerts.mutate())} />
           {o.latitude !== null && o.longitude !== null ? (
             <section class="panel">
               <MapView points={[{ id: o.id, lat: o.latitude, lon: o.longitude, kind: 'order', label: o.number }]} label={t('nav.map')} fit />

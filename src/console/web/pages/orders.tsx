@@ -3,6 +3,7 @@
  * filtered by status, team and overdue and ordered by the API's sorts (the table's
  * headers); the filters and the order live in the URL.
  */
+import { useEffect } from 'preact/hooks';
 import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
@@ -10,6 +11,7 @@ import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations, type SortableHeader } from '../ui.js';
 import { polePath } from '../refs.js';
 import { ReasonPicker } from '../reason-picker.js';
+import { warmOrders } from '../offline/cache.js';
 
 const STATUSES = ['OPEN', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED'] as const;
 const OPEN_STATUSES = 'OPEN,ASSIGNED,IN_PROGRESS';
@@ -38,6 +40,8 @@ export function OrdersPage() {
   const orders = useApi('listServiceOrders', { query: { tenantId, limit: 200, sort, ...linked, ...(status ? { status } : {}), ...(team ? { team } : {}), ...(overdue ? { overdue: true } : {}) } }, { refreshInterval: 30_000 });
   const d = useDurations();
   const rows = orders.data?.items ?? [];
+  // The day's orders, read now for the street: each one's page opens without a connection.
+  useEffect(() => void warmOrders(rows, tenantId), [orders.data]);
   const alertsText = (n: number) => (n === 0 ? t('orders.alerts.none') : n === 1 ? t('orders.alerts.one') : t('orders.alerts.other', { n }));
   /** Overdue says so in words; time left reads as time left; a closed order shows when it closed. */
   const dueText = (r: (typeof rows)[number]) => (r.closedAt ? t('orders.closedAt', { when: dateTime(r.closedAt) }) : r.overdue ? t('orders.overdueBy', { time: d.age(r.slaDueAt) }) : t('orders.dueIn', { time: d.until(r.slaDueAt) }));

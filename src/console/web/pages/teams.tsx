@@ -5,6 +5,7 @@ import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
+import { MaterialsSection } from './completion.js';
 
 export function TeamsPage() {
   const { t, dateTime } = useI18n();
@@ -63,6 +64,7 @@ export function TeamsPage() {
         </section>
       ) : null}
       <Reasons />
+      <MaterialsSection />
     </Page>
   );
 }
