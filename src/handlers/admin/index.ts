@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
+import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertGroup, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation } from './alerts.js';
 import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
 import { dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
@@ -10,7 +10,7 @@ import { applyPartnerReasonMapping, createReason, listPartnerReasonCodes, listRe
 import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, getServiceOrder, getServiceOrderTimeline, listServiceOrders, setServiceOrderPole, startServiceOrder } from './service-orders.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
 import { createTeam, listTeams } from './teams.js';
-import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, getTenantAlertGrouping, getTenantAttention, listSupplyFaults, setTenantAlertGrouping, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
@@ -44,6 +44,10 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getAlert,
   getAlertTimeline,
   getAlertDuplicates,
+  getAlertGroup,
+  getTenantAlertGrouping,
+  setTenantAlertGrouping,
+  listSupplyFaults,
   bulkTriageAlerts,
   createOrderFromAlert,
   linkAlert,

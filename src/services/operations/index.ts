@@ -17,3 +17,4 @@ export { tenantAttention } from './attention.js';
 export { alertTimeline, orderTimeline } from './timeline.js';
 export { poleByCode } from './pole-page.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';
+export { alertGroup, getAlertGrouping, setAlertGrouping, supplyFaultMarkers } from './alert-groups.js';

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
 import type { Executor, Tx } from '../../database.js';
+import { notInAnotherGroup } from './alert-group.repository.js';
 import type { DB } from '../../schema.js';
 import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
 
@@ -60,6 +61,8 @@ export interface AlertFilter {
   overdue?: boolean;
   /** Case-insensitive substring of protocol number, description or address. */
   text?: string;
+  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. */
+  groupedPoleMeters?: number;
 }
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
@@ -80,6 +83,7 @@ function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
     parts.push(sql`(a.protocol_number ILIKE ${like} OR a.description ILIKE ${like} OR a.address_street ILIKE ${like} OR a.address_neighborhood ILIKE ${like} OR a.address_reference ILIKE ${like}
       OR EXISTS (SELECT 1 FROM service_order so JOIN pole tp ON tp.id = so.pole_id WHERE so.id = a.service_order_id AND tp.code ILIKE ${like}))`);
   }
+  if (f.groupedPoleMeters !== undefined) parts.push(notInAnotherGroup('a', f.groupedPoleMeters));
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
 
