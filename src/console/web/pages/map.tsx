@@ -11,6 +11,7 @@ import { MapView, type MapPoint } from '../map.js';
 import { navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Page } from '../ui.js';
+import { SupplyFaultLegend, useSupplyFaultPoints } from './map-supply-faults.js';
 
 /** Poles appear from this zoom on (a few streets in view). */
 const POLE_ZOOM = 16;
@@ -29,7 +30,8 @@ export function MapPage() {
   const [view, setView] = useState<{ bbox: string; zoom: number } | null>(null);
   const showPoles = view !== null && view.zoom >= POLE_ZOOM;
   const poles = useApi('listMapPoles', showPoles ? { path: { tenantId }, query: { bbox: view.bbox, limit: POLE_LIMIT } } : null, { keepPreviousData: true });
-  const points: MapPoint[] = [];
+  const supplyFaults = useSupplyFaultPoints(tenantId);
+  const points: MapPoint[] = [...supplyFaults];
   if (showPoles) {
     for (const p of poles.data?.items ?? []) {
       const code = p.code;
@@ -62,6 +64,7 @@ export function MapPage() {
           <span class="dot dot-pole" aria-hidden="true" /> {showPoles ? `${t('map.poles')} (${poles.data?.items.length ?? '…'})` : t('map.zoomForPoles')}
           {showPoles && poles.data?.truncated ? ` — ${t('map.truncated')}` : ''}
         </li>
+        <SupplyFaultLegend count={supplyFaults.length} />
       </ul>
       <MapView
         points={points}

@@ -5,6 +5,7 @@ import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
+import { AlertGroupingSettings } from './alert-grouping-settings.js';
 
 export function TeamsPage() {
   const { t, dateTime } = useI18n();
@@ -55,6 +56,7 @@ export function TeamsPage() {
         ) : null}
       </section>
       <Reasons />
+      <AlertGroupingSettings />
     </Page>
   );
 }
