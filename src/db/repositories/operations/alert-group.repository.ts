@@ -36,7 +36,7 @@ let seq = 0;
  * same_pole, circuit): a subquery to use in FROM (LATERAL) or EXISTS. `poleMeters` is
  * LUMEN_POLE_MATCH_METERS.
  */
-export function neighboursOf(x: string, poleMeters: number): RawBuilder<unknown> {
+export function neighboursOf(x: string, poleMeters: number, light = false): RawBuilder<unknown> {
   const n = ++seq;
   const [t, y, lx, px, py, ly, yy] = ['t', 'y', 'lx', 'px', 'py', 'ly', 'yy'].map((s) => `${s}_${n}`) as [string, string, string, string, string, string, string];
   const pm = Number(poleMeters);
@@ -44,25 +44,32 @@ export function neighboursOf(x: string, poleMeters: number): RawBuilder<unknown>
   const yPole = `lumen_nearest_pole(${y}.tenant_id, ${y}.latitude, ${y}.longitude, ${pm})`;
   const dXY = dist(`${x}.latitude`, `${x}.longitude`, `${y}.latitude`, `${y}.longitude`);
   const dP = dist(`${px}.latitude`, `${px}.longitude`, `${py}.latitude`, `${py}.longitude`);
+  // The other dark poles are read per dark pole (LATERAL): through pole_tenant_circuit_idx
+  // or pole_tenant_position_idx, whatever the statistics of a small telemetry table say.
   const supplyFrom = (join: string) => `
-    SELECT ${yy}.id, true AS supply, ${dP} AS distance_m, false AS same_pole, CASE WHEN ${px}.circuit = ${py}.circuit THEN ${px}.circuit END AS circuit
+    SELECT n.id, true AS supply, n.distance_m, false AS same_pole, n.circuit
       FROM tenant ${t}
       JOIN telemetry_lamp_out ${lx} ON ${lx}.alert_id = ${x}.id
       JOIN pole ${px} ON ${px}.id = ${lx}.pole_id
-      JOIN pole ${py} ON ${py}.tenant_id = ${px}.tenant_id AND ${py}.id <> ${px}.id AND ${py}.active AND ${join}
-      JOIN telemetry_lamp_out ${ly} ON ${ly}.pole_id = ${py}.id
-      JOIN alert ${yy} ON ${yy}.id = ${ly}.alert_id AND ${yy}.tenant_id = ${x}.tenant_id AND ${yy}.status = 'Pending'
-     WHERE ${t}.id = ${x}.tenant_id AND ${x}.status = 'Pending'
-       AND abs(extract(epoch FROM ${ly}.out_since - ${lx}.out_since)) <= ${t}.supply_fault_window_minutes * 60`;
+      CROSS JOIN LATERAL (
+        SELECT ${yy}.id, ${dP} AS distance_m, CASE WHEN ${px}.circuit = ${py}.circuit THEN ${px}.circuit END AS circuit
+          FROM pole ${py}
+          JOIN telemetry_lamp_out ${ly} ON ${ly}.pole_id = ${py}.id
+          JOIN alert ${yy} ON ${yy}.id = ${ly}.alert_id AND ${yy}.tenant_id = ${x}.tenant_id AND ${yy}.status = 'Pending'
+         WHERE ${py}.tenant_id = ${px}.tenant_id AND ${py}.id <> ${px}.id AND ${py}.active AND ${join}
+           AND abs(extract(epoch FROM ${ly}.out_since - ${lx}.out_since)) <= ${t}.supply_fault_window_minutes * 60
+        OFFSET 0) n
+     WHERE ${t}.id = ${x}.tenant_id AND ${x}.status = 'Pending'`;
   return sql.raw(`(
-    SELECT ${y}.id, false AS supply, ${dXY} AS distance_m,
-           coalesce(${xPole} = ${yPole}, false) AS same_pole, NULL::text AS circuit
+    SELECT ${y}.id, false AS supply, ${light ? 'NULL::float8' : dXY} AS distance_m,
+           ${light ? 'false' : `coalesce(${xPole} = ${yPole}, false)`} AS same_pole, NULL::text AS circuit
       FROM tenant ${t}
       JOIN alert ${y} ON ${y}.tenant_id = ${t}.id AND ${y}.status = 'Pending' AND ${y}.latitude IS NOT NULL AND ${y}.id <> ${x}.id
        AND ${box(`${x}.latitude`, `${x}.longitude`, `${y}.latitude`, `${y}.longitude`, `greatest(${t}.duplicate_radius_meters, ${2 * pm})`)}
        AND ${y}.created_at BETWEEN ${x}.created_at - make_interval(hours => ${t}.duplicate_window_hours) AND ${x}.created_at + make_interval(hours => ${t}.duplicate_window_hours)
      WHERE ${t}.id = ${x}.tenant_id AND ${x}.status = 'Pending' AND ${x}.latitude IS NOT NULL
-       AND (${dXY} <= ${t}.duplicate_radius_meters OR ${xPole} = ${yPole})
+       -- The pole lookups (two index reads each) only for a pair farther apart than the radius.
+       AND (${dXY} <= ${t}.duplicate_radius_meters OR (${dXY} <= ${2 * pm} AND ${xPole} = ${yPole}))
     UNION ALL ${supplyFrom(`${px}.circuit IS NOT NULL AND ${py}.circuit = ${px}.circuit`)}
     UNION ALL ${supplyFrom(`(${px}.circuit IS NULL OR ${py}.circuit IS DISTINCT FROM ${px}.circuit) AND ${box(`${px}.latitude`, `${px}.longitude`, `${py}.latitude`, `${py}.longitude`, `${t}.supply_fault_radius_meters`)} AND ${dP} <= ${t}.supply_fault_radius_meters`)}
   )`);
@@ -76,9 +83,9 @@ export function notInAnotherGroup(a: string, poleMeters: number): RawBuilder<Sql
   const n = ++seq;
   const [nb, l, m, o] = ['nb', 'l', 'm', 'o'].map((s) => `${s}_${n}`) as [string, string, string, string];
   const older = (p: string, q: string) => `(${p}.created_at, ${p}.alert_number) < (${q}.created_at, ${q}.alert_number)`;
-  return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM ${neighboursOf(a, poleMeters)} ${sql.raw(nb)} JOIN alert ${sql.raw(l)} ON ${sql.raw(`${l}.id = ${nb}.id`)}
+  return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM ${neighboursOf(a, poleMeters, true)} ${sql.raw(nb)} JOIN alert ${sql.raw(l)} ON ${sql.raw(`${l}.id = ${nb}.id`)}
      WHERE ${sql.raw(older(l, a))}
-       AND NOT EXISTS (SELECT 1 FROM ${neighboursOf(l, poleMeters)} ${sql.raw(m)} JOIN alert ${sql.raw(o)} ON ${sql.raw(`${o}.id = ${m}.id`)} WHERE ${sql.raw(older(o, l))}))`;
+       AND NOT EXISTS (SELECT 1 FROM ${neighboursOf(l, poleMeters, true)} ${sql.raw(m)} JOIN alert ${sql.raw(o)} ON ${sql.raw(`${o}.id = ${m}.id`)} WHERE ${sql.raw(older(o, l))}))`;
 }
 
 export interface NeighbourRow {
