@@ -755,6 +755,17 @@ export const PoleDetailSchema = {
                 'Consolação'
             ]
         },
+        circuit: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 100,
+            description: 'The electrical circuit feeding the pole (the pole import\'s optional `circuit` column); null when none was given.',
+            examples: [
+                'CIRC-CENTRO-07'
+            ]
+        },
         latitude: {
             type: 'number',
             examples: [

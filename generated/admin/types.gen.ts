@@ -371,6 +371,10 @@ export type PoleDetail = {
     code: string;
     address: string;
     neighborhood: string;
+    /**
+     * The electrical circuit feeding the pole (the pole import's optional `circuit` column); null when none was given.
+     */
+    circuit?: string | null;
     latitude: number;
     longitude: number;
     /**

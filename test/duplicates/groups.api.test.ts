@@ -186,6 +186,8 @@ describe('suspected supply faults', () => {
     expect(out.code).toBe(0);
     const poles = await t.rt.db.selectFrom('pole').select(['id', 'code', 'circuit']).where('tenant_id', '=', city.cwb.tenantId).where('code', 'in', codes).orderBy('code').execute();
     expect(poles.map((p) => p.circuit)).toEqual(['CIRC-CENTRO-07', 'CIRC-CENTRO-07', 'CIRC-CENTRO-07', null]);
+    const page = await api(`/tenants/${city.cwb.tenantId}/poles/${encodeURIComponent(codes[0]!)}`);
+    expect(((await page.json()) as { circuit: string | null }).circuit).toBe('CIRC-CENTRO-07');
     const a = await darkPole('cwb', poles[0]!, spots[0]!, 20);
     const b = await darkPole('cwb', poles[1]!, spots[1]!, 10);
     const late = await darkPole('cwb', poles[2]!, spots[2]!, 200);
