@@ -488,7 +488,7 @@ const PT = {
   'dup.settings.duplicateWindow': 'Janela para duplicados (horas)',
   'dup.settings.supplyRadius': 'Distância para falha de alimentação (metros)',
   'dup.settings.supplyWindow': 'Janela para falha de alimentação (minutos)',
-  'dup.settings.save': 'Salvar agrupamento',
+  'dup.settings.save': 'Aplicar agrupamento',
   'dup.settings.saved': 'Agrupamento salvo.',
 };
 
@@ -973,7 +973,7 @@ const EN: Record<MessageKey, string> = {
   'dup.settings.duplicateWindow': 'Window for duplicates (hours)',
   'dup.settings.supplyRadius': 'Distance for a supply fault (metres)',
   'dup.settings.supplyWindow': 'Window for a supply fault (minutes)',
-  'dup.settings.save': 'Save grouping',
+  'dup.settings.save': 'Apply grouping',
   'dup.settings.saved': 'Grouping saved.',
 };
 
