@@ -3,7 +3,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, AddTeamMemberData, AddTeamMemberErrors, AddTeamMemberResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, ClearPlannedVisitData, ClearPlannedVisitErrors, ClearPlannedVisitResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateMaterialData, CreateMaterialErrors, CreateMaterialResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderCompletionData, GetServiceOrderCompletionErrors, GetServiceOrderCompletionResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderPhotoData, GetServiceOrderPhotoErrors, GetServiceOrderPhotoResponses, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListMaterialsData, ListMaterialsErrors, ListMaterialsResponses, ListMyTeamOrdersData, ListMyTeamOrdersErrors, ListMyTeamOrdersResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListOperatorTeamsData, ListOperatorTeamsErrors, ListOperatorTeamsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RemoveTeamMemberData, RemoveTeamMemberErrors, RemoveTeamMemberResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetPlannedVisitData, SetPlannedVisitErrors, SetPlannedVisitResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdateMaterialData, UpdateMaterialErrors, UpdateMaterialResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses, UploadServiceOrderPhotoData, UploadServiceOrderPhotoErrors, UploadServiceOrderPhotoResponses } from './types.gen.js';
+import type { AcceptRejectedInboundItemData, AcceptRejectedInboundItemErrors, AcceptRejectedInboundItemResponses, AddTeamMemberData, AddTeamMemberErrors, AddTeamMemberResponses, ApplyPartnerReasonMappingData, ApplyPartnerReasonMappingErrors, ApplyPartnerReasonMappingResponses, AssignServiceOrderData, AssignServiceOrderErrors, AssignServiceOrderResponses, BulkTriageAlertsData, BulkTriageAlertsErrors, BulkTriageAlertsResponses, CancelServiceOrderData, CancelServiceOrderErrors, CancelServiceOrderResponses, ChangeSessionPasswordData, ChangeSessionPasswordErrors, ChangeSessionPasswordResponses, ClearPlannedVisitData, ClearPlannedVisitErrors, ClearPlannedVisitResponses, CompleteServiceOrderData, CompleteServiceOrderErrors, CompleteServiceOrderResponses, CreateAdminTokenData, CreateAdminTokenErrors, CreateAdminTokenResponses, CreateMaterialData, CreateMaterialErrors, CreateMaterialResponses, CreateOperatorData, CreateOperatorErrors, CreateOperatorResponses, CreateOrderFromAlertData, CreateOrderFromAlertErrors, CreateOrderFromAlertResponses, CreatePartnerData, CreatePartnerErrors, CreatePartnerResponses, CreateReasonData, CreateReasonErrors, CreateReasonResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateTeamData, CreateTeamErrors, CreateTeamResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DisableOperatorData, DisableOperatorErrors, DisableOperatorResponses, DiscardAlertData, DiscardAlertErrors, DiscardAlertResponses, DismissAttachmentFailureData, DismissAttachmentFailureErrors, DismissAttachmentFailureResponses, DismissRejectedInboundItemData, DismissRejectedInboundItemErrors, DismissRejectedInboundItemResponses, EnableOperatorData, EnableOperatorErrors, EnableOperatorResponses, ExportAlertsData, ExportAlertsErrors, ExportAlertsResponses, ExportAuditEntriesData, ExportAuditEntriesErrors, ExportAuditEntriesResponses, ExportServiceOrdersData, ExportServiceOrdersErrors, ExportServiceOrdersResponses, GetAlertAttachmentData, GetAlertAttachmentErrors, GetAlertAttachmentResponses, GetAlertData, GetAlertDuplicatesData, GetAlertDuplicatesErrors, GetAlertDuplicatesResponses, GetAlertErrors, GetAlertGroupData, GetAlertGroupErrors, GetAlertGroupResponses, GetAlertResponses, GetAlertTimelineData, GetAlertTimelineErrors, GetAlertTimelineResponses, GetCityMapData, GetCityMapErrors, GetCityMapResponses, GetOperatorData, GetOperatorErrors, GetOperatorResponses, GetPartnerData, GetPartnerErrors, GetPartnerPollingData, GetPartnerPollingErrors, GetPartnerPollingResponses, GetPartnerResponses, GetPoleData, GetPoleErrors, GetPoleResponses, GetServiceOrderCompletionData, GetServiceOrderCompletionErrors, GetServiceOrderCompletionResponses, GetServiceOrderData, GetServiceOrderErrors, GetServiceOrderPhotoData, GetServiceOrderPhotoErrors, GetServiceOrderPhotoResponses, GetServiceOrderResponses, GetServiceOrderTimelineData, GetServiceOrderTimelineErrors, GetServiceOrderTimelineResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTenantAlertGroupingData, GetTenantAlertGroupingErrors, GetTenantAlertGroupingResponses, GetTenantAttentionData, GetTenantAttentionErrors, GetTenantAttentionResponses, GetTenantData, GetTenantErrors, GetTenantReportData, GetTenantReportErrors, GetTenantReportResponses, GetTenantResponses, GetWebhookDeliveryData, GetWebhookDeliveryErrors, GetWebhookDeliveryResponses, GrantOperatorRoleData, GrantOperatorRoleErrors, GrantOperatorRoleResponses, LinkAlertData, LinkAlertErrors, LinkAlertResponses, ListAdminTokensData, ListAdminTokensErrors, ListAdminTokensResponses, ListAlertsData, ListAlertsErrors, ListAlertsResponses, ListAttachmentFailuresData, ListAttachmentFailuresErrors, ListAttachmentFailuresResponses, ListAuditEntriesData, ListAuditEntriesErrors, ListAuditEntriesResponses, ListMapPolesData, ListMapPolesErrors, ListMapPolesResponses, ListMaterialsData, ListMaterialsErrors, ListMaterialsResponses, ListMyTeamOrdersData, ListMyTeamOrdersErrors, ListMyTeamOrdersResponses, ListOperatorsData, ListOperatorsErrors, ListOperatorsResponses, ListOperatorTeamsData, ListOperatorTeamsErrors, ListOperatorTeamsResponses, ListPartnerReasonCodesData, ListPartnerReasonCodesErrors, ListPartnerReasonCodesResponses, ListPartnersData, ListPartnersErrors, ListPartnersResponses, ListReasonsData, ListReasonsErrors, ListReasonsResponses, ListRejectedInboundItemsData, ListRejectedInboundItemsErrors, ListRejectedInboundItemsResponses, ListServiceOrdersData, ListServiceOrdersErrors, ListServiceOrdersResponses, ListSupplyFaultsData, ListSupplyFaultsErrors, ListSupplyFaultsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTeamsData, ListTeamsErrors, ListTeamsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, MapPartnerReasonCodeData, MapPartnerReasonCodeErrors, MapPartnerReasonCodeResponses, PollPartnerNowData, PollPartnerNowErrors, PollPartnerNowResponses, ReclassifyAlertData, ReclassifyAlertErrors, ReclassifyAlertResponses, RedeliverDeadWebhooksData, RedeliverDeadWebhooksErrors, RedeliverDeadWebhooksResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RedeliverWebhooksSinceData, RedeliverWebhooksSinceErrors, RedeliverWebhooksSinceResponses, RemoveTeamMemberData, RemoveTeamMemberErrors, RemoveTeamMemberResponses, ResetOperatorPasswordData, ResetOperatorPasswordErrors, ResetOperatorPasswordResponses, RetryAttachmentFailureData, RetryAttachmentFailureErrors, RetryAttachmentFailureResponses, RetryRejectedInboundItemData, RetryRejectedInboundItemErrors, RetryRejectedInboundItemResponses, RevokeAdminTokenData, RevokeAdminTokenErrors, RevokeAdminTokenResponses, RevokeOperatorRoleData, RevokeOperatorRoleErrors, RevokeOperatorRoleResponses, RotatePartnerKeyData, RotatePartnerKeyErrors, RotatePartnerKeyResponses, RotatePartnerWebhookSecretData, RotatePartnerWebhookSecretErrors, RotatePartnerWebhookSecretResponses, SearchTenantPlacesData, SearchTenantPlacesErrors, SearchTenantPlacesResponses, SendPartnerTestEventData, SendPartnerTestEventErrors, SendPartnerTestEventResponses, SetAlertLocationData, SetAlertLocationErrors, SetAlertLocationResponses, SetPlannedVisitData, SetPlannedVisitErrors, SetPlannedVisitResponses, SetServiceOrderPoleData, SetServiceOrderPoleErrors, SetServiceOrderPoleResponses, SetTenantAlertGroupingData, SetTenantAlertGroupingErrors, SetTenantAlertGroupingResponses, SetTenantExtentData, SetTenantExtentErrors, SetTenantExtentResponses, SetTenantIntakePolicyData, SetTenantIntakePolicyErrors, SetTenantIntakePolicyResponses, StartServiceOrderData, StartServiceOrderErrors, StartServiceOrderResponses, UndoActionData, UndoActionErrors, UndoActionResponses, UnmapPartnerReasonCodeData, UnmapPartnerReasonCodeErrors, UnmapPartnerReasonCodeResponses, UpdateMaterialData, UpdateMaterialErrors, UpdateMaterialResponses, UpdatePartnerData, UpdatePartnerErrors, UpdatePartnerResponses, UploadServiceOrderPhotoData, UploadServiceOrderPhotoErrors, UploadServiceOrderPhotoResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -117,6 +117,65 @@ export const setTenantExtent = <ThrowOnError extends boolean = false>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * A city's rules for grouping Pending alerts
+ *
+ * The distances and windows that make Pending alerts duplicates or one suspected supply
+ * fault (docs/triage.md, "Groups of Pending alerts"). Any role on the tenant may read them.
+ *
+ */
+export const getTenantAlertGrouping = <ThrowOnError extends boolean = false>(options: Options<GetTenantAlertGroupingData, ThrowOnError>) => (options.client ?? client).get<GetTenantAlertGroupingResponses, GetTenantAlertGroupingErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/alert-grouping',
+    ...options
+});
+
+/**
+ * Set a city's rules for grouping Pending alerts
+ *
+ * Changes any of the four settings (the others stay). Groups are computed when read,
+ * so the inbox and alert pages follow at once. Recorded in the audit log
+ * (`tenant.set-alert-grouping`).
+ *
+ */
+export const setTenantAlertGrouping = <ThrowOnError extends boolean = false>(options: Options<SetTenantAlertGroupingData, ThrowOnError>) => (options.client ?? client).put<SetTenantAlertGroupingResponses, SetTenantAlertGroupingErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/alert-grouping',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Dark poles of suspected supply faults, for the map
+ *
+ * Every Pending telemetry lamp-out alert of the tenant that is grouped with at least
+ * one other as a suspected supply fault (poles on one circuit, or within the city's
+ * supply-fault distance, whose lamps went out within its window; docs/triage.md), with
+ * its pole's position, code and circuit; at most 2000, by alert number. Any role on
+ * the tenant may read it.
+ *
+ */
+export const listSupplyFaults = <ThrowOnError extends boolean = false>(options: Options<ListSupplyFaultsData, ThrowOnError>) => (options.client ?? client).get<ListSupplyFaultsResponses, ListSupplyFaultsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/tenants/{tenantId}/supply-faults',
+    ...options
 });
 
 /**
@@ -626,6 +685,29 @@ export const getAlertDuplicates = <ThrowOnError extends boolean = false>(options
             type: 'apiKey'
         }],
     url: '/api/admin/alerts/{alertId}/duplicates',
+    ...options
+});
+
+/**
+ * The Pending alerts grouped with an alert (duplicates, suspected supply fault)
+ *
+ * The other Pending alerts of the alert's tenant that are its duplicates (on its pole,
+ * or within the city's duplicate distance, default 30 m, arrived within its window,
+ * default 72 h) or, for a telemetry lamp-out alert, part of the same suspected supply
+ * fault (poles on one circuit or within the city's supply-fault distance whose lamps
+ * went out within its window). Never an alert of another tenant. Merge them into one
+ * order with `POST /api/admin/alerts/bulk` (`action: create-order`, this alert's id
+ * first). The open orders it may duplicate stay at `/duplicates`. Any role on the
+ * tenant may read it.
+ *
+ */
+export const getAlertGroup = <ThrowOnError extends boolean = false>(options: Options<GetAlertGroupData, ThrowOnError>) => (options.client ?? client).get<GetAlertGroupResponses, GetAlertGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'lumen_session',
+            type: 'apiKey'
+        }],
+    url: '/api/admin/alerts/{alertId}/group',
     ...options
 });
 

@@ -256,6 +256,47 @@ export const ProblemSchema = {
     }
 } as const;
 
+export const AlertGroupingSchema = {
+    type: 'object',
+    title: 'AlertGrouping',
+    description: 'A city\'s rules for grouping Pending alerts (docs/triage.md, "Groups of Pending\nalerts"). In a PUT every field is optional; at least one is required.\n',
+    additionalProperties: false,
+    properties: {
+        duplicateRadiusMeters: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1000,
+            default: 30,
+            description: 'Two Pending alerts this close (or on the same pole) are duplicates.'
+        },
+        duplicateWindowHours: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 720,
+            default: 72,
+            description: '... when they arrived at most this many hours apart.'
+        },
+        supplyFaultRadiusMeters: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 5000,
+            default: 100,
+            description: 'Two dark poles this close (or on one circuit) make one suspected supply fault.'
+        },
+        supplyFaultWindowMinutes: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1440,
+            default: 60,
+            description: '... when their lamps went out at most this many minutes apart.'
+        }
+    }
+} as const;
+
 export const TenantAttentionSchema = {
     type: 'object',
     title: 'TenantAttention',
@@ -712,6 +753,17 @@ export const PoleDetailSchema = {
             maxLength: 1000,
             examples: [
                 'Consolação'
+            ]
+        },
+        circuit: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 100,
+            description: 'The electrical circuit feeding the pole (the pole import\'s optional `circuit` column); null when none was given.',
+            examples: [
+                'CIRC-CENTRO-07'
             ]
         },
         latitude: {
@@ -2344,6 +2396,16 @@ export const AlertSchema = {
     }
 } as const;
 
+export const AlertGroupKindSchema = {
+    type: 'string',
+    title: 'AlertGroupKind',
+    description: '`duplicate`: Pending alerts on the same pole or within the city\'s duplicate distance\n(default 30 m) that arrived within its window (default 72 h). `supply-fault`: telemetry\nlamp-out alerts of poles on one circuit, or within the city\'s supply-fault distance\n(default 100 m), whose lamps went out within its window (default 60 min): a suspected\nsupply fault.\n',
+    enum: [
+        'duplicate',
+        'supply-fault'
+    ]
+} as const;
+
 export const AlertPageSchema = {
     type: 'object',
     title: 'AlertPage',
@@ -2386,10 +2448,55 @@ export const AlertPageSchema = {
             format: 'int64',
             maximum: 9007199254740991,
             minimum: 0,
-            description: 'Number of alerts matching the filters.',
+            description: 'Number of alerts matching the filters (with `grouped`, each group counts once).',
             examples: [
                 3
             ]
+        },
+        groups: {
+            type: 'array',
+            maxItems: 500,
+            description: 'Only with `grouped=true` and `status=Pending`: for each listed alert with Pending\nneighbours, how many and of what kind (`duplicate`: the same pole or within the\ncity\'s duplicate distance and window; `supply-fault`: telemetry lamp-outs of poles\non one circuit or close together that went dark together).\n',
+            items: {
+                type: 'object',
+                additionalProperties: false,
+                required: [
+                    'alertId',
+                    'kind',
+                    'others',
+                    'samePole',
+                    'circuit'
+                ],
+                properties: {
+                    alertId: {
+                        type: 'string',
+                        format: 'uuid',
+                        maxLength: 36
+                    },
+                    kind: {
+                        $ref: '#/components/schemas/AlertGroupKind'
+                    },
+                    others: {
+                        type: 'integer',
+                        format: 'int32',
+                        minimum: 1,
+                        maximum: 100000,
+                        description: 'Pending alerts in the group besides this one.'
+                    },
+                    samePole: {
+                        type: 'boolean',
+                        description: 'Every other alert of the group is on this alert\'s pole.'
+                    },
+                    circuit: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 100,
+                        description: 'The circuit the group\'s poles share (supply faults), else null.'
+                    }
+                }
+            }
         }
     }
 } as const;
@@ -2817,6 +2924,143 @@ export const DuplicateSuggestionsSchema = {
                             'null'
                         ],
                         description: 'Metres between the alert and the order; null when the order has no coordinates.'
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const AlertGroupSchema = {
+    type: 'object',
+    title: 'AlertGroup',
+    description: 'The Pending alerts grouped with one alert (its neighbours; docs/triage.md, "Groups of\nPending alerts"), those on its pole first, then by distance, at most 500. Empty when\nthe alert is not Pending or has none. One order for the whole group: `POST\n/api/admin/alerts/bulk` with `action: create-order` and the alert\'s id followed by the\nitems\' ids (all or nothing).\n',
+    additionalProperties: false,
+    required: [
+        'alertId',
+        'kind',
+        'pole',
+        'items'
+    ],
+    properties: {
+        alertId: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36
+        },
+        kind: {
+            description: '`supply-fault` when any item is grouped as a suspected supply fault; null when there are no items.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/AlertGroupKind'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        pole: {
+            description: 'The pole the alert is on (a telemetry alert\'s dark pole, else the nearest within `LUMEN_POLE_MATCH_METERS`), with its circuit; null when none.',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    additionalProperties: false,
+                    required: [
+                        'code',
+                        'circuit'
+                    ],
+                    properties: {
+                        code: {
+                            type: 'string',
+                            maxLength: 100
+                        },
+                        circuit: {
+                            type: [
+                                'string',
+                                'null'
+                            ],
+                            maxLength: 100
+                        }
+                    }
+                }
+            ]
+        },
+        items: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+                type: 'object',
+                additionalProperties: false,
+                required: [
+                    'alertId',
+                    'alertNumber',
+                    'address',
+                    'description',
+                    'priority',
+                    'createdAt',
+                    'kind',
+                    'samePole',
+                    'distanceMeters',
+                    'circuit'
+                ],
+                properties: {
+                    alertId: {
+                        type: 'string',
+                        format: 'uuid',
+                        maxLength: 36
+                    },
+                    alertNumber: {
+                        type: 'integer',
+                        format: 'int64',
+                        minimum: 1,
+                        maximum: 9007199254740991
+                    },
+                    address: {
+                        type: 'string',
+                        maxLength: 600
+                    },
+                    description: {
+                        type: 'string',
+                        maxLength: 5000
+                    },
+                    priority: {
+                        type: 'string',
+                        enum: [
+                            'Low',
+                            'Medium',
+                            'High',
+                            'Critical'
+                        ]
+                    },
+                    createdAt: {
+                        type: 'string',
+                        format: 'date-time',
+                        maxLength: 40
+                    },
+                    kind: {
+                        $ref: '#/components/schemas/AlertGroupKind'
+                    },
+                    samePole: {
+                        type: 'boolean'
+                    },
+                    distanceMeters: {
+                        type: [
+                            'number',
+                            'null'
+                        ],
+                        minimum: 0,
+                        description: 'Metres from the alert (for a supply fault, between the two poles).'
+                    },
+                    circuit: {
+                        type: [
+                            'string',
+                            'null'
+                        ],
+                        maxLength: 100,
+                        description: 'The circuit both poles are on, when that is what groups them.'
                     }
                 }
             }

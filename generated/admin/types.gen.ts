@@ -163,6 +163,32 @@ export type Problem = {
 };
 
 /**
+ * AlertGrouping
+ *
+ * A city's rules for grouping Pending alerts (docs/triage.md, "Groups of Pending
+ * alerts"). In a PUT every field is optional; at least one is required.
+ *
+ */
+export type AlertGrouping = {
+    /**
+     * Two Pending alerts this close (or on the same pole) are duplicates.
+     */
+    duplicateRadiusMeters?: number;
+    /**
+     * ... when they arrived at most this many hours apart.
+     */
+    duplicateWindowHours?: number;
+    /**
+     * Two dark poles this close (or on one circuit) make one suspected supply fault.
+     */
+    supplyFaultRadiusMeters?: number;
+    /**
+     * ... when their lamps went out at most this many minutes apart.
+     */
+    supplyFaultWindowMinutes?: number;
+};
+
+/**
  * TenantAttention
  *
  * What waits for an operator in one tenant (the console's badges). Every count is of
@@ -345,6 +371,10 @@ export type PoleDetail = {
     code: string;
     address: string;
     neighborhood: string;
+    /**
+     * The electrical circuit feeding the pole (the pole import's optional `circuit` column); null when none was given.
+     */
+    circuit?: string | null;
     latitude: number;
     longitude: number;
     /**
@@ -810,6 +840,18 @@ export type Alert = {
 };
 
 /**
+ * AlertGroupKind
+ *
+ * `duplicate`: Pending alerts on the same pole or within the city's duplicate distance
+ * (default 30 m) that arrived within its window (default 72 h). `supply-fault`: telemetry
+ * lamp-out alerts of poles on one circuit, or within the city's supply-fault distance
+ * (default 100 m), whose lamps went out within its window (default 60 min): a suspected
+ * supply fault.
+ *
+ */
+export type AlertGroupKind = 'duplicate' | 'supply-fault';
+
+/**
  * AlertPage
  *
  * One page of a tenant's alerts, oldest first (by `alertNumber`).
@@ -822,9 +864,32 @@ export type AlertPage = {
      */
     pageSize: number;
     /**
-     * Number of alerts matching the filters.
+     * Number of alerts matching the filters (with `grouped`, each group counts once).
      */
     total: number;
+    /**
+     * Only with `grouped=true` and `status=Pending`: for each listed alert with Pending
+     * neighbours, how many and of what kind (`duplicate`: the same pole or within the
+     * city's duplicate distance and window; `supply-fault`: telemetry lamp-outs of poles
+     * on one circuit or close together that went dark together).
+     *
+     */
+    groups?: Array<{
+        alertId: string;
+        kind: AlertGroupKind;
+        /**
+         * Pending alerts in the group besides this one.
+         */
+        others: number;
+        /**
+         * Every other alert of the group is on this alert's pole.
+         */
+        samePole: boolean;
+        /**
+         * The circuit the group's poles share (supply faults), else null.
+         */
+        circuit: string | null;
+    }>;
 };
 
 /**
@@ -1012,6 +1077,49 @@ export type DuplicateSuggestions = {
          * Metres between the alert and the order; null when the order has no coordinates.
          */
         distanceMeters: number | null;
+    }>;
+};
+
+/**
+ * AlertGroup
+ *
+ * The Pending alerts grouped with one alert (its neighbours; docs/triage.md, "Groups of
+ * Pending alerts"), those on its pole first, then by distance, at most 500. Empty when
+ * the alert is not Pending or has none. One order for the whole group: `POST
+ * /api/admin/alerts/bulk` with `action: create-order` and the alert's id followed by the
+ * items' ids (all or nothing).
+ *
+ */
+export type AlertGroup = {
+    alertId: string;
+    /**
+     * `supply-fault` when any item is grouped as a suspected supply fault; null when there are no items.
+     */
+    kind: AlertGroupKind | null;
+    /**
+     * The pole the alert is on (a telemetry alert's dark pole, else the nearest within `LUMEN_POLE_MATCH_METERS`), with its circuit; null when none.
+     */
+    pole: null | {
+        code: string;
+        circuit: string | null;
+    };
+    items: Array<{
+        alertId: string;
+        alertNumber: number;
+        address: string;
+        description: string;
+        priority: 'Low' | 'Medium' | 'High' | 'Critical';
+        createdAt: string;
+        kind: AlertGroupKind;
+        samePole: boolean;
+        /**
+         * Metres from the alert (for a supply fault, between the two poles).
+         */
+        distanceMeters: number | null;
+        /**
+         * The circuit both poles are on, when that is what groups them.
+         */
+        circuit: string | null;
     }>;
 };
 
@@ -2669,6 +2777,273 @@ export type SetTenantExtentResponses = {
 
 export type SetTenantExtentResponse = SetTenantExtentResponses[keyof SetTenantExtentResponses];
 
+export type GetTenantAlertGroupingData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/alert-grouping';
+};
+
+export type GetTenantAlertGroupingErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetTenantAlertGroupingError = GetTenantAlertGroupingErrors[keyof GetTenantAlertGroupingErrors];
+
+export type GetTenantAlertGroupingResponses = {
+    /**
+     * The city's grouping rules.
+     */
+    200: AlertGrouping;
+};
+
+export type GetTenantAlertGroupingResponse = GetTenantAlertGroupingResponses[keyof GetTenantAlertGroupingResponses];
+
+export type SetTenantAlertGroupingData = {
+    body: AlertGrouping;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/alert-grouping';
+};
+
+export type SetTenantAlertGroupingErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `forbidden`: the caller is signed in but its role is too low for this operation on
+     * this tenant (a `viewer` cannot change anything; a `triager` cannot change partners,
+     * keys, teams or tenant settings), or the operation needs a platform admin. A tenant
+     * the caller holds no role on answers 404, exactly as one that does not exist.
+     * `csrf-failed`: a request with the session cookie that changes state did not come
+     * from Lumen's own origin or lacks the session's `X-CSRF-Token` header.
+     * `operator-beyond-your-cities`: a city-admin tried to disable, enable or reset the
+     * password of an operator who also holds a role in a city it does not administer (or
+     * is a platform admin). `platform-admin-only`: a city-admin tried to create a
+     * platform admin.
+     *
+     */
+    403: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `request-timeout`: the body did not arrive in full within the service's body deadline
+     * (60 s by default, `LUMEN_BODY_TIMEOUT_MS`). The connection is closed and nothing was
+     * changed: send the request again.
+     *
+     */
+    408: Problem;
+    /**
+     * `payload-too-large`: the body exceeds the size limit of the service.
+     *
+     */
+    413: Problem;
+    /**
+     * `unsupported-media-type`: the body is not sent as `application/json`.
+     *
+     */
+    415: Problem;
+    /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type SetTenantAlertGroupingError = SetTenantAlertGroupingErrors[keyof SetTenantAlertGroupingErrors];
+
+export type SetTenantAlertGroupingResponses = {
+    /**
+     * The city's grouping rules.
+     */
+    200: AlertGrouping;
+};
+
+export type SetTenantAlertGroupingResponse = SetTenantAlertGroupingResponses[keyof SetTenantAlertGroupingResponses];
+
+export type ListSupplyFaultsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * Id of the tenant.
+         */
+        tenantId: string;
+    };
+    query?: never;
+    url: '/api/admin/tenants/{tenantId}/supply-faults';
+};
+
+export type ListSupplyFaultsErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type ListSupplyFaultsError = ListSupplyFaultsErrors[keyof ListSupplyFaultsErrors];
+
+export type ListSupplyFaultsResponses = {
+    /**
+     * The dark poles.
+     */
+    200: {
+        items: Array<{
+            alertId: string;
+            alertNumber: number;
+            latitude: number;
+            longitude: number;
+            poleCode: string;
+            circuit: string | null;
+            /**
+             * Other dark poles grouped with this one.
+             */
+            others: number;
+        }>;
+    };
+};
+
+export type ListSupplyFaultsResponse = ListSupplyFaultsResponses[keyof ListSupplyFaultsResponses];
+
 export type SearchTenantPlacesData = {
     body?: never;
     headers?: {
@@ -4308,6 +4683,16 @@ export type ListAlertsData = {
          */
         text?: string;
         /**
+         * With `status=Pending`: list each group of Pending alerts once (docs/triage.md,
+         * "Groups of Pending alerts"). The oldest alert of a group (one with no older
+         * neighbour) stands for it; the alerts next to it are left out of `items` and
+         * `total`, and `groups` gives, for each listed alert that has neighbours, their
+         * number and the group's kind. Read the members with
+         * `GET /api/admin/alerts/{alertId}/group`. Ignored for other statuses.
+         *
+         */
+        grouped?: boolean;
+        /**
          * `number` (oldest first, the default), `age` (longest waiting first), `priority` (Critical first, then earliest deadline) or `newest`.
          */
         sort?: 'number' | 'age' | 'priority' | 'newest';
@@ -4901,6 +5286,102 @@ export type GetAlertDuplicatesResponses = {
 };
 
 export type GetAlertDuplicatesResponse = GetAlertDuplicatesResponses[keyof GetAlertDuplicatesResponses];
+
+export type GetAlertGroupData = {
+    body?: never;
+    headers?: {
+        /**
+         * Language of the human-readable texts of the response. Lumen speaks `pt-BR` (default)
+         * and `en`; the usual `Accept-Language` syntax with q-values is read (`pt*` → pt-BR,
+         * `en*` → en). Anything else, or no header, gives pt-BR; it is never an error. The
+         * chosen language is returned in `Content-Language`.
+         *
+         */
+        'Accept-Language'?: string;
+    };
+    path: {
+        /**
+         * The alert: its id, or its `alertNumber` (`42`, or `#42` sent as `%2342`). A number is
+         * unique only within a tenant: when it exists in more than one tenant the caller can
+         * see, give `tenantId` (otherwise 409 `ambiguous`). An alert of a tenant the caller
+         * cannot see is 404, as one that does not exist.
+         *
+         */
+        alertId: string;
+    };
+    query?: {
+        /**
+         * The tenant in which a display number (`42`, `OS-2026-00042`, a team name) of this
+         * request is looked up. Needed only when the caller sees several tenants and the number
+         * exists in more than one of them (409 `ambiguous` without it); ignored for ids.
+         *
+         */
+        tenantId?: string;
+    };
+    url: '/api/admin/alerts/{alertId}/group';
+};
+
+export type GetAlertGroupErrors = {
+    /**
+     * `malformed-json` (the body is not JSON) or `invalid-parameter` (a path or query
+     * parameter or a header has a bad value; `errors[]` points at `/path/<name>`,
+     * `/query/<name>` or `/header/<name>`).
+     *
+     */
+    400: Problem;
+    /**
+     * `invalid-admin-token`: no `Authorization: Bearer` token and no live session cookie;
+     * or the token is unknown, revoked or expired, or its operator is disabled; or the
+     * session ended (signed out, 8 hours idle, 7 days old, operator disabled or given a new
+     * password). Partner API keys are never accepted here (and admin tokens are never
+     * accepted on `/api/external`). The response carries `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Problem;
+    /**
+     * `not-found`: the path does not exist, or it names a tenant, alert, service order, team,
+     * partner, delivery, reason, operator or token that does not exist, or that belongs to
+     * a tenant the caller holds no role on (the same answer: no existence leak).
+     *
+     */
+    404: Problem;
+    /**
+     * `invalid-transition`: the action is not allowed from the current state (for example
+     * completing a completed order, discarding a `Linked` alert, linking to a closed order);
+     * `detail` names the action and the current state. `conflict`: the change collides with
+     * existing data (for example a team name or partner code already taken). `ambiguous`:
+     * a display number (`42`, `OS-2026-00042`) or team name exists in more than one tenant
+     * the caller can see; send `tenantId` with it. Nothing was
+     * changed. When two operators act on the same alert or order at once, exactly one wins
+     * and the other gets this response.
+     *
+     */
+    409: Problem;
+    /**
+     * `rate-limited`: too many requests from this address failed to authenticate (an
+     * unknown, revoked or expired token) within a minute; nothing is looked up for it until
+     * the minute is over. Wait `Retry-After` seconds.
+     *
+     */
+    429: Problem;
+    /**
+     * `internal-error`: an unexpected failure; nothing was committed. Nothing about it is
+     * disclosed beyond `requestId`, which is in the service logs.
+     *
+     */
+    500: Problem;
+};
+
+export type GetAlertGroupError = GetAlertGroupErrors[keyof GetAlertGroupErrors];
+
+export type GetAlertGroupResponses = {
+    /**
+     * The group.
+     */
+    200: AlertGroup;
+};
+
+export type GetAlertGroupResponse = GetAlertGroupResponses[keyof GetAlertGroupResponses];
 
 export type GetAlertAttachmentData = {
     body?: never;

@@ -30,7 +30,8 @@ beforeAll(async () => {
   // Sixteen reports of the new partner along Avenida Boa Viagem, and two ordinary ones.
   for (let i = 0; i < 16; i++)
     await sendRequest(lumen, { ...recife, apiKey: partner.apiKey as string }, { ...RECIFE, latitude: RECIFE.latitude - i * 0.0004, reasonCode: NEW_CODE, street: 'Avenida Boa Viagem', description: `Luminária quebrada no poste ${i + 1} da avenida.` });
-  for (const street of ['Rua da Aurora', 'Rua do Bom Jesus']) await sendRequest(lumen, recife, { ...RECIFE, street, description: `Lâmpada apagada na ${street}.` });
+  // Two streets apart (not one spot: two Pending alerts on one spot are one group in the inbox).
+  for (const [i, street] of ['Rua da Aurora', 'Rua do Bom Jesus'].entries()) await sendRequest(lumen, recife, { ...RECIFE, longitude: RECIFE.longitude + 0.003 * (i + 1), street, description: `Lâmpada apagada na ${street}.` });
 });
 afterAll(async () => {
   await browser?.close();

@@ -63,7 +63,7 @@ beforeAll(async () => {
   other = { ...city, partnerCode: 'APLICATIVO-ILUMINA-POA-COMUNIDADES', apiKey: second.apiKey as string };
   triager = await makeOperator(lumen, { email: 'central.de.triagem.iluminacao@portoalegre.rs.gov.example', name: 'Central de Triagem da Iluminação de Porto Alegre', role: 'triager', tenantId: city.tenantId });
   viewer = await makeOperator(lumen, { email: 'ouvidoria.servicos.urbanos@portoalegre.rs.gov.example', name: 'Ouvidoria de Serviços Urbanos', role: 'viewer', tenantId: city.tenantId });
-  const at = (i: number) => ({ street: 'Avenida Borges de Medeiros', latitude: -30.0346 + i * 0.0002, longitude: -51.2177 });
+  const at = (i: number) => ({ street: 'Avenida Borges de Medeiros', latitude: -30.0346 + i * 0.0005, longitude: -51.2177 });
   await sendRequest(lumen, city, { ...at(0), reasonCode: 'LAMPADA_APAGADA', description: 'Lâmpada apagada em frente ao Mercado Público.' });
   await sendRequest(lumen, city, { ...at(1), reasonCode: 'LAMPADA_APAGADA', description: 'Lâmpada apagada na esquina da Rua dos Andradas.' });
   await sendRequest(lumen, city, { ...at(2), reasonCode: 'POSTE_CAIDO', description: 'Poste caído depois do temporal.' });

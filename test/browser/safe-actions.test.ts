@@ -23,14 +23,14 @@ let colleague: Person;
 const alerts: Record<'discard' | 'race' | 'resent', { id: string; number: number; protocol: string }> = {} as never;
 
 /** A partner's request; sent again with the same protocol number it is a resend. */
-async function send(protocolNumber: string, description: string, number = '1661') {
+async function send(protocolNumber: string, description: string, number = '1661', spot = 0) {
   const body = {
     protocolNumber,
     assetType: 'POLE',
     requestedAt: new Date(Date.now() - 3_600_000).toISOString(),
     requester: { name: 'Raimunda Nonata de Souza Albuquerque', phone: '+5592987654321' },
     lampType: 'LED',
-    address: { street: 'Avenida Djalma Batista', number, neighborhood: 'Chapada', reference: 'Ao lado do Manauara Shopping', ...MANAUS },
+    address: { street: 'Avenida Djalma Batista', number, neighborhood: 'Chapada', reference: 'Ao lado do Manauara Shopping', ...MANAUS, longitude: MANAUS.longitude + spot * 0.003 },
     problem: { description, additionalNotes: 'A avenida fica escura depois das 18h.' },
   };
   const res = await fetch(`${lumen.baseUrl}/api/external/service-orders`, { method: 'POST', headers: { 'x-api-key': manaus.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -45,13 +45,14 @@ beforeAll(async () => {
   browser = await launch();
   manaus = await makeCity(lumen, { name: 'Manaus', webhookUrl: 'https://hooks.manaus.example/lumen', code: 'PORTAL-MANAUS-156' });
   colleague = await makeOperator(lumen, { email: COLLEAGUE, name: 'Ana Beatriz Figueiredo Albuquerque', role: 'city-admin', tenantId: manaus.tenantId });
-  alerts.discard = await send(`156-${randomUUID().slice(0, 8)}`, 'Poste com lâmpada queimada em frente ao ponto de ônibus.');
-  alerts.race = await send(`156-${randomUUID().slice(0, 8)}`, 'Três postes apagados seguidos na avenida, perto da passarela.');
+  // Each at its own place along the avenue (300 m apart): Pending alerts on one spot would be one group in the inbox.
+  alerts.discard = await send(`156-${randomUUID().slice(0, 8)}`, 'Poste com lâmpada queimada em frente ao ponto de ônibus.', '1661', 1);
+  alerts.race = await send(`156-${randomUUID().slice(0, 8)}`, 'Três postes apagados seguidos na avenida, perto da passarela.', '1661', 2);
   const protocol = `156-${randomUUID().slice(0, 8)}`;
-  await send(protocol, 'Lâmpada piscando a noite toda.');
-  alerts.resent = await send(protocol, 'Lâmpada piscando a noite toda e agora apagada de vez; fios expostos na base do poste.', '1780');
+  await send(protocol, 'Lâmpada piscando a noite toda.', '1661', 3);
+  alerts.resent = await send(protocol, 'Lâmpada piscando a noite toda e agora apagada de vez; fios expostos na base do poste.', '1780', 3);
   // One more, so the inbox is not only these.
-  await sendRequest(lumen, manaus, { ...MANAUS, street: 'Rua Recife', description: 'Luminária pendurada pelo fio.' });
+  await sendRequest(lumen, manaus, { ...MANAUS, longitude: MANAUS.longitude + 4 * 0.003, street: 'Rua Recife', description: 'Luminária pendurada pelo fio.' });
 });
 afterAll(async () => {
   await browser?.close();

@@ -10,7 +10,7 @@ import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { useI18n } from './i18n.js';
 import { SETTINGS } from './settings.js';
 
-export type PointKind = 'alert' | 'alert-selected' | 'order' | 'pole' | 'pole-online' | 'pole-offline' | 'pole-unknown' | 'picked';
+export type PointKind = 'alert' | 'alert-selected' | 'order' | 'pole' | 'pole-online' | 'pole-offline' | 'pole-unknown' | 'picked' | 'supply-fault';
 
 export interface MapPoint {
   id: string;
@@ -31,6 +31,8 @@ const STYLE: Record<PointKind, L.CircleMarkerOptions> = {
   'pole-offline': { radius: 6, color: '#5c0000', fillColor: '#c92a2a', fillOpacity: 0.9, weight: 1 },
   'pole-unknown': { radius: 6, color: '#333', fillColor: '#adb5bd', fillOpacity: 0.9, weight: 1 },
   picked: { radius: 10, color: '#000', fillColor: '#fab005', fillOpacity: 1, weight: 3 },
+  // A suspected supply fault: a dashed ring around the dark pole (its alert's marker sits inside).
+  'supply-fault': { radius: 14, color: '#862e9c', fillColor: '#862e9c', fillOpacity: 0.12, weight: 3, dashArray: '5 4' },
 };
 
 export interface MapViewProps {

@@ -48,6 +48,8 @@ export interface PoleTable {
   latitude: number;
   longitude: number;
   active: Generated<boolean>;
+  /** The electrical circuit feeding the pole (0090), from the import. */
+  circuit: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Created;
   updated_at: DbStamp;
 }

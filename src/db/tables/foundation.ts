@@ -16,6 +16,11 @@ export interface TenantTable {
   sandbox: ColumnType<boolean, boolean | undefined, boolean>;
   /** Minutes a lamp may be reported out before a TELEMETRY_LAMP_OUT alert; null = never (0015). */
   lamp_out_after_minutes: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Groups of Pending alerts (0090). */
+  duplicate_radius_meters: Generated<number>;
+  duplicate_window_hours: Generated<number>;
+  supply_fault_radius_meters: Generated<number>;
+  supply_fault_window_minutes: Generated<number>;
   /** Local night window (HH:MM:SS) in which a relay reported off means a dark street. */
   night_starts: ColumnType<string, string | undefined, string>;
   night_ends: ColumnType<string, string | undefined, string>;

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { alertTimeline, bulkTriage, undoAction as undo, requireTriageTenant, type BulkTriageInput, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
+import { alertGroup, alertTimeline, bulkTriage, undoAction as undo, requireTriageTenant, type BulkTriageInput, duplicateSuggestions, createOrderFromAlert as createOrder, discardAlert as discard, getAlert as findAlert, linkAlert as link, listAlerts as list, reclassifyAlert as reclassify, setAlertLocation as setLocation } from '../../services/operations/index.js';
 import { actorOf, alertOf, bodyOf, bodyRef, queryOf, undoHeaders, undoOf } from './context.js';
 
 export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
@@ -21,6 +21,7 @@ export const listAlerts: Handler<AdminPrincipal> = async (ctx) => ({
       sort: queryOf(ctx, 'sort'),
       page: queryOf(ctx, 'page'),
       pageSize: queryOf(ctx, 'pageSize'),
+      grouped: queryOf(ctx, 'grouped'),
     },
     ctx.lang,
   ),
@@ -82,3 +83,5 @@ export const bulkTriageAlerts: Handler<AdminPrincipal> = async (ctx) => {
 
 /** Undoes an action made with `Prefer: undo` while its window lasts. */
 export const undoAction: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await undo(ctx.deps, actorOf(ctx), ctx.request.params.actionId!) });
+
+export const getAlertGroup: Handler<AdminPrincipal> = async (ctx) => ({ status: 200, body: await alertGroup(ctx.deps, ctx.principal.access, await alertOf(ctx)) });

@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '../../http/admin-auth.js';
 import type { Handler } from '../../http/surface.js';
-import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation, undoAction } from './alerts.js';
+import { bulkTriageAlerts, createOrderFromAlert, discardAlert, getAlert, getAlertDuplicates, getAlertGroup, getAlertTimeline, linkAlert, listAlerts, reclassifyAlert, setAlertLocation, undoAction } from './alerts.js';
 import { dismissAttachmentFailure, getAlertAttachment, listAttachmentFailures, retryAttachmentFailure } from './attachments.js';
 import { listAuditEntries } from './audit.js';
 import { acceptRejectedInboundItem, dismissRejectedInboundItem, getPartnerPolling, listRejectedInboundItems, pollPartnerNow, retryRejectedInboundItem } from './inbound-items.js';
@@ -11,7 +11,7 @@ import { assignServiceOrder, cancelServiceOrder, clearPlannedVisit, setPlannedVi
 import { createMaterial, getServiceOrderCompletion, getServiceOrderPhoto, listMaterials, updateMaterial, uploadServiceOrderPhoto } from './completion.js';
 import { exportAlerts, exportAuditEntries, exportServiceOrders, getTenantReport } from './reports.js';
 import { addTeamMember, createTeam, listMyTeamOrders, listOperatorTeams, listTeamMembers, listTeams, removeTeamMember } from './teams.js';
-import { createTenant, getTenant, getTenantAttention, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
+import { createTenant, getTenant, getTenantAlertGrouping, getTenantAttention, listSupplyFaults, setTenantAlertGrouping, listTenants, searchTenantPlaces, setTenantExtent, setTenantIntakePolicy } from './tenants.js';
 import { changeSessionPassword, createSession, deleteSession, getSession } from './session.js';
 import { createOperator, disableOperator, enableOperator, getOperator, grantOperatorRole, listOperators, resetOperatorPassword, revokeOperatorRole } from './operators.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from './admin-tokens.js';
@@ -50,6 +50,10 @@ export const ADMIN_OPERATIONS: Readonly<Record<string, Handler<AdminPrincipal>>>
   getAlert,
   getAlertTimeline,
   getAlertDuplicates,
+  getAlertGroup,
+  getTenantAlertGrouping,
+  setTenantAlertGrouping,
+  listSupplyFaults,
   bulkTriageAlerts,
   undoAction,
   createOrderFromAlert,

@@ -20,3 +20,4 @@ export { cityMap, type CityMapInput } from './city-map.js';
 export { duplicateSuggestions, mapPoles, poleForOrder, setOrderPole, type MapPolesInput } from './poles.js';
 export { undoAction, type UndoRequest, type UndoneAction } from './undo.js';
 export { addTeamMember, checkVisitWindow, clearPlannedVisit, listOperatorTeams, listTeamMembers, myTeamOrders, removeTeamMember, setPlannedVisit, VISIT_MAX_HOURS } from './crew.js';
+export { alertGroup, getAlertGrouping, setAlertGrouping, supplyFaultMarkers } from './alert-groups.js';

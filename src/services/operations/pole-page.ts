@@ -43,6 +43,7 @@ export async function poleByCode(deps: ServiceDeps, access: AdminAccess, input: 
     latitude: pole.latitude,
     longitude: pole.longitude,
     active: pole.active,
+    circuit: pole.circuit,
     telegestor: g
       ? { identifier: g.identifier, online: g.online, relayOn: g.relay_on, lastCommunicationAt: iso(g.last_communication_at), offlineSince: iso(g.offline_since), relayOffSince: iso(g.relay_off_since) }
       : null,

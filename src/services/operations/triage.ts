@@ -34,6 +34,7 @@ import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, alertSnapshot, alertView, inboxViews, onOrder, orderSnapshot } from './triage-view.js';
 import { poleForOrder } from './poles.js';
+import { groupSummaries } from './alert-groups.js';
 import { canSee, inScope, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /**
@@ -81,6 +82,8 @@ export interface AlertListInput {
   sort?: string;
   page?: number | string;
   pageSize?: number | string;
+  /** With status Pending: each group of Pending alerts once (alert-groups.ts). */
+  grouped?: boolean | string;
 }
 
 /**
@@ -103,6 +106,7 @@ export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: 
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const pageSize = Math.min(requested, ALERT_PAGE_SIZE_MAX);
   const notGeolocated = input.notGeolocated === true || input.notGeolocated === 'true';
+  const grouped = (input.grouped === true || input.grouped === 'true') && input.status === 'Pending';
   if (!canSee(access, input.tenantId)) return { items: [], page, pageSize, total: 0 };
   const { rows, total } = await listAlertDetails(
     deps.db,
@@ -116,12 +120,15 @@ export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: 
       partnerReasonCode: input.partnerReason,
       overdue: input.overdue === true || input.overdue === 'true',
       text,
+      groupedPoleMeters: grouped ? deps.config.poleMatchMeters : undefined,
     },
     (page - 1) * pageSize,
     pageSize,
     sort,
   );
-  return { items: await inboxViews(deps.db, rows, lang), page, pageSize, total };
+  const items = await inboxViews(deps.db, rows, lang);
+  if (!grouped) return { items, page, pageSize, total };
+  return { items, page, pageSize, total, groups: await groupSummaries(deps.db, deps.config.poleMatchMeters, input.tenantId, rows.map((r) => r.id)) };
 }
 
 export async function getAlert(deps: ServiceDeps, access: AdminAccess, id: string, lang: Language): Promise<Alert> {

@@ -12,6 +12,7 @@ import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, DetailActions, Field, LoadError, Loading, Page, StatusBadge, TeamSelect, useDurations } from '../ui.js';
 import { Timeline } from './timeline.js';
+import { AlertGroupBanner } from './alert-group.js';
 import { cityHint, polePath } from '../refs.js';
 import { alertConflict, isConflict } from '../conflict.js';
 import { TelLink } from '../crew.js';
@@ -38,6 +39,7 @@ export function AlertPage({ id }: { id: string }) {
       title={t('alert.title', { number: a.alertNumber })}
       actions={<DetailActions status={a.status} back="/inbox" />}
     >
+      {a.status === 'Pending' ? <AlertGroupBanner alertId={a.id} onMerged={() => void alert.mutate()} /> : null}
       <div class="columns">
         <div class="col-main">
           <AlertDetails alert={a} />

@@ -12,6 +12,7 @@ import { useSession } from '../session.js';
 import { Badge, LoadError, Loading, Page, Pager, useDurations } from '../ui.js';
 import { BulkBar, refusalText } from './inbox-bulk.js';
 import { inboxPlace, saveInboxPlace } from '../settings.js';
+import { InboxGroup } from './alert-group.js';
 
 const PAGE_SIZE = 100;
 
@@ -45,6 +46,7 @@ export function InboxPage() {
           query: {
             tenantId,
             status: 'Pending',
+            grouped: true,
             sort,
             page,
             pageSize: PAGE_SIZE,
@@ -65,6 +67,8 @@ export function InboxPage() {
   const { can } = useSession();
 
   const items = list.data?.items ?? [];
+  // Each group of Pending alerts is one row (its oldest alert) that expands to the others.
+  const groups = new Map((list.data?.groups ?? []).map((g) => [g.alertId, g]));
   const partnerCodes = (partners.data?.items ?? []).map((p) => p.code).sort();
   // Every reason code the city's partners have sent (or the chosen partner's), not only
   // this page's: the list is one page of many, and a choice must not hide the others.
@@ -307,6 +311,11 @@ export function InboxPage() {
               marked={marked.has(a.id)}
               onMark={(range) => toggle(i, range)}
               refusal={refused.get(a.id)}
+              group={groups.get(a.id)}
+              onMerged={() => {
+                void list.mutate();
+                void attention.mutate();
+              }}
             />
           ))}
         </ul>
@@ -324,6 +333,8 @@ function InboxRow({
   marked,
   onMark,
   refusal,
+  group,
+  onMerged,
 }: {
   alert: types.Alert;
   selected: boolean;
@@ -332,6 +343,8 @@ function InboxRow({
   marked: boolean;
   onMark: (range: boolean) => void;
   refusal: string | undefined;
+  group?: NonNullable<types.AlertPage['groups']>[number];
+  onMerged: () => void;
 }) {
   const { t } = useI18n();
   const d = useDurations();
@@ -365,6 +378,7 @@ function InboxRow({
           <span>{a.address.street}{a.address.number ? `, ${a.address.number}` : ''}</span>
           {a.address.neighborhood ? <span>{a.address.neighborhood}</span> : null}
         </div>
+        {group ? <InboxGroup alertId={a.id} summary={group} onMerged={onMerged} /> : null}
         {refusal ? (
           <p class="refusal" data-testid="refusal">
             {refusal}

@@ -14,6 +14,7 @@ import { PoleLayer, POLE_MAP_STATES, STATE_COLOURS, type CityMapCell, type CityM
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Page, StatusBadge } from '../ui.js';
+import { SupplyFaultLegend, useSupplyFaultPoints } from './map-supply-faults.js';
 
 const PRIORITIES = ['Critical', 'High', 'Medium', 'Low'] as const;
 const DEVICE_STATES = ['off', 'unknown', 'online'] as const;
@@ -77,7 +78,8 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
   // orders they became: markers over the pole layer, a page of each at most.
   const pending = useApi('listAlerts', { query: { tenantId, status: 'Pending', pageSize: 500 } }, { refreshInterval: 60_000 });
   const linked = useApi('listAlerts', { query: { tenantId, status: 'Linked', pageSize: 500 } }, { refreshInterval: 60_000 });
-  const points: MapPoint[] = [];
+  const supplyFaults = useSupplyFaultPoints(tenantId);
+  const points: MapPoint[] = [...supplyFaults];
   for (const a of pending.data?.items ?? []) {
     if (a.latitude === null || a.longitude === null) continue;
     points.push({ id: a.id, lat: a.latitude, lon: a.longitude, kind: 'alert', label: `#${a.alertNumber} ${a.description}`, onClick: () => navigate(`/alerts/${a.id}`) });
@@ -176,6 +178,7 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
         <li data-testid="citymap-orders">
           <span class="dot dot-order" aria-hidden="true" /> {t('map.orders')} <span class="muted">{count.format(orderIds.size)}</span>
         </li>
+        <SupplyFaultLegend count={supplyFaults.length} />
       </ul>
       <MapView
         points={points}

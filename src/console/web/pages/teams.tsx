@@ -6,6 +6,7 @@ import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
 import { MaterialsSection } from './completion.js';
+import { AlertGroupingSettings } from './alert-grouping-settings.js';
 
 export function TeamsPage() {
   const { t, dateTime } = useI18n();
@@ -65,6 +66,7 @@ export function TeamsPage() {
       ) : null}
       <Reasons />
       <MaterialsSection />
+      <AlertGroupingSettings />
     </Page>
   );
 }

@@ -17,13 +17,16 @@ export interface StagedPole {
   longitude: number;
   active: boolean;
   device: string | null;
+  /** undefined: not given (the pole keeps its circuit); null: none. */
+  circuit?: string | null;
 }
 
 export async function createStage(conn: Executor): Promise<void> {
   await sql`DROP TABLE IF EXISTS pg_temp.pole_import_stage`.execute(conn);
   await sql`CREATE TEMP TABLE pole_import_stage (
     line integer NOT NULL, code text NOT NULL, address text NOT NULL, neighborhood text NOT NULL,
-    latitude double precision NOT NULL, longitude double precision NOT NULL, active boolean NOT NULL, device text
+    latitude double precision NOT NULL, longitude double precision NOT NULL, active boolean NOT NULL, device text,
+    circuit text, circuit_given boolean NOT NULL
   )`.execute(conn);
 }
 
@@ -37,7 +40,8 @@ export async function stageRows(conn: Executor, rows: readonly StagedPole[]): Pr
   await sql`INSERT INTO pg_temp.pole_import_stage
     SELECT * FROM unnest(${rows.map((r) => r.line)}::integer[], ${rows.map((r) => r.code)}::text[], ${rows.map((r) => r.address)}::text[],
       ${rows.map((r) => r.neighborhood)}::text[], ${rows.map((r) => r.latitude)}::float8[], ${rows.map((r) => r.longitude)}::float8[],
-      ${rows.map((r) => r.active)}::boolean[], ${rows.map((r) => r.device)}::text[])`.execute(conn);
+      ${rows.map((r) => r.active)}::boolean[], ${rows.map((r) => r.device)}::text[], ${rows.map((r) => r.circuit ?? null)}::text[],
+      ${rows.map((r) => r.circuit !== undefined)}::boolean[])`.execute(conn);
 }
 
 export interface Duplicate {
@@ -109,14 +113,15 @@ export async function applyStaged(tx: Tx, tenantId: string): Promise<ApplyCounts
   const hadDevices = known[0]!.any;
   const updated = await sql`
     UPDATE pole p
-       SET address = s.address, neighborhood = s.neighborhood, latitude = s.latitude, longitude = s.longitude, active = s.active
+       SET address = s.address, neighborhood = s.neighborhood, latitude = s.latitude, longitude = s.longitude, active = s.active,
+           circuit = CASE WHEN s.circuit_given THEN s.circuit ELSE p.circuit END
       FROM pg_temp.pole_import_stage s
      WHERE p.tenant_id = ${tenantId} AND p.code = s.code
-       AND (p.address, p.neighborhood, p.latitude, p.longitude, p.active)
-           IS DISTINCT FROM (s.address, s.neighborhood, s.latitude, s.longitude, s.active)`.execute(tx);
+       AND (p.address, p.neighborhood, p.latitude, p.longitude, p.active, p.circuit)
+           IS DISTINCT FROM (s.address, s.neighborhood, s.latitude, s.longitude, s.active, CASE WHEN s.circuit_given THEN s.circuit ELSE p.circuit END)`.execute(tx);
   const created = await sql`
-    INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude, active)
-    SELECT ${tenantId}, s.code, s.address, s.neighborhood, s.latitude, s.longitude, s.active
+    INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude, active, circuit)
+    SELECT ${tenantId}, s.code, s.address, s.neighborhood, s.latitude, s.longitude, s.active, s.circuit
       FROM pg_temp.pole_import_stage s
      WHERE NOT EXISTS (SELECT 1 FROM pole p WHERE p.tenant_id = ${tenantId} AND p.code = s.code)
      ORDER BY s.code`.execute(tx);

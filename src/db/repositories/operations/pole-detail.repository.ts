@@ -14,7 +14,7 @@ const ALERT_OPEN_FIRST = sql<number>`(CASE WHEN a.status IN ('Pending', 'Linked'
 export async function findPoleByCode(db: Executor, tenantId: string, code: string) {
   return db
     .selectFrom('pole as p')
-    .select(['p.id', 'p.tenant_id', 'p.code', 'p.address', 'p.neighborhood', 'p.latitude', 'p.longitude', 'p.active'])
+    .select(['p.id', 'p.tenant_id', 'p.code', 'p.address', 'p.neighborhood', 'p.latitude', 'p.longitude', 'p.active', 'p.circuit'])
     .select((eb) => [
       eb
         .selectFrom('telegestor as g')
@@ -49,6 +49,7 @@ export interface PoleByCodeRow {
   latitude: number;
   longitude: number;
   active: boolean;
+  circuit: string | null;
   telegestor: PoleTelegestorJson | null;
 }
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
 import type { Executor, Tx } from '../../database.js';
+import { notInAnotherGroup } from './alert-group.repository.js';
 import type { DB } from '../../schema.js';
 import { matchesWords, searchWords } from './search.js';
 import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
@@ -61,6 +62,8 @@ export interface AlertFilter {
   overdue?: boolean;
   /** Words found (accent- and case-insensitive) in what the inbox row shows, or a pole's code (search.ts). */
   text?: string;
+  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. */
+  groupedPoleMeters?: number;
 }
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
@@ -86,6 +89,7 @@ export function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
       OR (a.service_order_id IS NOT NULL AND a.service_order_id = ANY(ARRAY(SELECT so.id FROM pole tp JOIN service_order so ON so.pole_id = tp.id
                                          WHERE upper(tp.code) = upper(${f.text}) AND tp.tenant_id = ${f.tenantId}))))`);
   }
+  if (f.groupedPoleMeters !== undefined) parts.push(notInAnotherGroup('a', f.groupedPoleMeters));
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
 

@@ -6,7 +6,7 @@ import { CsvError, csvRecords, type CsvRecord } from './csv.js';
 
 /**
  * Reading pole files: CSV (header code,address,neighborhood,latitude,longitude,active,
- * device_identifier) and GeoJSON (a FeatureCollection of Point features, or one Feature
+ * device_identifier,circuit) and GeoJSON (a FeatureCollection of Point features, or one Feature
  * per line), streamed, with every row checked and every problem tied to its line (or,
  * in a FeatureCollection, its feature number).
  */
@@ -23,6 +23,8 @@ export interface PoleRecord {
   readonly longitude: number;
   readonly active: boolean;
   readonly device: string | null;
+  /** The circuit feeding the pole; undefined when the file has no circuit column (kept as it is). */
+  readonly circuit?: string | null;
 }
 
 export interface RowError {
@@ -40,7 +42,7 @@ export interface Progress {
   rows: number;
 }
 
-const CSV_COLUMNS = ['code', 'address', 'neighborhood', 'latitude', 'longitude', 'active', 'device_identifier'] as const;
+const CSV_COLUMNS = ['code', 'address', 'neighborhood', 'latitude', 'longitude', 'active', 'device_identifier', 'circuit'] as const;
 const REQUIRED = ['code', 'latitude', 'longitude'];
 const TRUE = new Set(['true', '1', 'yes', 'y', 'sim', 's', 't']);
 const FALSE = new Set(['false', '0', 'no', 'n', 'não', 'nao', 'f']);
@@ -85,7 +87,7 @@ function coordValue(value: unknown, name: string, limit: number, decimalComma: b
 }
 
 /** Checks one row's values (strings from CSV, JSON values from GeoJSON). */
-export function checkRow(line: number, v: { code: unknown; address?: unknown; neighborhood?: unknown; latitude: unknown; longitude: unknown; active?: unknown; device?: unknown }, decimalComma = false): PoleRecord | RowError {
+export function checkRow(line: number, v: { code: unknown; address?: unknown; neighborhood?: unknown; latitude: unknown; longitude: unknown; active?: unknown; device?: unknown; circuit?: unknown }, decimalComma = false): PoleRecord | RowError {
   const problems: string[] = [];
   const code = typeof v.code === 'number' ? String(v.code) : typeof v.code === 'string' ? v.code.trim() : '';
   if (code.length < 1 || code.length > 100) problems.push('code must have 1 to 100 characters');
@@ -106,8 +108,15 @@ export function checkRow(line: number, v: { code: unknown; address?: unknown; ne
   else if (typeof v.device === 'number') device = String(v.device);
   else if (v.device !== undefined && v.device !== null && v.device !== '') problems.push('device identifier must be text');
   if (device !== null && device.length > 100) problems.push('device identifier must have at most 100 characters');
+  // An empty circuit clears it; a file (or feature) without one leaves it as it is.
+  let circuit: string | null | undefined;
+  if (typeof v.circuit === 'number') circuit = String(v.circuit);
+  else if (typeof v.circuit === 'string') circuit = v.circuit.trim() === '' ? null : v.circuit.trim();
+  else if (v.circuit === null) circuit = null;
+  else if (v.circuit !== undefined) problems.push('circuit must be text');
+  if (typeof circuit === 'string' && circuit.length > 100) problems.push('circuit must have at most 100 characters');
   if (problems.length > 0) return { line, ...(code ? { code } : {}), message: problems.join('; ') };
-  return { line, code, address, neighborhood, latitude, longitude, active, device };
+  return { line, code, address, neighborhood, latitude, longitude, active, device, ...(circuit !== undefined ? { circuit } : {}) };
 }
 
 async function* readCsv(file: string, onBytes: (n: number) => void): AsyncGenerator<(PoleRecord | RowError)[]> {
@@ -162,6 +171,7 @@ async function* readCsv(file: string, onBytes: (n: number) => void): AsyncGenera
               longitude: field(rec, at.longitude),
               active: field(rec, at.active),
               device: field(rec, at.device_identifier),
+              circuit: field(rec, at.circuit),
             },
             decimalComma,
           ),
@@ -183,7 +193,7 @@ function featureRow(n: number, f: unknown): PoleRecord | RowError {
     return { line: n, ...(typeof p.code === 'string' && p.code.trim() ? { code: p.code.trim() } : {}), message: 'geometry must be a Point with [longitude, latitude]' };
   }
   const [longitude, latitude] = geometry.coordinates as unknown[];
-  return checkRow(n, { code: p.code, address: p.address, neighborhood: p.neighborhood, latitude, longitude, active: p.active, device: p.deviceIdentifier ?? p.device_identifier });
+  return checkRow(n, { code: p.code, address: p.address, neighborhood: p.neighborhood, latitude, longitude, active: p.active, device: p.deviceIdentifier ?? p.device_identifier, circuit: p.circuit });
 }
 
 async function* readFeatureCollection(file: string, onBytes: (n: number) => void): AsyncGenerator<PoleRecord | RowError> {

@@ -1,0 +1,172 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Executor } from '../../database.js';
+
+/**
+ * Groups of Pending alerts, computed when read (issues 23 §1, 24 §2). Two Pending
+ * alerts of one tenant are neighbours when
+ *   - duplicate: they arrived at most `duplicate_window_hours` apart and lie within
+ *     `duplicate_radius_meters` of each other or on the same pole (the nearest active
+ *     pole within LUMEN_POLE_MATCH_METERS of each); or
+ *   - supply fault: both are telemetry lamp-out alerts whose lamps went out at most
+ *     `supply_fault_window_minutes` apart, and their poles share a circuit or lie
+ *     within `supply_fault_radius_meters` of each other.
+ * An alert's group is its neighbours. In the inbox a group is led by its oldest alert
+ * (one with no older neighbour): the leader's row stands for the group and the
+ * alerts next to a leader are not listed on their own. Everything is plain SQL
+ * (no PostGIS): equirectangular distance after a box read through
+ * alert_pending_position_idx, pole_tenant_position_idx or pole_tenant_circuit_idx.
+ */
+
+const M_PER_DEG = 111320;
+
+function dist(latA: string, lonA: string, latB: string, lonB: string): string {
+  return `(6371000 * sqrt(power(radians(${latB} - ${latA}), 2) + power(cos(radians((${latB} + ${latA}) / 2)) * radians(${lonB} - ${lonA}), 2)))`;
+}
+
+function box(lat: string, lon: string, latB: string, lonB: string, meters: string): string {
+  const dLat = `(${meters}) / ${M_PER_DEG}.0`;
+  const dLon = `(${meters}) / (${M_PER_DEG}.0 * greatest(cos(radians(${lat})), 0.01))`;
+  return `${latB} BETWEEN ${lat} - ${dLat} AND ${lat} + ${dLat} AND ${lonB} BETWEEN ${lon} - ${dLon} AND ${lon} + ${dLon}`;
+}
+
+let seq = 0;
+
+/**
+ * The neighbours of the alert row aliased `x` as rows (id, supply, distance_m,
+ * same_pole, circuit): a subquery to use in FROM (LATERAL) or EXISTS. `poleMeters` is
+ * LUMEN_POLE_MATCH_METERS.
+ */
+export function neighboursOf(x: string, poleMeters: number, light = false): RawBuilder<unknown> {
+  const n = ++seq;
+  const [t, y, lx, px, py, ly, yy] = ['t', 'y', 'lx', 'px', 'py', 'ly', 'yy'].map((s) => `${s}_${n}`) as [string, string, string, string, string, string, string];
+  const pm = Number(poleMeters);
+  const xPole = `lumen_nearest_pole(${x}.tenant_id, ${x}.latitude, ${x}.longitude, ${pm})`;
+  const yPole = `lumen_nearest_pole(${y}.tenant_id, ${y}.latitude, ${y}.longitude, ${pm})`;
+  const dXY = dist(`${x}.latitude`, `${x}.longitude`, `${y}.latitude`, `${y}.longitude`);
+  const dP = dist(`${px}.latitude`, `${px}.longitude`, `${py}.latitude`, `${py}.longitude`);
+  // The other dark poles are read per dark pole (LATERAL): through pole_tenant_circuit_idx
+  // or pole_tenant_position_idx, whatever the statistics of a small telemetry table say.
+  const supplyFrom = (join: string) => `
+    SELECT n.id, true AS supply, n.distance_m, false AS same_pole, n.circuit
+      FROM tenant ${t}
+      JOIN telemetry_lamp_out ${lx} ON ${lx}.alert_id = ${x}.id
+      JOIN pole ${px} ON ${px}.id = ${lx}.pole_id
+      CROSS JOIN LATERAL (
+        SELECT ${yy}.id, ${dP} AS distance_m, CASE WHEN ${px}.circuit = ${py}.circuit THEN ${px}.circuit END AS circuit
+          FROM pole ${py}
+          JOIN telemetry_lamp_out ${ly} ON ${ly}.pole_id = ${py}.id
+          JOIN alert ${yy} ON ${yy}.id = ${ly}.alert_id AND ${yy}.tenant_id = ${x}.tenant_id AND ${yy}.status = 'Pending'
+         WHERE ${py}.tenant_id = ${px}.tenant_id AND ${py}.id <> ${px}.id AND ${py}.active AND ${join}
+           AND abs(extract(epoch FROM ${ly}.out_since - ${lx}.out_since)) <= ${t}.supply_fault_window_minutes * 60
+        OFFSET 0) n
+     WHERE ${t}.id = ${x}.tenant_id AND ${x}.status = 'Pending'`;
+  return sql.raw(`(
+    SELECT ${y}.id, false AS supply, ${light ? 'NULL::float8' : dXY} AS distance_m,
+           ${light ? 'false' : `coalesce(${xPole} = ${yPole}, false)`} AS same_pole, NULL::text AS circuit
+      FROM tenant ${t}
+      JOIN alert ${y} ON ${y}.tenant_id = ${t}.id AND ${y}.status = 'Pending' AND ${y}.latitude IS NOT NULL AND ${y}.id <> ${x}.id
+       AND ${box(`${x}.latitude`, `${x}.longitude`, `${y}.latitude`, `${y}.longitude`, `greatest(${t}.duplicate_radius_meters, ${2 * pm})`)}
+       AND ${y}.created_at BETWEEN ${x}.created_at - make_interval(hours => ${t}.duplicate_window_hours) AND ${x}.created_at + make_interval(hours => ${t}.duplicate_window_hours)
+     WHERE ${t}.id = ${x}.tenant_id AND ${x}.status = 'Pending' AND ${x}.latitude IS NOT NULL
+       -- The pole lookups (two index reads each) only for a pair farther apart than the radius.
+       AND (${dXY} <= ${t}.duplicate_radius_meters OR (${dXY} <= ${2 * pm} AND ${xPole} = ${yPole}))
+    UNION ALL ${supplyFrom(`${px}.circuit IS NOT NULL AND ${py}.circuit = ${px}.circuit`)}
+    UNION ALL ${supplyFrom(`(${px}.circuit IS NULL OR ${py}.circuit IS DISTINCT FROM ${px}.circuit) AND ${box(`${px}.latitude`, `${px}.longitude`, `${py}.latitude`, `${py}.longitude`, `${t}.supply_fault_radius_meters`)} AND ${dP} <= ${t}.supply_fault_radius_meters`)}
+  )`);
+}
+
+/**
+ * True for an alert row aliased `a` that is listed in a grouped inbox: it is not next
+ * to a group's leader (an older neighbour that has no older neighbour itself).
+ */
+export function notInAnotherGroup(a: string, poleMeters: number): RawBuilder<SqlBool> {
+  const n = ++seq;
+  const [nb, l, m, o] = ['nb', 'l', 'm', 'o'].map((s) => `${s}_${n}`) as [string, string, string, string];
+  const older = (p: string, q: string) => `(${p}.created_at, ${p}.alert_number) < (${q}.created_at, ${q}.alert_number)`;
+  return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM ${neighboursOf(a, poleMeters, true)} ${sql.raw(nb)} JOIN alert ${sql.raw(l)} ON ${sql.raw(`${l}.id = ${nb}.id`)}
+     WHERE ${sql.raw(older(l, a))}
+       AND NOT EXISTS (SELECT 1 FROM ${neighboursOf(l, poleMeters, true)} ${sql.raw(m)} JOIN alert ${sql.raw(o)} ON ${sql.raw(`${o}.id = ${m}.id`)} WHERE ${sql.raw(older(o, l))}))`;
+}
+
+export interface NeighbourRow {
+  /** The alert whose neighbour this is. */
+  of_id: string;
+  id: string;
+  alert_number: string;
+  address_street: string;
+  address_number: string | null;
+  description: string;
+  priority: string;
+  reason_code: string;
+  created_at: Date;
+  supply: boolean;
+  distance_m: number | null;
+  same_pole: boolean;
+  circuit: string | null;
+}
+
+/**
+ * The neighbours of each of `ids` (one tenant's alerts), nearest first: one row per
+ * pair (a pair that is both a duplicate and a supply fault counts once, as a supply
+ * fault).
+ */
+export async function neighboursOfAlerts(db: Executor, tenantId: string, ids: readonly string[], poleMeters: number): Promise<NeighbourRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<NeighbourRow>`
+    SELECT g.of_id, g.id, y.alert_number, y.address_street, y.address_number, y.description, y.priority, y.reason_code, y.created_at,
+           g.supply, g.distance_m, g.same_pole, g.circuit
+      FROM (SELECT x.id AS of_id, n.id, bool_or(n.supply) AS supply, min(n.distance_m) AS distance_m, bool_or(n.same_pole) AS same_pole, max(n.circuit) AS circuit
+              FROM alert x CROSS JOIN LATERAL ${neighboursOf('x', poleMeters)} n
+             WHERE x.tenant_id = ${tenantId} AND x.id = ANY(${ids as string[]}::uuid[])
+             GROUP BY x.id, n.id) g
+      JOIN alert y ON y.id = g.id
+     ORDER BY g.of_id, g.same_pole DESC, g.distance_m, y.alert_number`.execute(db);
+  return rows.map((r) => ({ ...r, alert_number: String(r.alert_number), distance_m: r.distance_m === null ? null : Number(r.distance_m) }));
+}
+
+/** The pole an alert is on and its circuit (telemetry: the dark pole; else the nearest within `poleMeters`). */
+export async function poleOfAlert(db: Executor, alertId: string, poleMeters: number): Promise<{ id: string; code: string; circuit: string | null } | undefined> {
+  const { rows } = await sql<{ id: string; code: string; circuit: string | null }>`
+    SELECT p.id, p.code, p.circuit FROM alert a
+      JOIN pole p ON p.id = coalesce((SELECT l.pole_id FROM telemetry_lamp_out l WHERE l.alert_id = a.id LIMIT 1), lumen_nearest_pole(a.tenant_id, a.latitude, a.longitude, ${poleMeters}::float8))
+     WHERE a.id = ${alertId}`.execute(db);
+  return rows[0];
+}
+
+export interface GroupingSettings {
+  duplicate_radius_meters: number;
+  duplicate_window_hours: number;
+  supply_fault_radius_meters: number;
+  supply_fault_window_minutes: number;
+}
+
+export async function findGroupingSettings(db: Executor, tenantId: string): Promise<GroupingSettings | undefined> {
+  return db
+    .selectFrom('tenant')
+    .select(['duplicate_radius_meters', 'duplicate_window_hours', 'supply_fault_radius_meters', 'supply_fault_window_minutes'])
+    .where('id', '=', tenantId)
+    .executeTakeFirst();
+}
+
+export async function updateGroupingSettings(db: Executor, tenantId: string, patch: Partial<GroupingSettings>): Promise<GroupingSettings> {
+  return db
+    .updateTable('tenant')
+    .set(patch)
+    .where('id', '=', tenantId)
+    .returning(['duplicate_radius_meters', 'duplicate_window_hours', 'supply_fault_radius_meters', 'supply_fault_window_minutes'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Suspected supply-fault groups of a tenant's Pending telemetry alerts, for the map: each dark pole with its neighbours' poles. */
+export async function supplyFaultPoles(db: Executor, tenantId: string, poleMeters: number): Promise<{ alert_id: string; alert_number: string; latitude: number; longitude: number; code: string; circuit: string | null; neighbours: number }[]> {
+  const { rows } = await sql<{ alert_id: string; alert_number: string; latitude: number; longitude: number; code: string; circuit: string | null; neighbours: number }>`
+    SELECT x.id AS alert_id, x.alert_number::text AS alert_number, p.latitude, p.longitude, p.code, p.circuit, s.neighbours
+      FROM telemetry_lamp_out l
+      JOIN alert x ON x.id = l.alert_id AND x.status = 'Pending'
+      JOIN pole p ON p.id = l.pole_id
+      CROSS JOIN LATERAL (SELECT count(DISTINCT n.id)::int AS neighbours FROM ${neighboursOf('x', poleMeters)} n WHERE n.supply) s
+     WHERE l.tenant_id = ${tenantId} AND s.neighbours > 0
+     ORDER BY x.alert_number
+     LIMIT 2000`.execute(db);
+  return rows;
+}
