@@ -199,7 +199,12 @@ export async function seedPendingAlerts(pool: pg.Pool, opts: { tenantId: string;
                         latitude, longitude, location_source, description)
      SELECT $1, $2, 'LAT-' || g, g, 'Pending', now() - interval '1 hour', 'Maria Aparecida dos Santos',
             'EXTERNAL_OTHER', 'Medium', now() + interval '24 hours', 'Rua Augusta', g::text, 'Consolação',
-            -23.5558, -46.6623, 'payload', 'Lâmpada apagada há três noites'
+            -- Spread over a city (about 10 km a side, as requests come from every street),
+            -- every tenth a second report of the lamp before it (a few metres away), so the
+            -- inbox's duplicate groups have real work to do.
+            -23.60 + ((((g - (g % 10 = 0)::int) * 7919) % 10007) / 10007.0) * 0.09 + (g % 10 = 0)::int * 0.00003,
+            -46.70 + ((((g - (g % 10 = 0)::int) * 104729) % 10009) / 10009.0) * 0.09,
+            'payload', 'Lâmpada apagada há três noites'
        FROM generate_series(1, $3::int) g
      RETURNING id`,
     [opts.tenantId, opts.partnerId, opts.count],

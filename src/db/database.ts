@@ -113,7 +113,15 @@ export function createPool(opts: DatabaseOptions): pg.Pool {
   // client is idle; unheard, that event would end the process. The query in flight
   // fails with the same error (the request answers 500), and the pool discards the
   // client when it is released; idle clients' errors reach the pool's 'error' listener.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // No JIT: Lumen's statements are short, and PostgreSQL compiles any plan whose
+    // estimated cost passes jit_above_cost; the grouped inbox's count (a subquery per
+    // row, estimated high, 25 ms of work) spent 1.5 s compiling. Queued on the client
+    // before anything the pool hands it out for. Behind PgBouncer in transaction mode
+    // the setting stays on the server connection it ran on (all of them Lumen's).
+    client.query('SET jit = off').catch(() => {});
+  });
   return pool;
 }
 
