@@ -132,7 +132,7 @@ describe('A pole page', () => {
 
     // The inbox search finds a pole by its code.
     await page.goto(`${lumen.baseUrl}/console/inbox`);
-    await page.getByRole('searchbox').fill('POA-004218');
+    await page.locator('form.filters').getByRole('searchbox').fill('POA-004218');
     await page.getByTestId('pole-found').click();
     await page.waitForURL(/\/console\/poles\/POA-004218$/);
     await expect.poll(() => page.getByTestId('pole-telegestor').innerText()).toContain('Este poste não tem telegestor.');

@@ -20,8 +20,11 @@ let browser: Browser;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let poa: City;
 
+let spot = 0;
 async function pendingAlert(street: string, description: string): Promise<{ id: string; number: number }> {
-  const sent = await sendRequest(lumen, poa, { ...PORTO_ALEGRE, street, description });
+  // Each street at its own place (300 m apart): Pending alerts on one spot are one group in the inbox.
+  spot += 1;
+  const sent = await sendRequest(lumen, poa, { ...PORTO_ALEGRE, longitude: PORTO_ALEGRE.longitude + spot * 0.003, street, description });
   const page = await lumen.admin(poa.token, 'GET', `/api/admin/alerts?tenantId=${poa.tenantId}&status=Pending&sort=newest&pageSize=50`);
   const found = (page.body.items as { id: string; alertNumber: number; protocolNumber: string }[]).find((a) => a.protocolNumber === sent.protocolNumber)!;
   return { id: found.id, number: found.alertNumber };
@@ -59,7 +62,7 @@ describe('undo in the console', () => {
     await page.getByTestId('discard-note').fill('Mesmo poste do protocolo anterior; já há equipe a caminho do viaduto.');
     await page.getByTestId('discard').click();
     await page.getByTestId('discard-yes').click();
-    await toast(page, 'ok', 'Alerta descartado.');
+    await toast(page, 'ok', /Alerta nº \d+ descartado\./);
     const offer = page.getByTestId('undo-offer');
     await offer.waitFor();
     expect(await offer.innerText()).toMatch(/Você pode desfazer por \d+ s/);
@@ -78,7 +81,7 @@ describe('undo in the console', () => {
     expect(await page.getByTestId('undo-offer').count()).toBe(0);
     await expect.poll(() => page.getByTestId('timeline').innerText()).toContain('desfeito a tempo; o parceiro não foi avisado');
 
-    // A new order: the console goes to the order; undone, it is gone and the alert is back.
+    // A new order: the console goes on to the next alert; undone, the order is gone and the alert is back.
     await page.goto(`${lumen.baseUrl}/console/alerts/${ordered.id}`);
     await page.getByTestId('create-order').click();
     const created = await toast(page, 'ok', /Ordem OS-\d{4}-\d{5} criada/);
@@ -137,5 +140,5 @@ describe('undo in the console', () => {
     for (const a of pair) expect(receivedAbout(a.id)).toEqual([]);
     expect(receivedAbout(onOrder.id).map((r) => (JSON.parse(r.raw.toString('utf8')) as { eventType: string }).eventType)).toEqual(['ServiceOrder.Created']);
     expect(me.problems).toEqual([]);
-  });
+  }, 120_000);
 });
