@@ -141,7 +141,8 @@ export const WORDS_PT = {
   'value.none': 'nenhum',
   'value.yes': 'sim',
   'value.no': 'não',
-  'value.alerts': '{count} alerta(s)',
+  'value.alerts.one': '1 alerta',
+  'value.alerts.other': '{count} alertas',
   'locationSource.payload': 'informada pelo parceiro',
   'locationSource.poles': 'pelos postes da cidade',
   'locationSource.geocoder': 'pelo geocodificador',
@@ -153,7 +154,8 @@ export const WORDS_PT = {
   'timeline.status': '{from} → {to}',
   'timeline.event': 'Evento ao parceiro {partner}: {type}',
   'timeline.delivery': 'Entrega de “{type}”: {outcome}',
-  'timeline.delivery.attempts': '{count} tentativa(s)',
+  'timeline.delivery.attempts.one': '1 tentativa',
+  'timeline.delivery.attempts.other': '{count} tentativas',
   'eventType.ServiceOrder.Created': 'ordem criada',
   'eventType.ServiceOrder.Completed': 'ordem concluída',
   'eventType.ServiceOrder.StatusChanged': 'situação da ordem mudou',
@@ -396,7 +398,8 @@ export const WORDS_EN: Record<WordKey, string> = {
   'value.none': 'none',
   'value.yes': 'yes',
   'value.no': 'no',
-  'value.alerts': '{count} alert(s)',
+  'value.alerts.one': '1 alert',
+  'value.alerts.other': '{count} alerts',
   'locationSource.payload': 'sent by the partner',
   'locationSource.poles': 'from the city’s poles',
   'locationSource.geocoder': 'from the geocoder',
@@ -408,7 +411,8 @@ export const WORDS_EN: Record<WordKey, string> = {
   'timeline.status': '{from} → {to}',
   'timeline.event': 'Event to partner {partner}: {type}',
   'timeline.delivery': 'Delivery of “{type}”: {outcome}',
-  'timeline.delivery.attempts': '{count} attempt(s)',
+  'timeline.delivery.attempts.one': '1 attempt',
+  'timeline.delivery.attempts.other': '{count} attempts',
   'eventType.ServiceOrder.Created': 'order created',
   'eventType.ServiceOrder.Completed': 'order completed',
   'eventType.ServiceOrder.StatusChanged': 'order status changed',
@@ -577,7 +581,7 @@ export function valueWords(t: T, dateTime: (iso: string | null) => string, field
   if (field === 'transport' && (v === 'webhook' || v === 'polling')) return tt(`partners.transport.${v}`);
   if (field === 'scopes' && Array.isArray(v)) return v.map((x) => tt(`scope.${String(x)}`)).join('; ');
   if (field === 'eventTypes' && Array.isArray(v)) return v.map((x) => eventTypeWords(t, String(x))).join(', ');
-  if (Array.isArray(v)) return field === 'alerts' ? tt('value.alerts', { count: v.length }) : v.map(String).join(', ');
+  if (Array.isArray(v)) return field === 'alerts' ? tt(v.length === 1 ? 'value.alerts.one' : 'value.alerts.other', { count: v.length }) : v.map(String).join(', ');
   // A nested record: an order's snapshot names the order by its number.
   if (typeof v === 'object' && typeof (v as { number?: unknown }).number === 'string') return (v as { number: string }).number;
   if (typeof v === 'string' && UUID.test(v)) return tt('value.set');
@@ -595,7 +599,7 @@ export function timelineWords(t: T, e: types.TimelineEntry): string {
   if (e.kind === 'event') return tt('timeline.event', { partner: String(data.partner ?? ''), type: eventTypeWords(t, e.title) });
   const type = e.title.replace(/ delivery \w+$/, '');
   const outcome = ['pending', 'failed', 'succeeded', 'dead'].includes(String(data.status)) ? tt(`delivery.${String(data.status)}`) : tt('eventType.other');
-  const attempts = typeof data.attempts === 'number' && data.attempts > 0 ? ` · ${tt('timeline.delivery.attempts', { count: data.attempts })}` : '';
+  const attempts = typeof data.attempts === 'number' && data.attempts > 0 ? ` · ${tt(data.attempts === 1 ? 'timeline.delivery.attempts.one' : 'timeline.delivery.attempts.other', { count: data.attempts })}` : '';
   const answer = typeof data.lastStatusCode === 'number' ? ` · ${tt('deliveryError.status', { code: data.lastStatusCode })}` : '';
   return `${tt('timeline.delivery', { type: eventTypeWords(t, type), outcome })}${attempts}${answer}`;
 }

@@ -16,7 +16,7 @@ import { NavigateLinks, PlannedVisitText, TelLink } from '../crew.js';
 import { OrderCompletion } from './completion.js';
 
 export function OrderPage({ id }: { id: string }) {
-  const { t, dateTime } = useI18n();
+  const { t, dateTime, lang } = useI18n();
   const { tenantId } = useSession();
   // The note goes with whichever move is made: Start and Complete at the top, the rest below.
   const [note, setNote] = useState('');
@@ -24,6 +24,8 @@ export function OrderPage({ id }: { id: string }) {
   const order = useApi('getServiceOrder', { path: { serviceOrderId: id }, query: cityHint(id, tenantId) });
   // The order's own city and id (the URL may name it by number), which may not be the switcher's city.
   const alerts = useApi('listAlerts', order.data ? { query: { tenantId: order.data.tenantId, serviceOrderId: order.data.id, pageSize: 100 } } : null);
+  // The reason by its name in the operator's language (the code beside it, as the reasons page shows it).
+  const reasons = useApi('listReasons', order.data ? { path: { tenantId: order.data.tenantId } } : null);
   if (order.error) return <LoadError error={order.error} retry={() => void order.mutate()} />;
   if (!order.data) return <Loading />;
   const o = order.data;
@@ -49,7 +51,16 @@ export function OrderPage({ id }: { id: string }) {
           <section class="panel" data-testid="order-details">
             <dl class="fields">
               <Field label={t('alert.reason')}>
-                <code>{o.type}</code>
+                {(() => {
+                  const r = reasons.data?.items.find((x) => x.code === o.type);
+                  return r ? (
+                    <>
+                      {lang === 'en' ? r.nameEn : r.namePt} <code>{o.type}</code>
+                    </>
+                  ) : (
+                    <code>{o.type}</code>
+                  );
+                })()}
               </Field>
               <Field label={t('col.priority')}>{t(`priority.${o.priority}`)}</Field>
               <Field label={t('col.address')}>
