@@ -37,9 +37,10 @@ export async function detectLampOuts(deps: RuntimeDeps, opts: { now?: Date } = {
       }
     }
     for (const r of await recoveredLampOuts(deps.db, tenantId)) {
+      const at = await cityTime(deps, tenantId, r.reported_at);
       const noted = await deps.db.transaction().execute(async (tx) => {
         if (!(await markRecoveryNoted(tx, r.pole_id, r.alert_id))) return false;
-        const note = `Telemetria: o dispositivo ${r.identifier} voltou a informar a lâmpada acesa em ${r.reported_at.toISOString()}. Confirme em campo antes de encerrar.`;
+        const note = `Telemetria: o dispositivo ${r.identifier} voltou a informar a lâmpada acesa em ${at}. Confirme em campo antes de encerrar.`;
         await addAlertHistory(tx, { alert_id: r.alert_id, from_status: 'Pending', to_status: 'Pending', actor: TELEMETRY_ACTOR, note });
         return true;
       });
@@ -50,8 +51,20 @@ export async function detectLampOuts(deps: RuntimeDeps, opts: { now?: Date } = {
   return run;
 }
 
+/** A moment as the city's operators read it: "26/11/2026, 13:54 (horário de America/Sao_Paulo)". */
+async function cityTime(deps: RuntimeDeps, tenantId: string, at: Date): Promise<string> {
+  const row = await deps.db.selectFrom('tenant').select('timezone').where('id', '=', tenantId).executeTakeFirst();
+  const timeZone = row?.timezone ?? 'America/Sao_Paulo';
+  try {
+    return `${new Intl.DateTimeFormat('pt-BR', { timeZone, dateStyle: 'short', timeStyle: 'short' }).format(at)} (horário de ${timeZone})`;
+  } catch {
+    return `${new Intl.DateTimeFormat('pt-BR', { timeZone: 'UTC', dateStyle: 'short', timeStyle: 'short' }).format(at)} (UTC)`;
+  }
+}
+
 async function raise(deps: RuntimeDeps, tenantId: string, externalSystemId: string, pole: LampOutCandidate): Promise<boolean> {
   const since = pole.out_since.toISOString();
+  const sinceWords = await cityTime(deps, tenantId, pole.out_since);
   const cause = pole.cause === 'offline' ? 'sem comunicação' : 'relé desligado à noite';
   // One protocol number per outage: a pass that runs again (a crash, a second instance) resends it.
   const protocolNumber = `TLM-${pole.pole_code.slice(0, 60)}-${Math.floor(pole.out_since.getTime() / 1000)}`;
@@ -64,7 +77,7 @@ async function raise(deps: RuntimeDeps, tenantId: string, externalSystemId: stri
       requestedAt: since,
       requester: { name: 'Telemetria Lumen' },
       address: { street: (pole.address ?? pole.pole_code).slice(0, 200), ...(pole.neighborhood ? { neighborhood: pole.neighborhood } : {}), latitude: pole.latitude, longitude: pole.longitude },
-      problem: { description: `Lâmpada apagada segundo a telemetria: poste ${pole.pole_code}, dispositivo ${pole.telegestor_identifier}, ${cause} desde ${since}.` },
+      problem: { description: `Lâmpada apagada segundo a telemetria: poste ${pole.pole_code}, dispositivo ${pole.telegestor_identifier}, ${cause} desde ${sinceWords}.` },
       reasonCode: LAMP_OUT_REASON,
     },
     { idempotencyKey: null, lang: 'pt-BR', actor: TELEMETRY_ACTOR },
