@@ -58,7 +58,28 @@ export function statementName(text: string, parameterCount: number): string | un
  * webhook claim and settle, telemetry batches) are fixed texts, so all of them run
  * prepared; test/db/prepared-statements.test.ts fails when one goes unnamed.
  */
-export class PreparingClient extends pg.Client {
+/**
+ * A connection with Lumen's session settings applied before the pool hands it out: no
+ * JIT. Lumen's statements are short, and PostgreSQL compiles any plan whose estimated
+ * cost passes jit_above_cost; the grouped inbox's count (a subquery per row, estimated
+ * high, 25 ms of work) spent 1.5 s compiling. Behind PgBouncer in transaction mode the
+ * setting stays on the server connection it ran on (all of them Lumen's).
+ */
+export class SessionClient extends pg.Client {
+  override connect(...args: unknown[]): never {
+    const callback = args[0] as ((err: Error | null, client?: pg.Client) => void) | undefined;
+    const connect = pg.Client.prototype.connect as unknown as (this: pg.Client) => Promise<unknown>;
+    const query = pg.Client.prototype.query as unknown as (this: pg.Client, text: string) => Promise<unknown>;
+    const ready = connect.call(this).then(() => query.call(this, 'SET jit = off')).then(() => this);
+    if (callback) {
+      ready.then((c) => callback(null, c), (err: Error) => callback(err));
+      return undefined as never;
+    }
+    return ready as never;
+  }
+}
+
+export class PreparingClient extends SessionClient {
   /** Statements of this connection prepared again under another name (see renamed). */
   private renamed: Map<string, string> | null = null;
 
@@ -106,22 +127,14 @@ export function createPool(opts: DatabaseOptions): pg.Pool {
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'lumen',
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 10_000,
-    ...(opts.prepared === false ? {} : { Client: PreparingClient }),
+    Client: opts.prepared === false ? SessionClient : PreparingClient,
   });
   // A connection that dies while checked out (the database restarted during a query or
   // transaction) emits 'error' on its client, which the pool only listens for while the
   // client is idle; unheard, that event would end the process. The query in flight
   // fails with the same error (the request answers 500), and the pool discards the
   // client when it is released; idle clients' errors reach the pool's 'error' listener.
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    // No JIT: Lumen's statements are short, and PostgreSQL compiles any plan whose
-    // estimated cost passes jit_above_cost; the grouped inbox's count (a subquery per
-    // row, estimated high, 25 ms of work) spent 1.5 s compiling. Queued on the client
-    // before anything the pool hands it out for. Behind PgBouncer in transaction mode
-    // the setting stays on the server connection it ran on (all of them Lumen's).
-    client.query('SET jit = off').catch(() => {});
-  });
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
