@@ -8,9 +8,12 @@ import { Pending, type RowDefinition } from '../harness/context.js';
 /** What the inbox sends by default (src/console/web/pages/inbox.tsx): Pending, sort priority, 100 a page. */
 const PAGE_SIZE = 100;
 
-/** The statements listAlertDetails runs for that page (page and count), as one statement. */
-function inboxPageSql(tenantId: string): string {
-  const where = `a.tenant_id = '${tenantId}' AND a.status = 'Pending'`;
+/**
+ * The statements listAlertDetails runs for an inbox page (page and count), as one
+ * statement, over the Pending alerts that also match `extraWhere` (an SQL condition on `a`).
+ */
+export function inboxPageSql(tenantId: string, extraWhere: string | null = null): string {
+  const where = `a.tenant_id = '${tenantId}' AND a.status = 'Pending'${extraWhere ? ` AND (${extraWhere})` : ''}`;
   return `SELECT a.*, es.code AS partner_code, r.name_pt, r.name_en, so.number, so.status AS order_status,
                  (SELECT count(*) FROM alert a WHERE ${where}) AS total
             FROM alert a

@@ -1,3 +1,4 @@
+import { inboxPageSql } from './console-inbox.js';
 import { adminToken } from '../harness/admin.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { check, ratioOf } from '../harness/results.js';
@@ -75,18 +76,12 @@ function searchCity(ctx: BenchContext): Promise<SearchCity> {
 function searchPageSql(tenantId: string, text: string): string {
   const words = text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-  const where = `a.tenant_id = '${tenantId}' AND a.status = 'Pending' AND ((${words.map((w) => `a.search_text LIKE '%' || lumen_search_norm(${lit(w)}::text) || '%'`).join(' AND ')})
+  return inboxPageSql(
+    tenantId,
+    `(${words.map((w) => `a.search_text LIKE '%' || lumen_search_norm(${lit(w)}::text) || '%'`).join(' AND ')})
       OR (a.service_order_id IS NOT NULL AND a.service_order_id = ANY(ARRAY(SELECT so.id FROM pole tp JOIN service_order so ON so.pole_id = tp.id
-                                                                           WHERE upper(tp.code) = upper(${lit(text)}) AND tp.tenant_id = '${tenantId}'))))`;
-  return `SELECT a.*, es.code AS partner_code, r.name_pt, r.name_en, so.number, so.status AS order_status,
-                 (SELECT count(*) FROM alert a WHERE ${where}) AS total
-            FROM alert a
-            JOIN external_system es ON es.id = a.external_system_id
-            LEFT JOIN reason r ON r.tenant_id = a.tenant_id AND r.code = a.reason_code
-            LEFT JOIN service_order so ON so.id = a.service_order_id
-           WHERE ${where}
-           ORDER BY (CASE a.priority WHEN 'Critical' THEN 0 WHEN 'High' THEN 1 WHEN 'Medium' THEN 2 ELSE 3 END), a.sla_due_at, a.alert_number
-           LIMIT ${PAGE_SIZE}`;
+                                                                           WHERE upper(tp.code) = upper(${lit(text)}) AND tp.tenant_id = '${tenantId}')))`,
+  );
 }
 
 /**

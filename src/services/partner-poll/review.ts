@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { RejectedItemCorrections } from '../../../generated/admin/types.gen.js';
 import type { RuntimeDeps } from '../deps.js';
 import { lockRejectedItem, resolveRejectedItems } from '../../db/repositories/partner-poll.repository.js';
 import { findExternalSystem } from '../../db/repositories/external-system.repository.js';
@@ -67,18 +68,10 @@ export async function retryRejectedItem(deps: RuntimeDeps, by: Actor, id: string
   return { accepted: outcome.kind === 'accepted', item: await viewOf(deps.db, seen.id, partner.id) };
 }
 
-/** What an operator may correct in a refused item, and where each field sits in an intake request. */
-export interface ItemCorrections {
-  description?: string;
-  street?: string;
-  number?: string;
-  neighborhood?: string;
-  reference?: string;
-  requesterName?: string;
-  phone?: string;
-  latitude?: number;
-  longitude?: number;
-}
+/** What an operator may correct in a refused item (the contract's RejectedItemCorrections). */
+export type ItemCorrections = RejectedItemCorrections;
+
+/** Where each correctable field sits in an intake request. */
 
 const CORRECTION_PLACES: Readonly<Record<keyof ItemCorrections, readonly [string, string]>> = {
   description: ['problem', 'description'],
