@@ -9380,6 +9380,13 @@ export type DismissRejectedInboundItemErrors = {
      */
     404: Problem;
     /**
+     * `validation-failed`: the body is JSON but breaks the schema or a rule of the operation;
+     * `errors[]` has one entry per problem, with a JSON Pointer into the body. Nothing was
+     * changed.
+     *
+     */
+    422: Problem;
+    /**
      * `rate-limited`: too many requests from this address failed to authenticate (an
      * unknown, revoked or expired token) within a minute; nothing is looked up for it until
      * the minute is over. Wait `Retry-After` seconds.
