@@ -35,7 +35,8 @@ beforeAll(async () => {
   // Interleaved: the filter keeps six, two reports of other kinds never open in the flow.
   for (const [i, street] of STREETS.entries()) {
     await sendRequest(lumen, curitiba, { ...CURITIBA, latitude: CURITIBA.latitude + i * 0.0005, street, reasonCode: CODE, description: `Lâmpada piscando a noite toda na ${street}, perto do número ${200 + i * 40}.` });
-    if (i === 2 || i === 4) await sendRequest(lumen, curitiba, { ...CURITIBA, street: 'Rua Marechal Deodoro', description: 'Poste inclinado depois da chuva.' });
+    // Each at its own place (different lamps, 300 m apart): Pending alerts on one spot are one group in the inbox.
+    if (i === 2 || i === 4) await sendRequest(lumen, curitiba, { ...CURITIBA, longitude: CURITIBA.longitude + i * 0.003, street: 'Rua Marechal Deodoro', description: 'Poste inclinado depois da chuva.' });
   }
   const pending = await alertsOf(lumen, curitiba);
   filtered = pending.filter((a) => a.partnerReasonCode === CODE).sort((a, b) => a.alertNumber - b.alertNumber);

@@ -14,9 +14,11 @@ const ALLOWED: Record<string, { pattern: RegExp; files: string[] }> = {
   'session advisory lock': { pattern: /pg_(try_)?advisory_(un)?lock(_shared)?\s*\(/, files: ['db/migrator.ts'] }, // migrations: direct pool
   'LISTEN': { pattern: /[`'"]LISTEN\s/, files: ['jobs/channel-listener.ts'] }, // its own direct client
   'temporary table': { pattern: /CREATE\s+TEMP(ORARY)?\s+TABLE/i, files: ['db/repositories/city-data/pole-import.repository.ts'] }, // CLI: direct pool
-  // SET (SQL keywords are upper case in src/) outside a transaction-local set_config(..., true): pole import (CLI, direct pool) only
-  // and the embedded server's own upgrade (a client of its own; the embedded database has no pooler)
-  'session SET': { pattern: /[`'"]\s*(SET|RESET)\s+(?!LOCAL\b)[a-z_]+/, files: ['db/embedded/cluster.ts', 'services/city-data/pole-import/service.ts'] },
+  // SET (SQL keywords are upper case in src/) outside a transaction-local set_config(..., true): pole import (CLI, direct pool) only,
+  // the embedded server's own upgrade (a client of its own; the embedded database has no pooler), and `SET jit = off` as each
+  // connection opens (db/database.ts): a planner setting only, the same for every Lumen session, so one left on a pooled server
+  // connection changes nothing another Lumen client would not set itself
+  'session SET': { pattern: /[`'"]\s*(SET|RESET)\s+(?!LOCAL\b)[a-z_]+/, files: ['db/database.ts', 'db/embedded/cluster.ts', 'services/city-data/pole-import/service.ts'] },
   'session set_config': { pattern: /set_config\([^)]*,\s*false\s*\)/, files: ['services/city-data/pole-import/service.ts'] },
   'named prepared statement': { pattern: /\bname:\s*['"`][^'"`]+['"`]\s*,\s*text:/, files: [] },
 };
