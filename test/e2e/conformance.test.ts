@@ -842,6 +842,70 @@ describe('dist/lumen conforms to its published documents (through Prism)', { tim
     await own('strict', 'rotateIntegrationWebhookSecret', 'POST', '/rotate-webhook-secret', s.poll.apiKey, 409, undefined, 'conflict');
   });
 
+  it('admin: groups, the city map, crews, planned visits, completion photos and materials, undo and refused items', async () => {
+    const get = (operationId: string, p: string, expectStatus: number) => ex.strict('admin', { operationId, method: 'GET', path: p, headers: bearer(), expect: expectStatus });
+    const send = (operationId: string, method: string, p: string, body: unknown, expectStatus: number, headers: Record<string, string> = {}) =>
+      ex.strict('admin', { operationId, method, path: p, headers: { ...bearer(), ...headers }, ...(body === undefined ? {} : { body }), expect: expectStatus });
+    // Grouping settings, groups and supply faults.
+    await get('getTenantAlertGrouping', `/api/admin/tenants/${s.manual.tenantId}/alert-grouping`, 200);
+    await get('getTenantAlertGrouping', `/api/admin/tenants/${randomUUID()}/alert-grouping`, 404);
+    await send('setTenantAlertGrouping', 'PUT', `/api/admin/tenants/${s.manual.tenantId}/alert-grouping`, { duplicateRadiusMeters: 40 }, 200);
+    await ex.lax('admin', { operationId: 'setTenantAlertGrouping', method: 'PUT', path: `/api/admin/tenants/${s.manual.tenantId}/alert-grouping`, headers: bearer(), body: { duplicateRadiusMeters: -1 }, expect: 422 });
+    await get('listSupplyFaults', `/api/admin/tenants/${s.auto.tenantId}/supply-faults`, 200);
+    await get('listSupplyFaults', `/api/admin/tenants/${randomUUID()}/supply-faults`, 404);
+    // The city map, whole city and a viewport.
+    await get('getCityMap', `/api/admin/tenants/${s.auto.tenantId}/map?zoom=12`, 200);
+    await get('getCityMap', `/api/admin/tenants/${s.auto.tenantId}/map?zoom=18&bbox=-23.56,-46.67,-23.55,-46.65`, 200);
+    await get('getCityMap', `/api/admin/tenants/${randomUUID()}/map?zoom=12`, 404);
+    // A Pending alert of its own, for its group and an undone discard.
+    const sent = await ex.strict('partner', { operationId: 'createServiceOrder', method: 'POST', path: '/api/external/service-orders', headers: { 'x-api-key': s.writer.apiKey }, body: intake('CONF-M-0090', { address: { street: 'Rua Doutor Arnaldo', number: '455', latitude: -23.5540, longitude: -46.6700 } }), expect: 201 });
+    const pending = sent.body.alert.id as string;
+    await get('getAlertGroup', `/api/admin/alerts/${pending}/group`, 200);
+    await get('getAlertGroup', `/api/admin/alerts/${randomUUID()}/group`, 404);
+    const discarded = await send('discardAlert', 'POST', `/api/admin/alerts/${pending}/discard`, { reason: 'Registrado em duplicidade pelo parceiro.' }, 200, { prefer: 'undo' });
+    const actionId = discarded.headers.get('lumen-undo-action');
+    expect(actionId).toEqual(expect.any(String));
+    await send('undoAction', 'POST', `/api/admin/actions/${actionId}/undo`, undefined, 200);
+    await send('undoAction', 'POST', `/api/admin/actions/${actionId}/undo`, undefined, 409);
+    await send('undoAction', 'POST', `/api/admin/actions/${randomUUID()}/undo`, undefined, 404);
+    // Pending again: an open order of its own for the crew's operations below.
+    const open = (await send('createOrderFromAlert', 'POST', `/api/admin/alerts/${pending}/create-order`, {}, 201)).body.id as string;
+    // A crew: a member of the automatic city's team.
+    const crew = (await send('createOperator', 'POST', '/api/admin/operators', { email: 'equipe.conformidade@cidade-automatica.example', name: 'Equipe Conformidade' }, 201)).body.operator.id as string;
+    await send('grantOperatorRole', 'PUT', `/api/admin/operators/${crew}/grants/${s.auto.tenantId}`, { role: 'triager' }, 200);
+    await send('addTeamMember', 'PUT', `/api/admin/teams/${s.auto.teamId}/members/${crew}`, undefined, 200);
+    await send('addTeamMember', 'PUT', `/api/admin/teams/${randomUUID()}/members/${crew}`, undefined, 404);
+    await get('listTeamMembers', `/api/admin/teams/${s.auto.teamId}/members`, 200);
+    await get('listTeamMembers', `/api/admin/teams/${randomUUID()}/members`, 404);
+    await get('listOperatorTeams', `/api/admin/operators/${crew}/teams`, 200);
+    await get('listOperatorTeams', `/api/admin/operators/${randomUUID()}/teams`, 404);
+    await send('removeTeamMember', 'DELETE', `/api/admin/teams/${s.auto.teamId}/members/${crew}`, undefined, 204);
+    // "My team today" of a token: no team, so nothing (a person signed in sees their teams' orders).
+    await ex.strict('admin', { operationId: 'listMyTeamOrders', method: 'GET', path: `/api/admin/my-team?tenantId=${s.auto.tenantId}`, headers: bearer(), expect: 200 });
+    await ex.lax('admin', { operationId: 'listMyTeamOrders', method: 'GET', path: '/api/admin/my-team', headers: bearer(), expect: 400 });
+    // A planned visit on an open order.
+    const tomorrow = Date.now() + 24 * 3_600_000;
+    await send('setPlannedVisit', 'PUT', `/api/admin/service-orders/${open}/planned-visit`, { startsAt: new Date(tomorrow).toISOString(), endsAt: new Date(tomorrow + 3 * 3_600_000).toISOString() }, 200);
+    await ex.lax('admin', { operationId: 'setPlannedVisit', method: 'PUT', path: `/api/admin/service-orders/${open}/planned-visit`, headers: bearer(), body: { startsAt: new Date(tomorrow).toISOString(), endsAt: new Date(tomorrow - 3_600_000).toISOString() }, expect: 422 });
+    await send('clearPlannedVisit', 'DELETE', `/api/admin/service-orders/${open}/planned-visit`, undefined, 200);
+    await send('clearPlannedVisit', 'DELETE', `/api/admin/service-orders/${randomUUID()}/planned-visit`, undefined, 404);
+    // The city's materials, and an after-repair photo of the open order.
+    await get('listMaterials', `/api/admin/tenants/${s.auto.tenantId}/materials`, 200);
+    const lamp = (await send('createMaterial', 'POST', `/api/admin/tenants/${s.manual.tenantId}/materials`, { kind: 'lamp', name: 'Lâmpada LED 100 W', wattage: 100 }, 201)).body.id as string;
+    await send('createMaterial', 'POST', `/api/admin/tenants/${randomUUID()}/materials`, { kind: 'lamp', name: 'Lâmpada LED 100 W' }, 404);
+    await send('updateMaterial', 'PATCH', `/api/admin/tenants/${s.manual.tenantId}/materials/${lamp}`, { active: false }, 200);
+    await send('updateMaterial', 'PATCH', `/api/admin/tenants/${s.auto.tenantId}/materials/${randomUUID()}`, { active: false }, 404);
+    const photoId = randomUUID();
+    await send('uploadServiceOrderPhoto', 'PUT', `/api/admin/service-orders/${open}/photos/${photoId}`, { contentType: 'image/jpeg', data: JPEG.toString('base64') }, 200);
+    await ex.lax('admin', { operationId: 'uploadServiceOrderPhoto', method: 'PUT', path: `/api/admin/service-orders/${open}/photos/${randomUUID()}`, headers: bearer(), body: { contentType: 'image/png', data: JPEG.toString('base64') }, expect: 422 });
+    await get('getServiceOrderPhoto', `/api/admin/service-orders/${open}/photos/${photoId}`, 200);
+    await get('getServiceOrderPhoto', `/api/admin/service-orders/${open}/photos/${randomUUID()}`, 404);
+    await get('getServiceOrderCompletion', `/api/admin/service-orders/${open}/completion`, 200);
+    await get('getServiceOrderCompletion', `/api/admin/service-orders/${randomUUID()}/completion`, 404);
+    // A refused polled item that does not exist.
+    await send('acceptRejectedInboundItem', 'POST', `/api/admin/rejected-inbound-items/${randomUUID()}/accept`, { corrections: { street: 'Rua Voluntários da Pátria' } }, 404);
+  });
+
   it('covers every operation of every document with zero violations, and records the figures', () => {
     const all = ex.records;
     const violations = all.flatMap((r) => r.responseViolations.map((v) => `${r.document} ${r.operationId} ${r.method} ${r.path} -> ${r.status}: ${v}`));

@@ -127,6 +127,8 @@ export async function supplyFaultMarkers(deps: ServiceDeps, access: AdminAccess,
   const resource = `tenant ${tenantId}`;
   if (!isUuid(tenantId)) throw new AppError('not-found', { resource });
   requireTenantRole(access, tenantId, 'viewer', resource);
+  // A city that does not exist is not found, also for a platform admin (not an empty list).
+  if (!(await findGroupingSettings(deps.db, tenantId))) throw new AppError('not-found', { resource });
   const rows = await supplyFaultPoles(deps.db, tenantId, deps.config.poleMatchMeters);
   return { items: rows.map((r) => ({ alertId: r.alert_id, alertNumber: Number(r.alert_number), latitude: r.latitude, longitude: r.longitude, poleCode: r.code, circuit: r.circuit, others: r.neighbours })) };
 }

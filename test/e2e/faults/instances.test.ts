@@ -130,12 +130,15 @@ describe('two instances behind the same clients', () => {
       for (let i = 0; i < 8; i++) out.push(await status(i % 2 === 0 ? a : b, '/api/external/health', key(q.apiKey)));
       return out;
     };
-    // Eight requests alternating between the instances: the seventh and eighth are over the
-    // limit. (Should the one-minute window turn in the middle, the next burst is in one window.)
+    // Eight requests alternating between the instances: counted in each instance and shared
+    // in batches, so the window admits the limit plus at most one request per other instance
+    // (docs/rate-limits.md, "Bound on overshoot"): the eighth is over the limit. (Should the
+    // one-minute window turn in the middle, the next burst is in one window.)
     let statuses = await burst();
     if (!statuses.includes(429)) statuses = await burst();
-    expect(statuses.slice(-2)).toEqual([429, 429]);
-    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(6);
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(6 + 1);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(6);
     checks += statuses.length;
     recordReliability(SECTION, { item: 'changes made through one instance, checked on both at once', figure: `${checks} checks, 0 stale`, detail: 'key rotation, scope removal, disabling and enabling, a per-partner rate limit counted across both instances' });
   });
