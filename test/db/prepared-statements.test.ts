@@ -41,8 +41,12 @@ afterAll(async () => {
   await t?.stop();
 });
 
-/** Transaction control goes by the simple protocol: nothing to parse or plan. */
-const CONTROL = /^\s*(begin|commit|rollback|start transaction|savepoint|release savepoint|rollback to savepoint)\b/i;
+/**
+ * Transaction control goes by the simple protocol: nothing to parse or plan; so does the
+ * one setting a connection opens with (SessionClient: `SET jit = off`), once per connection,
+ * never per request.
+ */
+const CONTROL = /^\s*(begin|commit|rollback|start transaction|savepoint|release savepoint|rollback to savepoint|set jit = off$)\b/i;
 
 async function unnamedDuring(work: () => Promise<void>): Promise<{ sent: Sent[]; unnamed: string[] }> {
   const sent: Sent[] = [];
