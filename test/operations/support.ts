@@ -31,7 +31,9 @@ export async function problemOf(res: Response): Promise<{ type: string; title: s
 
 /** The outbox rows of one alert, in the order they were written. */
 export async function outboxOf(t: TestApp, alertId: string) {
-  const rows = await t.rt.db.selectFrom('event').selectAll().where('alert_id', '=', alertId).orderBy('created_at').orderBy('sequence').execute();
+  // In the order they were written (write_seq): created_at is when each transaction began,
+  // and one that began first may write after another it waited for.
+  const rows = await t.rt.db.selectFrom('event').selectAll().where('alert_id', '=', alertId).orderBy('write_seq').execute();
   return rows.map((r) => ({ type: r.event_type, partnerId: r.external_system_id, serviceOrderId: r.service_order_id, sequence: r.sequence, payload: r.payload as Record<string, any> }));
 }
 
