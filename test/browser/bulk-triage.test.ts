@@ -54,6 +54,8 @@ describe('bulk triage in the inbox', () => {
     expect(await page.getByTestId('bulk-apply').isDisabled()).toBe(true);
     // The reason picker finds the reason by its code; Enter chooses it.
     await page.getByTestId('bulk-reason-input').fill('LAMP_BROKEN');
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await page.getByTestId('bulk-reason').locator('[role="option"]').first().waitFor();
     await page.getByTestId('bulk-reason-input').press('Enter');
     await page.getByTestId('bulk-apply').click();
     await toast(page, 'ok', '16 alertas reclassificados.');

@@ -258,6 +258,8 @@ describe('the console', () => {
     const row = page.locator('[data-testid="reason-mapping"] tr[data-code="LAMP-OFF"]');
     await row.waitFor();
     await row.getByTestId('mapping-select-input').fill('LAMP_OUT');
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await row.getByTestId('mapping-select').locator('[role="option"]').first().waitFor();
     await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-save').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de LAMP-OFF salvo.' }).waitFor();

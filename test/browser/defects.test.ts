@@ -254,6 +254,8 @@ describe('console defects', () => {
     expect(first).toEqual(['LAMPADA_APAGADA', 'POSTE_CAIDO']);
     const row = table.locator('tr[data-code="POSTE_CAIDO"]');
     await row.getByTestId('mapping-select-input').fill('POLE_DOWN');
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await row.getByTestId('mapping-select').locator('[role="option"]').first().waitFor();
     await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-save').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Mapeamento de POSTE_CAIDO salvo.' }).waitFor();

@@ -181,6 +181,8 @@ describe('triage flow on the alert page', () => {
     // The reason picker in English finds by the English name.
     await page.getByTestId('reason-picker-input').fill('damaged');
     await expect.poll(() => page.locator('.reason-options [role="option"]').allInnerTexts()).toEqual([expect.stringContaining('Keep the current reason'), 'Damaged pole (POLE_DAMAGED)']);
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await page.getByTestId('reason-picker').locator('[role="option"]').first().waitFor();
     await page.getByTestId('reason-picker-input').press('Enter');
     await page.getByRole('button', { name: 'Reclassify' }).click();
     await toast(page, 'ok', /reclassified: Damaged pole\./);
@@ -212,6 +214,8 @@ describe('triage flow on the alert page', () => {
     // The orders' reason filter is the same picker: part of the name, Enter.
     await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
     await page.getByTestId('orders-reason-input').fill('outros sist');
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await page.getByTestId('orders-reason').locator('[role="option"]').first().waitFor();
     await page.getByTestId('orders-reason-input').press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('reason')).toBe('EXTERNAL_OTHER');
     expect(await page.getByTestId('orders-reason-input').inputValue()).toBe('Outros (sistema externo) (EXTERNAL_OTHER)');
@@ -221,6 +225,8 @@ describe('triage flow on the alert page', () => {
     const row = page.locator(`[data-testid="reason-mapping"] tr[data-code="${CODE}"]`);
     await row.waitFor();
     await row.getByTestId('mapping-select-input').fill('lampada pisc');
+    // The city's reasons arrive after the page: Enter picks the first one shown.
+    await row.getByTestId('mapping-select').locator('[role="option"]').first().waitFor();
     await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-description').fill('Luz que acende e apaga sem parar, informada pela central 156 de Curitiba');
     await row.getByTestId('mapping-save').click();

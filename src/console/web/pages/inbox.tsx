@@ -147,6 +147,8 @@ export function InboxPage() {
         toggleRef.current(at, false);
       } else if (e.key === 'Enter' && rows[at] && (!target || target === document.body || target.closest('.inbox-list'))) {
         e.preventDefault();
+        // The place is kept now: Enter right after j leaves before the effect that keeps it runs.
+        saveInboxPlace({ query: new URLSearchParams(window.location.search).toString(), alertId: rows[at]!.id, row: at });
         navigate(`/alerts/${rows[at]!.id}`);
       } else return;
     };
