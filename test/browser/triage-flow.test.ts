@@ -215,7 +215,7 @@ describe('triage flow on the alert page', () => {
     await page.goto(`${lumen.baseUrl}/console/orders?view=table`);
     await page.getByTestId('orders-reason-input').fill('outros sist');
     // The city's reasons arrive after the page: Enter picks the first one shown.
-    await page.getByTestId('orders-reason').locator('[role="option"]').first().waitFor();
+    await page.getByTestId('orders-reason').locator('[role="option"]', { hasText: 'EXTERNAL_OTHER' }).first().waitFor();
     await page.getByTestId('orders-reason-input').press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('reason')).toBe('EXTERNAL_OTHER');
     expect(await page.getByTestId('orders-reason-input').inputValue()).toBe('Outros (sistema externo) (EXTERNAL_OTHER)');
@@ -226,7 +226,7 @@ describe('triage flow on the alert page', () => {
     await row.waitFor();
     await row.getByTestId('mapping-select-input').fill('lampada pisc');
     // The city's reasons arrive after the page: Enter picks the first one shown.
-    await row.getByTestId('mapping-select').locator('[role="option"]').first().waitFor();
+    await row.getByTestId('mapping-select').locator('[role="option"]', { hasText: 'LAMP_FLICKER' }).first().waitFor();
     await row.getByTestId('mapping-select-input').press('Enter');
     await row.getByTestId('mapping-description').fill('Luz que acende e apaga sem parar, informada pela central 156 de Curitiba');
     await row.getByTestId('mapping-save').click();
