@@ -147,7 +147,7 @@ describe('the console', () => {
     await context.close();
   });
 
-  it('the working day: locate on the map, pick a pole, create an order, link the suggested duplicate, start, complete with a note that reaches the partner', async () => {
+  it('the working day: locate on the map, pick a pole, create an order, link the suggested duplicate, start, complete with a note that reaches the partner', { timeout: 120_000 }, async () => {
     await sendRequest(lumen, city, { description: 'Poste 4471 apagado', noLocation: true, street: 'Rua da Consolação' });
     const pending = await alertsOf(lumen, city);
     const lost = pending.find((a) => a.description === 'Poste 4471 apagado')!;
@@ -203,8 +203,11 @@ describe('the console', () => {
     await page.getByTestId('order-alerts').getByText('Mesmo poste apagado (vizinho)').waitFor();
     await page.getByTestId('start').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Ordem iniciada.' }).waitFor();
-    await page.getByTestId('order-note').fill('Lâmpada trocada por LED 100 W.');
+    // Complete, at the top, leads to the one completion form (note, materials, photos).
     await page.getByTestId('complete').click();
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.dataset.testid ?? ""')).toBe('completion-note');
+    await page.keyboard.type('Lâmpada trocada por LED 100 W.');
+    await page.getByTestId('completion-submit').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Ordem concluída.' }).waitFor();
     expect(await page.getByTestId('order-actions').count()).toBe(0);
     const completed = await until('ServiceOrder.Completed at the partner', () => {

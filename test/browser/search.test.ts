@@ -75,6 +75,9 @@ afterAll(async () => {
   await lumen?.stop();
 });
 
+/** The test id (or tag) of the element with the focus. */
+const focused = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.dataset.testid || document.activeElement.tagName : ""');
+
 async function search(page: Page, text: string): Promise<string[]> {
   const box = page.getByTestId('global-search');
   await box.fill(text);
@@ -108,9 +111,31 @@ describe('The console search', () => {
     await search(page, 'conceicao brandao');
     await page.getByTestId('global-search').press('Enter');
     await page.waitForURL(new RegExp(`/console/alerts/${ids.westphalen}$`));
+    // The search is done: the alert's triage panel has the focus, so its keys work at once.
+    await expect.poll(() => focused(page)).toBe('triage');
 
+    // An operator who types the next search while the alert is still loading keeps
+    // the box: the page, when it arrives, does not take the focus (nor close the results).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const alertUrl = new RegExp(`/api/admin/alerts/${ids.westphalen}(\\?|$)`);
+    await page.context().route(alertUrl, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await search(page, 'conceicao brandao');
+    await page.getByTestId('global-search').press('Enter');
+    await page.waitForURL(new RegExp(`/console/alerts/${ids.westphalen}$`));
     // The phone's digits, as typed with or without its punctuation.
     expect(await search(page, '(41) 99999-1234')).toHaveLength(1);
+    release();
+    await page.getByTestId('triage').waitFor();
+    // The page's effects run after the frame that shows it.
+    await page.evaluate('new Promise((done) => requestAnimationFrame(() => setTimeout(done)))');
+    expect(await focused(page)).toBe('global-search');
+    expect(await page.getByTestId('global-search-results').locator('.search-hit').count()).toBe(1);
+    await page.context().unroute(alertUrl);
     expect(await search(page, '41 99999')).toHaveLength(1);
     expect((await search(page, '4199999'))[0]).toContain('Westphalen');
 

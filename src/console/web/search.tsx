@@ -32,6 +32,7 @@ export function GlobalSearch() {
   const [query, setQuery] = useState('');
   const [open, setOpen] = useState(false);
   const box = useRef<HTMLDivElement>(null);
+  const input = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
     const timer = setTimeout(() => setQuery(typed.trim()), SETTLE_MS);
@@ -71,7 +72,10 @@ export function GlobalSearch() {
 
   function submit(e: Event) {
     e.preventDefault();
-    if (ready && hits[0]) navigate(hits[0].to);
+    if (!ready || !hits[0]) return;
+    // The search is done: the page it opens gets the focus (its keys work at once).
+    input.current?.blur();
+    navigate(hits[0].to);
   }
 
   return (
@@ -90,6 +94,7 @@ export function GlobalSearch() {
           <span class="sr-only">{t('search.label')}</span>
           <input
             type="search"
+            ref={input}
             value={typed}
             placeholder={t('search.placeholder')}
             onInput={(e) => {

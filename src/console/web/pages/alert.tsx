@@ -301,6 +301,12 @@ function AlertMap({ alert: a, pole, onPole, onChanged }: { alert: types.Alert; p
   );
 }
 
+/** Whether the focus is in a field the operator types in (then no panel takes it). */
+function typingElsewhere(): boolean {
+  const active = document.activeElement as HTMLElement | null;
+  return Boolean(active && active.isConnected && (/^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName) || active.isContentEditable));
+}
+
 function TriageActions({ alert: a, pole, flow, onChanged, reload }: { alert: types.Alert; pole: types.MapPole | null; flow: TriageFlow; onChanged: (a: types.Alert) => void; reload: () => void }) {
   const { t } = useI18n();
   const { mutate } = useSWRConfig();
@@ -312,10 +318,14 @@ function TriageActions({ alert: a, pole, flow, onChanged, reload }: { alert: typ
   const [note, setNote] = useState('');
   const [confirming, setConfirming] = useState(false);
   // The page opens with the focus on this panel (not on <body> or the map), so the
-  // keys and Tab start here; the confirmation takes the focus when it appears.
+  // keys and Tab start here; the confirmation takes the focus when it appears. An
+  // operator already typing in a field (the search box, while the alert loaded) keeps
+  // it: the panel never takes the keys from under their fingers.
   const panel = useRef<HTMLElement>(null);
   const yes = useRef<HTMLButtonElement>(null);
-  useEffect(() => panel.current?.focus({ preventScroll: true }), []);
+  useEffect(() => {
+    if (!typingElsewhere()) panel.current?.focus({ preventScroll: true });
+  }, []);
   useEffect(() => {
     if (confirming) yes.current?.focus();
   }, [confirming]);

@@ -184,7 +184,7 @@ function QueuedPanel({ entry, tenantId }: { entry: QueuedCompletion; tenantId: s
     () => t('completion.discarded'),
   );
   return (
-    <section class="panel pending-panel" data-testid="completion-pending" role="status">
+    <section class="panel pending-panel" data-testid="completion-pending" role="status" tabIndex={-1}>
       <h2>{t('completion.title')}</h2>
       {entry.refused ? (
         <>

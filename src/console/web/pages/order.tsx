@@ -18,7 +18,8 @@ import { OrderCompletion } from './completion.js';
 export function OrderPage({ id }: { id: string }) {
   const { t, dateTime, lang } = useI18n();
   const { tenantId } = useSession();
-  // The note goes with whichever move is made: Start and Complete at the top, the rest below.
+  // The note goes with whichever move is made: Start at the top, the rest below (completing
+  // has its own form, with materials and photos).
   const [note, setNote] = useState('');
   // A number resolves in the selected city (two granted cities may both have OS-2026-00001).
   const order = useApi('getServiceOrder', { path: { serviceOrderId: id }, query: cityHint(id, tenantId) });
@@ -153,33 +154,41 @@ function guarded(t: ReturnType<typeof useI18n>['t'], o: types.AdminServiceOrder,
 
 /**
  * The crew's bar at the top of the order (visible without scrolling on a phone): Start,
- * Complete, and the way there (the phone's maps app, the configured route planner).
+ * the way to the completion form (one way to complete: with its note, materials and
+ * photos, kept on the phone when there is no connection), and the way there (the
+ * phone's maps app, the configured route planner).
  */
 function OrderQuickActions({ order: o, note, setNote, onChanged }: MoveProps) {
   const { t } = useI18n();
   const { can } = useSession();
   const body = () => (note.trim() ? { note: note.trim() } : {});
-  const done = (message: string) => (next: types.ServiceOrder) => {
-    setNote('');
-    onChanged(next);
-    return message;
-  };
   const guard = guarded(t, o, onChanged, () => {});
-  const start = useAction(guard(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.started')));
-  const complete = useAction(guard(() => call('completeServiceOrder', { path: { serviceOrderId: o.id }, body: body() })), done(t('order.completed')));
+  const start = useAction(
+    guard(() => call('startServiceOrder', { path: { serviceOrderId: o.id }, body: body() })),
+    (next: types.ServiceOrder) => {
+      setNote('');
+      onChanged(next);
+      return t('order.started');
+    },
+  );
   const moves = can('triage', o.tenantId);
-  const busy = start.busy || complete.busy;
   const located = o.latitude !== null && o.longitude !== null;
   if (!located && !(moves && (o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS'))) return null;
+  const toCompletion = () => {
+    // The form, or the completion already waiting to be sent from this phone.
+    const form = document.querySelector<HTMLElement>('[data-testid="completion-form"], [data-testid="completion-pending"]');
+    form?.scrollIntoView({ block: 'start' });
+    (form?.querySelector<HTMLElement>('[data-testid="completion-note"]') ?? form)?.focus({ preventScroll: true });
+  };
   return (
     <div class="crew-bar" data-testid="order-quick-actions">
       {moves && o.status === 'ASSIGNED' ? (
-        <button type="button" disabled={busy} onClick={() => void start.run()} data-testid="start">
+        <button type="button" key="start" disabled={start.busy} onClick={() => void start.run()} data-testid="start">
           {t('order.start')}
         </button>
       ) : null}
       {moves && (o.status === 'ASSIGNED' || o.status === 'IN_PROGRESS') ? (
-        <button type="button" disabled={busy} onClick={() => void complete.run()} data-testid="complete">
+        <button type="button" key="complete" onClick={toCompletion} data-testid="complete">
           {t('order.complete')}
         </button>
       ) : null}
