@@ -209,7 +209,7 @@ describe('the console', () => {
     await page.keyboard.type('Lâmpada trocada por LED 100 W.');
     await page.getByTestId('completion-submit').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Ordem concluída.' }).waitFor();
-    expect(await page.getByTestId('order-actions').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('order-actions').count()).toBe(0);
     const completed = await until('ServiceOrder.Completed at the partner', () => {
       const e = events('ServiceOrder.Completed');
       return e.length >= 2 ? e : undefined;

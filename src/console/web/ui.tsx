@@ -168,17 +168,34 @@ export function DetailActions({ status, back }: { status: string; back: string }
   );
 }
 
-/** The teams of a city to choose from, "no team" first (an order may start without one). */
-export function TeamSelect({ teams, value, onChange, testid }: { teams: readonly { id: string; name: string }[]; value: string; onChange: (teamId: string) => void; testid: string }) {
-  const { t } = useI18n();
+/** One choice of a <select>: the value sent, the words shown. */
+export interface ChoiceOption {
+  value: string;
+  label: string;
+}
+
+/**
+ * A <select> of named choices, the empty one first when given ("any", "no team"): the one
+ * shape of every list the console chooses from, so each shows words, never codes.
+ */
+export function Choice<V extends string>({ value, onChange, options, empty, testid, label }: { value: V | ''; onChange: (value: V) => void; options: readonly { value: V; label: string }[]; empty?: string; testid?: string; label?: string }) {
   return (
-    <select value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)} data-testid={testid}>
-      <option value="">{t('alert.team.none')}</option>
-      {teams.map((team) => (
-        <option key={team.id} value={team.id}>
-          {team.name}
+    <select value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value as V)} data-testid={testid} aria-label={label}>
+      {empty !== undefined ? <option value="">{empty}</option> : null}
+      {options.map((o) => (
+        <option key={o.value} value={o.value}>
+          {o.label}
         </option>
       ))}
     </select>
   );
+}
+
+/** A city's teams as choices, by name. */
+export const teamChoices = (teams: readonly { id: string; name: string }[] | undefined): ChoiceOption[] => (teams ?? []).map((x) => ({ value: x.id, label: x.name }));
+
+/** The teams of a city to choose from, "no team" first (an order may start without one). */
+export function TeamSelect({ teams, value, onChange, testid, empty }: { teams: readonly { id: string; name: string }[]; value: string; onChange: (teamId: string) => void; testid: string; empty?: string }) {
+  const { t } = useI18n();
+  return <Choice value={value} onChange={onChange} options={teamChoices(teams)} empty={empty ?? t('alert.team.none')} testid={testid} />;
 }

@@ -7,7 +7,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
+
+// A walk through the console takes 10-25 s alone and twice that beside other files on
+// two cores: every browser test file gets the timeout of `npm run test:browser`, also
+// inside `npm test` (where the rest keep 30 s).
+vi.setConfig({ testTimeout: 120_000 });
 
 export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.resolve('docs/console');

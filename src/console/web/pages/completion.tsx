@@ -10,7 +10,7 @@ import { call, useApi, type types } from '../api.js';
 import { useAction, useFeedback } from '../feedback.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Table } from '../ui.js';
+import { Badge, Choice, LoadError, Loading, Table } from '../ui.js';
 import { photoUrl } from '../offline/cache.js';
 import { discard, enqueue, flush, shrinkPhoto, useQueuedCompletion, type QueuedCompletion, type QueuedPhoto } from '../offline/outbox.js';
 
@@ -335,13 +335,7 @@ export function MaterialsSection() {
         >
           <label>
             <span>{t('materials.kind')}</span>
-            <select value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as types.MaterialKind)} data-testid="material-kind">
-              {KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {kindWord(k)}
-                </option>
-              ))}
-            </select>
+            <Choice value={kind} onChange={setKind} options={KINDS.map((k) => ({ value: k, label: kindWord(k) }))} testid="material-kind" />
           </label>
           <label class="grow">
             <span>{t('materials.new')}</span>

@@ -13,7 +13,7 @@ import { MapView, useLeafletMap, type MapPoint } from '../map.js';
 import { PoleLayer, POLE_MAP_STATES, STATE_COLOURS, type CityMapCell, type CityMapData, type CityMapPole, type PoleFilters, type PoleMapState } from '../pole-layer.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
-import { LoadError, Page, StatusBadge } from '../ui.js';
+import { Choice, LoadError, Page, StatusBadge, teamChoices } from '../ui.js';
 import { SupplyFaultLegend, useSupplyFaultPoints } from './map-supply-faults.js';
 
 const PRIORITIES = ['Critical', 'High', 'Medium', 'Low'] as const;
@@ -111,47 +111,19 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
       <form class="filters" onSubmit={(e) => e.preventDefault()} data-testid="citymap-filters">
         <label>
           <span>{t('citymap.filter.priority')}</span>
-          <select value={filters.priority ?? ''} onChange={(e) => setFilter('priority', (e.target as HTMLSelectElement).value)} data-testid="citymap-priority">
-            <option value="">{t('citymap.filter.any')}</option>
-            {PRIORITIES.map((p) => (
-              <option key={p} value={p}>
-                {t(`priority.${p}`)}
-              </option>
-            ))}
-          </select>
+          <Choice value={filters.priority ?? ''} onChange={(v) => setFilter('priority', v)} options={PRIORITIES.map((p) => ({ value: p, label: t(`priority.${p}`) }))} empty={t('citymap.filter.any')} testid="citymap-priority" />
         </label>
         <label>
           <span>{t('citymap.filter.reason')}</span>
-          <select value={filters.reason ?? ''} onChange={(e) => setFilter('reason', (e.target as HTMLSelectElement).value)} data-testid="citymap-reason">
-            <option value="">{t('citymap.filter.any')}</option>
-            {(reasons.data?.items ?? []).map((r) => (
-              <option key={r.code} value={r.code}>
-                {lang === 'en' ? r.nameEn : r.namePt}
-              </option>
-            ))}
-          </select>
+          <Choice value={filters.reason ?? ''} onChange={(v) => setFilter('reason', v)} options={(reasons.data?.items ?? []).map((r) => ({ value: r.code, label: lang === 'en' ? r.nameEn : r.namePt }))} empty={t('citymap.filter.any')} testid="citymap-reason" />
         </label>
         <label>
           <span>{t('citymap.filter.team')}</span>
-          <select value={filters.team ?? ''} onChange={(e) => setFilter('team', (e.target as HTMLSelectElement).value)} data-testid="citymap-team">
-            <option value="">{t('citymap.filter.any')}</option>
-            {(teams.data?.items ?? []).map((x) => (
-              <option key={x.id} value={x.id}>
-                {x.name}
-              </option>
-            ))}
-          </select>
+          <Choice value={filters.team ?? ''} onChange={(v) => setFilter('team', v)} options={teamChoices(teams.data?.items)} empty={t('citymap.filter.any')} testid="citymap-team" />
         </label>
         <label>
           <span>{t('citymap.filter.telegestor')}</span>
-          <select value={filters.telegestor ?? ''} onChange={(e) => setFilter('telegestor', (e.target as HTMLSelectElement).value)} data-testid="citymap-telegestor">
-            <option value="">{t('citymap.filter.any')}</option>
-            {DEVICE_STATES.map((s) => (
-              <option key={s} value={s}>
-                {t(`citymap.device.${s}`)}
-              </option>
-            ))}
-          </select>
+          <Choice value={filters.telegestor ?? ''} onChange={(v) => setFilter('telegestor', v)} options={DEVICE_STATES.map((s) => ({ value: s, label: t(`citymap.device.${s}`) }))} empty={t('citymap.filter.any')} testid="citymap-telegestor" />
         </label>
         <label class="check">
           <input type="checkbox" checked={filters.overdue === true} onChange={() => setFilter('overdue', filters.overdue ? null : 'true')} data-testid="citymap-overdue" />

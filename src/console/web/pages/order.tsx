@@ -6,7 +6,7 @@ import { useI18n } from '../i18n.js';
 import { MapView } from '../map.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
-import { DetailActions, Field, LoadError, Loading, Page, StatusBadge } from '../ui.js';
+import { DetailActions, Field, LoadError, Loading, Page, StatusBadge, TeamSelect } from '../ui.js';
 import { PlannedVisitForm } from './planned-visit.js';
 import { DeliveryTable } from './partner.js';
 import { Timeline } from './timeline.js';
@@ -230,14 +230,7 @@ function OrderActions({ order: o, note, setNote, onChanged }: MoveProps) {
         <div class="row">
           <label>
             <span>{t('col.team')}</span>
-            <select value={teamId} onChange={(e) => setTeamId((e.target as HTMLSelectElement).value)} data-testid="assign-team">
-              <option value="">—</option>
-              {(teams.data?.items ?? []).map((team) => (
-                <option key={team.id} value={team.id}>
-                  {team.name}
-                </option>
-              ))}
-            </select>
+            <TeamSelect teams={teams.data?.items ?? []} value={teamId} onChange={setTeamId} empty="—" testid="assign-team" />
           </label>
           <button type="button" disabled={busy || !teamId} onClick={() => void assign.run()} data-testid="assign">
             {t('order.assign')}

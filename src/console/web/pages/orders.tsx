@@ -8,7 +8,7 @@ import { useApi } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, LoadError, Loading, Page, StatusBadge, Table, useDurations, type SortableHeader } from '../ui.js';
+import { Badge, Choice, LoadError, Loading, Page, StatusBadge, Table, teamChoices, useDurations, type SortableHeader } from '../ui.js';
 import { polePath } from '../refs.js';
 import { ReasonPicker } from '../reason-picker.js';
 import { warmOrders } from '../offline/cache.js';
@@ -76,14 +76,7 @@ export function OrdersPage() {
         </label>
         <label>
           <span>{t('orders.filter.team')}</span>
-          <select value={team} onChange={(e) => set('team', (e.target as HTMLSelectElement).value)}>
-            <option value="">{t('orders.filter.allTeams')}</option>
-            {(teams.data?.items ?? []).map((x) => (
-              <option key={x.id} value={x.id}>
-                {x.name}
-              </option>
-            ))}
-          </select>
+          <Choice value={team} onChange={(v) => set('team', v)} options={teamChoices(teams.data?.items)} empty={t('orders.filter.allTeams')} />
         </label>
         <ReasonPicker tenantId={tenantId} value={query.get('reason') ?? ''} onChange={(code) => set('reason', code || null)} emptyLabel={t('inbox.filter.all')} label={t('orders.filter.reason')} testid="orders-reason" />
         <label class="check">

@@ -4,7 +4,7 @@ import { call, useApi, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { useSession } from '../session.js';
-import { LoadError, Loading, Page, Table } from '../ui.js';
+import { Choice, LoadError, Loading, Page, Table } from '../ui.js';
 import { MaterialsSection } from './completion.js';
 import { AlertGroupingSettings } from './alert-grouping-settings.js';
 
@@ -195,13 +195,7 @@ function Reasons() {
           </label>
           <label>
             <span>{t('col.priority')}</span>
-            <select value={priority} onChange={(e) => setPriority((e.target as HTMLSelectElement).value as typeof priority)}>
-              {PRIORITIES.map((p) => (
-                <option key={p} value={p}>
-                  {t(`priority.${p}`)}
-                </option>
-              ))}
-            </select>
+            <Choice value={priority} onChange={setPriority} options={PRIORITIES.map((p) => ({ value: p, label: t(`priority.${p}`) }))} />
           </label>
           <label>
             <span>{t('reasons.sla')}</span>
