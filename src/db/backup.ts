@@ -86,6 +86,7 @@ export async function backupEmbedded(opts: { dataDir: string; url: string; to: s
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
   await fs.mkdir(dir, { mode: 0o700 });
   const client = new pg.Client({ connectionString: opts.url, application_name: 'lumen-backup' });
+  client.on('error', () => {}); // a failure reaches the awaited call; an idle connection's last words must not end the process
   await client.connect();
   let started = false;
   try {

@@ -66,6 +66,14 @@ export function statementName(text: string, parameterCount: number): string | un
  * setting stays on the server connection it ran on (all of them Lumen's).
  */
 export class SessionClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // A server that goes away sends its last words (57P01) to every connection: to an idle
+    // one as an 'error' event. Unheard, that event ends the process; a statement in flight
+    // fails with it anyway, and the pool's own listener discards an idle connection.
+    this.on('error', () => {});
+  }
+
   override connect(...args: unknown[]): never {
     const callback = args[0] as ((err: Error | null, client?: pg.Client) => void) | undefined;
     const connect = pg.Client.prototype.connect as unknown as (this: pg.Client) => Promise<unknown>;

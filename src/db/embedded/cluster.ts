@@ -90,6 +90,7 @@ export async function checkClusterVersion(clusterDir: string, runtime: PostgresR
 export async function attach(port: number, password: string, log: EmbeddedDatabaseOptions['log']): Promise<string> {
   await waitReady(port, password);
   const client = new pg.Client({ connectionString: serverUrl(port, 'postgres', password) });
+  client.on('error', () => {}); // a failure reaches the awaited call; an idle connection's last words must not end the process
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
@@ -156,6 +157,7 @@ export async function requirePassword(clusterDir: string, url: string, password:
   if (!/^\s*host\s.*\btrust\s*$/m.test(hba)) return;
   log('requiring a password on the embedded PostgreSQL (a cluster of an earlier release trusted every local user)');
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // as in attach
   await client.connect();
   try {
     await client.query(`SET password_encryption = 'scram-sha-256'`);
