@@ -132,6 +132,14 @@ describe('triage flow on the alert page', () => {
     expect((await statusOf(a5!.id)).reasonCode).toBe('LAMP_FLICKER');
     // The two reports outside the filter never opened and are untouched.
     for (const id of others) expect((await statusOf(id)).status).toBe('Pending');
+    // The toasts of those actions (several at once) cover none of the triage panel's controls.
+    const covered = await page.evaluate<string[]>(`(() => {
+      const toasts = [...document.querySelectorAll('.toasts .toast')].map((t) => t.getBoundingClientRect());
+      const hits = (r) => toasts.some((t) => t.left < r.right && r.left < t.right && t.top < r.bottom && r.top < t.bottom);
+      return [...document.querySelectorAll('[data-testid="triage"] :is(button, input, select, textarea)')].filter((c) => hits(c.getBoundingClientRect())).map((c) => c.dataset.testid || c.tagName);
+    })()`);
+    expect(await page.locator('.toasts .toast').count()).toBeGreaterThan(1);
+    expect(covered).toEqual([]);
     await screenshots(page, 'triage-flow');
     await noSidewaysScroll(page);
 
