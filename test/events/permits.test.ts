@@ -115,10 +115,11 @@ describe('webhook send permits across instances', () => {
     await waitFor(async () => {
       const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_delivery WHERE external_system_id = ${p.partner.id} AND status = 'succeeded'`.execute(b.rt.db);
       return rows[0]!.n === EVENTS;
-    }, 60_000, 'every delivery to succeed');
+    }, 150_000, 'every delivery to succeed');
     expect(receiver.maxOpen).toBeLessThanOrEqual(LIMIT);
     expect(new Set(receiver.ids).size).toBe(EVENTS);
-  }, 90_000);
+    // Alone this takes about 4 s; beside other files on a loaded two-core machine once over 60 s.
+  }, 180_000);
 
   it('grants at most the limit to holders asking at once, frees what a holder let lapse, and gives back on request', async () => {
     const t = await startTestApp({ env: { LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: '3' } });

@@ -103,7 +103,8 @@ describe('sign-in', () => {
     expect(JSON.stringify(audit)).not.toContain('nobody@city.example');
   });
 
-  it('slows a guesser down by address, doubling the wait, while the operator signs in from elsewhere; never a lockout anyone can cause', async () => {
+  // About a hundred sign-ins, each a scrypt: over 30 s on a loaded two-core machine.
+  it('slows a guesser down by address, doubling the wait, while the operator signs in from elsewhere; never a lockout anyone can cause', { timeout: 120_000 }, async () => {
     const target = await makeOperator(t.rt, { grants: [{ tenantId: city.id, role: 'viewer' }] });
     secrets.push(target.password);
     const from = (address: string) => ({ 'x-forwarded-for': address });
