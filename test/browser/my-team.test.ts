@@ -47,7 +47,15 @@ beforeAll(async () => {
   // The far order was planned for this morning and the window has passed; the near one for later today.
   const now = Date.now();
   expect((await lumen.admin(curitiba.token, 'PUT', `/api/admin/service-orders/${orders.far!.id}/planned-visit`, { startsAt: new Date(now - 5 * HOUR).toISOString(), endsAt: new Date(now - 2 * HOUR).toISOString() })).status).toBe(200);
-  expect((await lumen.admin(curitiba.token, 'PUT', `/api/admin/service-orders/${orders.near!.id}/planned-visit`, { startsAt: new Date(now + 1 * HOUR).toISOString(), endsAt: new Date(now + 3 * HOUR).toISOString() })).status).toBe(200);
+  // A window within one day of the city (UTC−3, no daylight saving): later today, or
+  // tomorrow morning when today has less than three hours left (a window across midnight
+  // is written with its dates).
+  const local = new Date(now - 3 * HOUR);
+  const near =
+    local.getUTCHours() < 21
+      ? { startsAt: new Date(now + 1 * HOUR), endsAt: new Date(now + 2 * HOUR) }
+      : { startsAt: new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + 1, 9 + 3)), endsAt: new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + 1, 11 + 3)) };
+  expect((await lumen.admin(curitiba.token, 'PUT', `/api/admin/service-orders/${orders.near!.id}/planned-visit`, { startsAt: near.startsAt.toISOString(), endsAt: near.endsAt.toISOString() })).status).toBe(200);
 });
 afterAll(async () => {
   await browser?.close();
