@@ -56,7 +56,9 @@ describe('the audit log page', () => {
     await page.getByTestId('audit-who').fill('desk-');
     await page.getByTestId('audit').waitFor();
 
-    const today = new Date().toISOString().slice(0, 10);
+    // Today as the operator's page counts days (its own time zone, not UTC: after 21:00 in
+    // Brazil the UTC date is already tomorrow).
+    const today = await page.evaluate<string>("new Date().toLocaleDateString('sv')");
     await page.getByTestId('audit-from').fill(today);
     await page.getByTestId('audit-to').fill(today);
     await page.getByTestId('audit').waitFor();
