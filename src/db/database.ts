@@ -137,12 +137,9 @@ export function createPool(opts: DatabaseOptions): pg.Pool {
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 10_000,
     Client: opts.prepared === false ? SessionClient : PreparingClient,
   });
-  // A connection that dies while checked out (the database restarted during a query or
-  // transaction) emits 'error' on its client, which the pool only listens for while the
-  // client is idle; unheard, that event would end the process. The query in flight
-  // fails with the same error (the request answers 500), and the pool discards the
-  // client when it is released; idle clients' errors reach the pool's 'error' listener.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // A connection that dies while checked out emits 'error' on its client, which the pool
+  // only hears while the client is idle: SessionClient listens itself (the query in flight
+  // fails with the same error; the pool discards the client when it is released).
   return pool;
 }
 
