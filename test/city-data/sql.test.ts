@@ -39,6 +39,14 @@ describe('compiled SQL of the list reads', () => {
   it('poles: first page without updatedSince', async () => {
     await expect(render(pageStatement('pole', fromStart))).toMatchFileSnapshot('./__snapshots__/poles-page-first.sql');
   });
+  it('poles: a cursor page without updatedSince, its horizon read by the page statement itself', async () => {
+    const cursor: PageStatement = { ...fromStart, horizon: null, after: { u: '2026-03-14T12:01:00.123456Z', id: 'I' }, limit: 1000 };
+    await expect(render(pageStatement('pole', cursor))).toMatchFileSnapshot('./__snapshots__/poles-page-cursor.sql');
+  });
+  it('refuses a statement horizon where the answer depends on the horizon (updatedSince, a rank to check)', () => {
+    expect(() => pageStatement('pole', { ...sinceFirst, horizon: null })).toThrow(/own horizon/);
+    expect(() => pageStatement('pole', { ...ranked, horizon: null })).toThrow(/own horizon/);
+  });
   it('poles: first page with updatedSince and no cached total', async () => {
     await expect(render(pageStatement('pole', sinceFirst))).toMatchFileSnapshot('./__snapshots__/poles-page-first-since.sql');
   });

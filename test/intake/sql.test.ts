@@ -59,6 +59,7 @@ const automatic: NewIntake = {
     cancel_reason: null,
   },
   slaHours: 24,
+  nearPole: { latitude: -23.5573, longitude: -46.6602, meters: 30 },
   actor: 'partner:p',
   orderNote: 'created at intake of 156-2026-000123456',
   idempotency: { external_system_id: 'E', key: 'K', request_hash: Buffer.from('00', 'hex') },
@@ -73,7 +74,7 @@ describe('compiled SQL of a new alert', () => {
     await expect(render(newIntakeStatement(db, automatic))).toMatchFileSnapshot('./__snapshots__/new-intake.sql');
   });
   it('the write without an order (manual triage) and without a key', async () => {
-    const manual: NewIntake = { ...automatic, order: null, alert: { ...automatic.alert, status: 'Pending', service_order_id: null }, idempotency: null };
+    const manual: NewIntake = { ...automatic, order: null, nearPole: null, alert: { ...automatic.alert, status: 'Pending', service_order_id: null }, idempotency: null };
     await expect(render(newIntakeStatement(db, manual))).toMatchFileSnapshot('./__snapshots__/new-intake-manual.sql');
   });
 });

@@ -15,7 +15,8 @@ import type { ServiceDeps } from '../deps.js';
  * horizon with what the walk remembers, the page itself (items as JSON text, the
  * counts for `total` and ranks, one snapshot), and one asynchronously committed
  * write of what the walk remembers next; a cursor page only the first two, without
- * anything to remember. The first two run on the read replica while it is usable
+ * anything to remember, and a cursor page without updatedSince one: the page
+ * statement reads the horizon from its own snapshot. The first two run on the read replica while it is usable
  * (src/db/read-replica.ts), the write on the primary.
  */
 
@@ -159,9 +160,17 @@ async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, 
   // A call without pageSize keeps the walk's size; one with it changes the size from here on.
   const pageSize = requested ?? state.p ?? DEFAULT_PAGE_SIZE;
   const cache = state.c ? { matchingBelow: state.c[0], below: state.c[1], horizon: state.c[2] } : null;
+  // Without updatedSince the answer needs nothing measured at the horizon: one
+  // statement reads it and the page from its own snapshot (the usual walk, a full sync).
+  if (state.s === null) {
+    const result = await deps.reads.run((db) =>
+      readPage(db, kind.resource, { tenantId: reader.tenantId, since: null, horizon: null, after: { u: state.u, id: state.i }, skip: 0, limit: pageSize, rankHorizon: null, matching: { kind: 'none' } }),
+    );
+    return answer(deps, kind, reader, pageSize, { page: state.n, since: null, result, total: result.rows, cache: null, before: { u: state.u, id: state.i } });
+  }
   // On the replica when it is usable: the horizon and the page from the same server.
   const { horizon, matching, result } = await deps.reads.run(async (db) => {
-    // The horizon first, in its own statement; the rows are read by a later one.
+    // The horizon first, in its own statement (the count's plan depends on it); the rows are read by a later one.
     const horizon = await readHorizon(db);
     const matching = matchingPlan(state.s, horizon, cache);
     const result = await readPage(db, kind.resource, {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AttachmentResult, IntakeResponse } from '../../../generated/partner/types.gen.js';
 import type { RuntimeDeps } from '../deps.js';
-import { allocateNumbers } from '../../db/repositories/counter.repository.js';
+import { allocateNumbers, type AllocatedNumbers } from '../../db/repositories/counter.repository.js';
 import { insertNewIntake, type NewIntake } from '../../db/repositories/intake/request.repository.js';
-import { nearestPoleId } from '../../db/repositories/operations/pole-map.repository.js';
 import type { Language } from '../../lib/i18n.js';
 import type { AttachmentRowInsert, PreparedAttachment } from '../attachments/index.js';
 import { orderAddress, writeAttachments, type IntakeContext, type IntakeResult, type Plan } from './apply.js';
@@ -12,11 +11,13 @@ import type { IntakeInput } from './validate.js';
 
 /**
  * A request whose protocolNumber is new: the alert (and in automatic mode its order),
- * written once the slow work is done. The numbers are taken first, in a statement of
- * their own (allocateNumbers), after the caller's replay and resend checks, so a
- * replay or a resend never takes one; a request that then fails to write leaves its
- * numbers unused. The rows and the stored response are then one statement; only
- * attachments and a geocoding job need a transaction around it.
+ * written once the slow work is done. The numbers were taken by the request's first
+ * read (findIntakeStart: only for a request found new, so a replay or a resend never
+ * takes one), else here in a statement of their own (allocateNumbers, a later round);
+ * a request that then fails to write leaves its numbers unused. The rows, the order's
+ * nearest pole and the stored response are one statement; only attachments and a
+ * geocoding job need a transaction around it. The usual request is therefore two
+ * round trips after authentication: the first read with the numbers, and the write.
  */
 export async function createIntake(
   deps: RuntimeDeps,
@@ -25,13 +26,14 @@ export async function createIntake(
   idem: { key: string | null; hash: Buffer | null },
   plan: Plan,
   lang: Language,
+  /** Taken by the request's first read; null: take them now. */
+  taken: AllocatedNumbers | null = null,
 ): Promise<IntakeResult> {
   const tenantId = ctx.tenant.id;
   const reason = ctx.reason;
-  const numbers = await allocateNumbers(deps.db, tenantId, { alert: true, serviceOrder: ctx.automatic });
+  const numbers = taken ?? (await allocateNumbers(deps.db, tenantId, { alert: true, serviceOrder: ctx.automatic }));
+  if (numbers.alertNumber === null || (numbers.serviceOrderNumber !== null) !== ctx.automatic) throw new Error('the numbers taken do not match the request (an alert number, and an order number exactly in automatic mode)');
   const location = plan.location ?? null;
-  // An automatic order sits on the nearest pole of the request's coordinates, when one is close enough.
-  const poleId = numbers.serviceOrderNumber && location ? ((await nearestPoleId(deps.db, tenantId, location.latitude, location.longitude, deps.config.poleMatchMeters)) ?? null) : null;
   const order = numbers.serviceOrderNumber
     ? {
         id: randomUUID(),
@@ -43,7 +45,7 @@ export async function createIntake(
         neighborhood: input.address.neighborhood,
         latitude: location?.latitude ?? null,
         longitude: location?.longitude ?? null,
-        pole_id: poleId,
+        pole_id: null,
         team_id: null,
         closed_at: null,
       }
@@ -80,6 +82,8 @@ export async function createIntake(
     order,
     alert,
     slaHours: reason.sla_hours,
+    // An automatic order sits on the nearest pole of the request's coordinates, when one is close enough.
+    nearPole: order && location ? { latitude: location.latitude, longitude: location.longitude, meters: deps.config.poleMatchMeters } : null,
     actor: ctx.actor,
     orderNote: `created at intake of ${input.protocolNumber}`,
     idempotency: idem.key ? { external_system_id: ctx.caller.externalSystemId, key: idem.key, request_hash: idem.hash! } : null,

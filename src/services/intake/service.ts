@@ -6,7 +6,8 @@ import type { Scope } from '../../db/tables/foundation.js';
 import { findAlertByProtocol, lockNames, type AlertRow, type VersionedAlertRow } from '../../db/repositories/intake/alert.repository.js';
 import { listAlertAttachments, type AlertAttachmentRow } from '../../db/repositories/intake/attachment.repository.js';
 import { findIdempotencyKey, insertIdempotencyKey, type IdempotencyKeyRow } from '../../db/repositories/intake/idempotency.repository.js';
-import { findIntakeSettingAndState, findIntakeState, type IntakeSetting, type IntakeState } from '../../db/repositories/intake/request.repository.js';
+import type { AllocatedNumbers } from '../../db/repositories/counter.repository.js';
+import { findIntakeStart, findIntakeState, type IntakeSetting, type IntakeState } from '../../db/repositories/intake/request.repository.js';
 import { DEFAULT_REASON_CODE } from '../../db/repositories/operations/reason.repository.js';
 import { blobStoreFor, type BlobStore } from '../../lib/blob-store/index.js';
 import { AppError } from '../../lib/errors.js';
@@ -75,15 +76,19 @@ export async function submitIntake(deps: RuntimeDeps, caller: IntakeCaller, rawB
   let known: IntakeContext | null = null;
   for (let round = 1; ; round++) {
     // The context is read once, with the first round's state in the same statement.
+    // A new request's numbers come with it (taken only when no key and no alert was found).
     let ctx: IntakeContext;
     let state: IntakeState;
+    let numbers: AllocatedNumbers | null = null;
     if (known) {
       ctx = known;
       state = await findIntakeState(deps.db, caller.externalSystemId, key, input.protocolNumber);
     } else {
-      const first = await findIntakeSettingAndState(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber, opts.internalReason);
+      const canCreateOrders = caller.scopes.includes('canCreateServiceOrders');
+      const first = await findIntakeStart(deps.db, caller.externalSystemId, caller.tenantId, input.reasonCode, key, input.protocolNumber, { canCreateOrders, year: new Date().getUTCFullYear() }, opts.internalReason);
       ctx = contextOf(caller, first.setting, opts.actor);
       state = first.state;
+      numbers = first.numbers;
     }
     known = ctx;
     if (state.stored) return replay(state.stored, hash!);
@@ -93,7 +98,7 @@ export async function submitIntake(deps: RuntimeDeps, caller: IntakeCaller, rawB
     try {
       outcome = snapshot
         ? await deps.db.transaction().execute((tx) => commitResend(tx, deps, ctx, input, { key, hash }, snapshot, plan, opts.lang))
-        : { kind: 'done', result: await createIntake(deps, ctx, input, { key, hash }, plan, opts.lang) };
+        : { kind: 'done', result: await createIntake(deps, ctx, input, { key, hash }, plan, opts.lang, numbers) };
     } catch (err) {
       await removeBlobs(deps, blobs, plan.attachments.written);
       if (round < MAX_ROUNDS && (err as { code?: string }).code === '23505') continue;

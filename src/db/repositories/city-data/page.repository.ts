@@ -41,8 +41,12 @@ export interface PageStatement {
   readonly tenantId: string;
   /** Inclusive lower bound (updatedSince, microseconds ISO), or null. */
   readonly since: string | null;
-  /** Exclusive upper bound: the visibility horizon, read by an earlier statement. */
-  readonly horizon: string;
+  /**
+   * Exclusive upper bound: the visibility horizon, read by an earlier statement; null:
+   * read by this statement itself, from its own snapshot (a cursor page without
+   * updatedSince, whose answer needs neither the horizon nor a count that depends on it).
+   */
+  readonly horizon: string | null;
   /** Exclusive keyset start; null = the start of the list. */
   readonly after: Position | null;
   /** Items skipped after `after` (0 in an in-order walk; the OFFSET fallback otherwise). */
@@ -121,10 +125,18 @@ const LIST_SHAPES: Readonly<Record<CityResource, ListShape>> = { pole: POLE, ser
 
 const ts = (iso: string) => sql`${iso}::timestamptz`;
 
+/**
+ * The statement's horizon: the value read earlier, or lumen_visibility_horizon() of this
+ * statement's own snapshot, evaluated once (the `horizon` CTE). The argument of
+ * src/services/city-data/total.ts holds for it as well: every transaction the snapshot
+ * does not see stamps its rows at or after the horizon the same snapshot gives.
+ */
+const horizonOf = (q: Pick<PageStatement, 'horizon'>) => (q.horizon === null ? sql`(SELECT at FROM horizon)` : ts(q.horizon));
+
 /** Conditions on the list's rows of the page: tenant, updatedSince, horizon, keyset start. */
 function pageWhere(alias: string, q: PageStatement): RawBuilder<unknown> {
   const col = (c: string) => sql.ref(`${alias}.${c}`);
-  const parts = [sql`${col('tenant_id')} = ${q.tenantId}`, sql`${col('updated_at')} < ${ts(q.horizon)}`];
+  const parts = [sql`${col('tenant_id')} = ${q.tenantId}`, sql`${col('updated_at')} < ${horizonOf(q)}`];
   if (q.since !== null) parts.push(sql`${col('updated_at')} >= ${ts(q.since)}`);
   if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${ts(q.after.u)}, ${q.after.id}::uuid)`);
   return sql.join(parts, sql` AND `);
@@ -154,8 +166,8 @@ function pageRows(shape: ListShape, q: PageStatement): RawBuilder<unknown> {
 }
 
 /** Rows of the tenant's list stamped at or after `at` (an index-only range count; few at a recent horizon). */
-function tail(shape: ListShape, tenantId: string, at: string): RawBuilder<number> {
-  return sql<number>`(SELECT count(*) FROM ${sql.table(shape.table)} WHERE tenant_id = ${tenantId} AND updated_at >= ${ts(at)})`;
+function tail(shape: ListShape, tenantId: string, at: string | RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(SELECT count(*) FROM ${sql.table(shape.table)} WHERE tenant_id = ${tenantId} AND updated_at >= ${typeof at === 'string' ? ts(at) : at})`;
 }
 
 /** Rows stamped in [from, to), at most `cap` of them (null bounds are open). */
@@ -196,6 +208,9 @@ function matchingCounts(shape: ListShape, q: PageStatement): { mid: RawBuilder<n
 export function pageStatement(resource: CityResource, q: PageStatement) {
   const shape = LIST_SHAPES[resource];
   const m = q.matching;
+  if (q.horizon === null && (m.kind !== 'none' || q.rankHorizon !== null || q.since !== null)) {
+    throw new Error('a page reads its own horizon only without updatedSince and without a rank to check');
+  }
   const cacheTail = m.kind === 'count' && m.unless !== null ? tail(shape, q.tenantId, m.unless.cacheHorizon) : NULL;
   const rankTail = q.rankHorizon === null ? NULL : tail(shape, q.tenantId, q.rankHorizon);
   const counts = matchingCounts(shape, q);
@@ -210,8 +225,8 @@ export function pageStatement(resource: CityResource, q: PageStatement) {
     tail_cache: number | null;
     mid: number | null;
     low: number | null;
-  }>`WITH page AS MATERIALIZED (${pageRows(shape, q)}),
-     n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, q.horizon)} AS tail_now,
+  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), ` : sql``}page AS MATERIALIZED (${pageRows(shape, q)}),
+     n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, horizonOf(q))} AS tail_now,
                                ${rankTail} AS tail_rank, ${cacheTail} AS tail_cache),
      m AS MATERIALIZED (SELECT ${counts.mid} AS mid FROM n)
 SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= ${q.limit}) AS items,

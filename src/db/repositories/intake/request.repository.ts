@@ -1,9 +1,11 @@
 import { sql, type Insertable, type RawBuilder } from 'kysely';
-import type { Executor } from '../../database.js';
+import type { Database, Executor } from '../../database.js';
+import { serviceOrderNumber, type AllocatedNumbers } from '../counter.repository.js';
 import type { AlertStatus, AlertTable, ServiceOrderTable } from '../../tables/domain.js';
 import type { VersionedAlertRow } from './alert.repository.js';
 import type { IdempotencyKeyRow } from './idempotency.repository.js';
 import { DEFAULT_REASON_CODE, mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
+import { nearestPoleIdExpression } from '../operations/pole-map.repository.js';
 import type { TenantRow } from '../tenant.repository.js';
 
 // The statements of one intake request besides the number allocation: what it reads
@@ -39,22 +41,53 @@ export async function findIntakeState(db: Executor, externalSystemId: string, ke
   return stateOf(row);
 }
 
+/** Numbers to take with the reads of a new request (see findIntakeStart). */
+export interface StartNumbers {
+  /** The caller may create service orders: a tenant in automatic mode then gets an order number too. */
+  readonly canCreateOrders: boolean;
+  /** The service-order year (UTC), as allocateNumbers takes it. */
+  readonly year: number;
+}
+
+/** What the first round of a request learns in its one statement. */
+export interface IntakeStart {
+  setting: IntakeSetting | undefined;
+  state: IntakeState;
+  /** Taken when the request is new (no stored key, no alert) and its setting was found; null otherwise. */
+  numbers: AllocatedNumbers | null;
+}
+
 /**
- * The first attempt's reads in one statement (one statement planned per request
- * instead of two): findIntakeState, and the setting: the partner, its tenant and the
- * reason `partnerReasonCode` maps to for this partner (see mappedReasonCode), undefined
- * when the partner is not the tenant's or the tenant has no EXTERNAL_OTHER reason.
+ * The first round's reads and, for a request that turns out to be new, its numbers, in
+ * ONE statement: findIntakeState (the stored key, the alert), the setting (the partner,
+ * its tenant and the reason `partnerReasonCode` maps to for this partner, see
+ * mappedReasonCode; undefined when the partner is not the tenant's or the tenant has
+ * no EXTERNAL_OTHER reason), and, only when neither a key nor an alert was found and
+ * the setting was, the alert number and (automatic mode with `canCreateOrders`) the
+ * order number, by the counter upsert of allocateNumbers.
+ *
+ * The statement runs on the pool and commits on its own, asynchronously like
+ * allocateNumbers (set_config inside the upsert, for this transaction only; the same
+ * argument: the request's write commits synchronously later and flushes this commit
+ * with it), so a counter row stays locked only for this statement. A replay or a
+ * resend takes no number. Numbers taken by a request that then fails stay unused (a gap).
+ *
+ * Why not the write in the same statement: the counter rows would then stay locked
+ * until the write's commit has flushed, and a city's intakes would queue behind each
+ * other's WAL flush (bench/FINDINGS.md, "Issue 26": half the throughput at 16 clients).
  */
-export async function findIntakeSettingAndState(
-  db: Executor,
+export async function findIntakeStart(
+  db: Database,
   externalSystemId: string,
   tenantId: string,
   partnerReasonCode: string | null,
   key: string | null,
   protocolNumber: string,
+  numbers: StartNumbers,
   /** The code is one of the tenant's own reasons (an Open311 service_code), not a partner code to map. Default false. */
   internalReason = false,
-): Promise<{ setting: IntakeSetting | undefined; state: IntakeState }> {
+): Promise<IntakeStart> {
+  if (db.isTransaction) throw new Error('findIntakeStart takes numbers in its own transaction: pass the pool, not a transaction');
   const setting = db
     .selectFrom('external_system as es')
     .innerJoin('tenant as t', 't.id', 'es.tenant_id')
@@ -75,11 +108,29 @@ export async function findIntakeSettingAndState(
     ])
     .where('es.id', '=', externalSystemId)
     .where('t.id', '=', tenantId);
-  const row = await stateQuery(db, externalSystemId, key, protocolNumber)
+  const reads = stateQuery(db, externalSystemId, key, protocolNumber)
     .leftJoin(setting.as('s'), (j) => j.onTrue())
-    .selectAll('s')
-    .executeTakeFirstOrThrow();
+    .selectAll('s');
+  type Row = Awaited<ReturnType<typeof reads.executeTakeFirstOrThrow>> & { n_alert: number | null; n_order: number | null; n_async: boolean | null };
+  const { rows } = await sql<Row>`WITH st AS MATERIALIZED (${reads}),
+     taken AS (
+       INSERT INTO tenant_counter AS c (tenant_id, name, year, value)
+       SELECT ${tenantId}::uuid, n.name, n.year, 1
+         FROM st, (VALUES (1, 'alert', 0), (2, 'service_order', ${numbers.year}::integer)) AS n(ord, name, year)
+        WHERE st.id IS NULL AND st.key_request_hash IS NULL AND st.s_partner_code IS NOT NULL
+          AND (n.ord = 1 OR (${numbers.canCreateOrders}::boolean AND st.s_tenant_intake_policy = 'automatic'))
+        ORDER BY n.ord
+       ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = c.value + 1
+       RETURNING c.name, c.value, set_config('synchronous_commit', 'off', true) AS commit_mode)
+SELECT st.*,
+       (SELECT value FROM taken WHERE name = 'alert') AS n_alert,
+       (SELECT value FROM taken WHERE name = 'service_order') AS n_order,
+       (SELECT bool_and(commit_mode = 'off') FROM taken) AS n_async
+  FROM st`.execute(db);
   const {
+    n_alert,
+    n_order,
+    n_async,
     s_partner_code,
     s_tenant_name,
     s_tenant_ibge_code,
@@ -93,7 +144,8 @@ export async function findIntakeSettingAndState(
     s_r_created_at,
     s_r_updated_at,
     ...state
-  } = row;
+  } = rows[0]!;
+  if (n_async === false) throw new Error('number allocation did not switch its commit to asynchronous');
   const found = s_partner_code !== null && s_tenant_name !== null && s_tenant_intake_policy !== null && s_r_tenant_id !== null && s_r_code !== null && s_r_name_pt !== null && s_r_name_en !== null && s_r_priority !== null && s_r_sla_hours !== null && s_r_created_at !== null && s_r_updated_at !== null;
   return {
     setting: found
@@ -104,6 +156,7 @@ export async function findIntakeSettingAndState(
         }
       : undefined,
     state: stateOf(state),
+    numbers: n_alert === null ? null : { alertNumber: Number(n_alert), serviceOrderNumber: n_order === null ? null : serviceOrderNumber(numbers.year, Number(n_order)) },
   };
 }
 
@@ -136,6 +189,11 @@ export interface NewIntake {
   /** Status-history actor (partner:<code>) and the order's history note. */
   actor: string;
   orderNote: string;
+  /**
+   * The order's pole is the nearest active pole within `meters` of this point, found by
+   * the write itself (the order's pole_id is then ignored); null keeps order.pole_id.
+   */
+  nearPole: { latitude: number; longitude: number; meters: number } | null;
   /** Stored with the response when the request sent an Idempotency-Key. */
   idempotency: { external_system_id: string; key: string; request_hash: Buffer } | null;
   /**
@@ -165,7 +223,9 @@ export function newIntakeStatement(db: Executor, n: NewIntake): RawBuilder<{ res
     )`,
   ];
   if (n.order) {
-    ctes.push(sql`new_order AS (${db.insertInto('service_order').values({ ...n.order, status: 'OPEN', sla_due_at: slaDue })})`);
+    const near = n.nearPole;
+    const poleId = near ? nearestPoleIdExpression(db, n.order.tenant_id, near.latitude, near.longitude, near.meters) : n.order.pole_id;
+    ctes.push(sql`new_order AS (${db.insertInto('service_order').values({ ...n.order, pole_id: poleId, status: 'OPEN', sla_due_at: slaDue })})`);
     ctes.push(
       sql`new_order_history AS (${db
         .insertInto('service_order_status_history')

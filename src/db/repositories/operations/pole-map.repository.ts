@@ -46,20 +46,43 @@ function poleQuery(db: Executor, tenantId: string) {
  * Reads the box around the circle through pole_tenant_position_idx (0024).
  */
 export async function polesNear(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number, limit: number): Promise<MapPoleRow[]> {
-  const box = boxAround(latitude, longitude, meters);
-  const distance = distanceMeters(sql.ref('p.latitude'), sql.ref('p.longitude'), latitude, longitude);
+  const distance = poleDistance(latitude, longitude);
   const rows = await poleQuery(db, tenantId)
     .select(distance.as('distance_m'))
-    .where('p.latitude', '>=', box.south)
-    .where('p.latitude', '<=', box.north)
-    .where('p.longitude', '>=', box.west)
-    .where('p.longitude', '<=', box.east)
-    .where(sql<boolean>`${distance} <= ${meters}`)
+    .where(withinCircle(latitude, longitude, meters))
     .orderBy(sql`distance_m`)
     .orderBy('p.id')
     .limit(limit)
     .execute();
   return rows.map((r) => ({ ...r, distance_m: Number(r.distance_m) }));
+}
+
+/** Metres from pole `p` to a point. */
+const poleDistance = (latitude: number, longitude: number) => distanceMeters(sql.ref('p.latitude'), sql.ref('p.longitude'), latitude, longitude);
+
+/** Pole `p` lies within `meters` of a point: the box around the circle (pole_tenant_position_idx), then the distance. */
+function withinCircle(latitude: number, longitude: number, meters: number): RawBuilder<boolean> {
+  const box = boxAround(latitude, longitude, meters);
+  return sql<boolean>`p.latitude >= ${box.south} AND p.latitude <= ${box.north} AND p.longitude >= ${box.west} AND p.longitude <= ${box.east} AND ${poleDistance(latitude, longitude)} <= ${meters}`;
+}
+
+/**
+ * The id of the nearest active pole within `meters` (ties by id), as a subquery for the
+ * statement that writes it (an automatic order's pole at intake): the pole
+ * nearestPoleId finds, without a round trip of its own. NULL when none is that close.
+ */
+export function nearestPoleIdExpression(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number): RawBuilder<string | null> {
+  if (meters <= 0) return sql<null>`NULL::uuid`;
+  const q = db
+    .selectFrom('pole as p')
+    .select('p.id')
+    .where('p.tenant_id', '=', tenantId)
+    .where('p.active', '=', true)
+    .where(withinCircle(latitude, longitude, meters))
+    .orderBy(poleDistance(latitude, longitude))
+    .orderBy('p.id')
+    .limit(1);
+  return sql<string | null>`(${q})`;
 }
 
 /** Active poles inside a box, in id order, at most `limit` (limit + 1 read: the caller learns whether more exist). */

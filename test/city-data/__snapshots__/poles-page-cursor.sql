@@ -1,0 +1,22 @@
+WITH horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id) AS ord, p.updated_at AS u, p.id, '{"id":"' || p.id || '","code":' || to_json(p.code)::text || ',"address":' || to_json(p.address)::text
+    || ',"neighborhood":' || to_json(p.neighborhood)::text || ',"latitude":' || lumen_json_number(p.latitude)
+    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
+    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
+      ELSE '{"id":"' || t.id || '","identifier":' || to_json(t.identifier)::text || ',"online":' || coalesce(t.online::text, 'null')
+        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
+        || '}' END || '}' AS item
+      FROM "pole" p LEFT JOIN telegestor t ON t.pole_id = p.id
+     WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < (SELECT at FROM horizon) AND ("p"."updated_at", "p"."id") > ($2::timestamptz, $3::uuid)
+     ORDER BY p.updated_at, p.id
+     LIMIT $4),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $5 AND resource = $6)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $7 AND updated_at >= (SELECT at FROM horizon)) AS tail_now,
+                               NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
+     m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
+SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= $8) AS items,
+       (SELECT count(*) FROM page) AS fetched,
+       l.u AS last_u, l.id AS last_id,
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, NULL::bigint AS low
+  FROM n CROSS JOIN m
+  LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
+                       FROM page WHERE ord <= $9 ORDER BY ord DESC LIMIT 1) l ON true
+-- parameters: ["T","2026-03-14T12:01:00.123456Z","I",1001,"T","pole","T",1000,1000]

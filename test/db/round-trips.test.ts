@@ -1,0 +1,109 @@
+/**
+ * Round trips per request on the hot paths after authentication (issue 26, item 3):
+ * the statements the app's pool sends while one request is answered, with the
+ * partner's key already in the in-process cache. Work the process does on its own
+ * timers meanwhile (the horizon clock's tick, the rate counters' reconciliation) is
+ * left out by its text.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PreparingClient } from '../../src/db/database.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
+import { intakeBody, postJson } from '../intake/support.js';
+
+let t: TestApp;
+let recording: string[] | null = null;
+const original = pg.Client.prototype.query;
+
+/** What the process sends on its own timers, whatever the requests. */
+const BACKGROUND = /lumen_xid_clock|rate_limit_window/;
+const CONTROL = /^\s*(begin|commit|rollback)\b/i;
+
+beforeAll(async () => {
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    if (recording && this instanceof PreparingClient) {
+      const [first] = args;
+      const text = typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? '');
+      if (!BACKGROUND.test(text)) recording.push(text.replace(/\s+/g, ' ').trim());
+    }
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  // The key cache on, as `lumen serve` runs by default: authentication costs no statement.
+  t = await startTestApp({ env: { LUMEN_PARTNER_KEY_CACHE: 'on' } });
+}, 60_000);
+
+afterAll(async () => {
+  pg.Client.prototype.query = original;
+  await t?.stop();
+});
+
+async function sentDuring(work: () => Promise<void>): Promise<string[]> {
+  const sent: string[] = [];
+  recording = sent;
+  try {
+    await work();
+  } finally {
+    recording = null;
+  }
+  return sent;
+}
+
+const short = (texts: string[]) => texts.map((s) => s.slice(0, 90));
+
+describe('round trips per request', () => {
+  it('intake of a new request: its reads with the numbers, then the write; a replay: one read', async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Manaus', intakePolicy: 'automatic' });
+    const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canCreateServiceOrders'] });
+    const pole = await makeCityPole(t.rt, { tenantId: tenant.id, code: 'MAO-RT-1', latitude: -23.5573, longitude: -46.6602 });
+    // The first request brings the key into the cache.
+    expect((await postJson(t, partner.apiKey, intakeBody('MAO-RT-0'))).status).toBe(201);
+
+    const key = randomUUID();
+    let created: Awaited<ReturnType<typeof postJson>> | undefined;
+    const sent = await sentDuring(async () => {
+      created = await postJson(t, partner.apiKey, intakeBody('MAO-RT-1'), { 'idempotency-key': key });
+    });
+    expect(created!.status, created!.text).toBe(201);
+    expect(short(sent)).toHaveLength(2);
+    expect(sent[0]).toMatch(/^WITH st AS MATERIALIZED .*INSERT INTO tenant_counter/);
+    expect(sent[1]).toMatch(/INSERT INTO idempotency_key/i);
+    // The write found the order's pole itself.
+    const order = await t.rt.db.selectFrom('service_order').select(['pole_id', 'number']).where('tenant_id', '=', tenant.id).where('number', '=', created!.body.internalProtocol).executeTakeFirstOrThrow();
+    expect(order.pole_id).toBe(pole.id);
+
+    const replayed = await sentDuring(async () => {
+      const again = await postJson(t, partner.apiKey, intakeBody('MAO-RT-1'), { 'idempotency-key': key });
+      expect(again.status).toBe(200);
+      expect(again.text).toBe(created!.text);
+    });
+    expect(short(replayed)).toHaveLength(1);
+  });
+
+  it('a cursor page without updatedSince is one statement; a numbered page three (start, page, what the walk remembers)', async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Porto Alegre' });
+    const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canReadCityData'] });
+    for (let i = 0; i < 7; i++) await makeCityPole(t.rt, { tenantId: tenant.id, code: `POA-RT-${i}` });
+    expect((await t.fetch('/api/external/poles?pageSize=1', { apiKey: partner.apiKey })).status).toBe(200);
+
+    let cursor: string | null = null;
+    const numbered = await sentDuring(async () => {
+      const res = await t.fetch('/api/external/poles?page=1&pageSize=3', { apiKey: partner.apiKey });
+      expect(res.status).toBe(200);
+      cursor = ((await res.json()) as { nextCursor: string | null }).nextCursor;
+    });
+    expect(short(numbered)).toHaveLength(3);
+    expect(cursor).toBeTruthy();
+
+    const items: string[] = [];
+    const byCursor = await sentDuring(async () => {
+      const res = await t.fetch(`/api/external/poles?cursor=${encodeURIComponent(cursor!)}`, { apiKey: partner.apiKey });
+      expect(res.status).toBe(200);
+      items.push(...((await res.json()) as { items: { code: string }[] }).items.map((i) => i.code));
+    });
+    expect(short(byCursor)).toHaveLength(1);
+    expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
+    expect(items).toHaveLength(3);
+  });
+});
