@@ -52,6 +52,8 @@ export interface PoleTable {
   circuit: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Created;
   updated_at: DbStamp;
+  /** The Pole item's JSON up to its "device" member, kept by PostgreSQL (generated column, 0101). */
+  list_head: ColumnType<string, never, never>;
 }
 
 export interface TelegestorTable {
@@ -68,6 +70,8 @@ export interface TelegestorTable {
   relay_off_since: ColumnType<Date | null, never, never>;
   created_at: Created;
   updated_at: DbStamp;
+  /** The Pole item's "device" object as JSON, kept by PostgreSQL (generated column, 0101). */
+  list_item: ColumnType<string, never, never>;
 }
 
 /** A change of a telegestor's reported state, at the report's time (0089). */

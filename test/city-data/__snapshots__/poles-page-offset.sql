@@ -1,10 +1,4 @@
-WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY k.updated_at, k.id) AS ord, k.updated_at AS u, k.id, '{"id":"' || p.id || '","code":' || to_json(p.code)::text || ',"address":' || to_json(p.address)::text
-    || ',"neighborhood":' || to_json(p.neighborhood)::text || ',"latitude":' || lumen_json_number(p.latitude)
-    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
-    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
-      ELSE '{"id":"' || t.id || '","identifier":' || to_json(t.identifier)::text || ',"online":' || coalesce(t.online::text, 'null')
-        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
-        || '}' END || '}' AS item
+WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY k.updated_at, k.id) AS ord, k.updated_at AS u, k.id, p.list_head || coalesce(t.list_item, 'null') || '}' AS item
       FROM (SELECT x.id, x.updated_at FROM "pole" x WHERE "x"."tenant_id" = $1 AND "x"."updated_at" < $2::timestamptz AND ("x"."updated_at", "x"."id") > ($3::timestamptz, $4::uuid)
              ORDER BY x.updated_at, x.id OFFSET $5 LIMIT $6) k
       JOIN "pole" p ON p.id = k.id LEFT JOIN telegestor t ON t.pole_id = p.id

@@ -92,18 +92,16 @@ interface ListShape {
 
 const str = (col: string) => sql.raw(`to_json(${col})::text`);
 
-/** A Pole item (2.2): id, code, address, neighborhood, latitude, longitude, active, updatedAt, device. */
+/**
+ * A Pole item (2.2): id, code, address, neighborhood, latitude, longitude, active,
+ * updatedAt, device. Kept as JSON with the rows (generated columns of 0101: the pole's
+ * part up to "device", and the telegestor's object), so a page only joins the texts.
+ */
 const POLE: ListShape = {
   table: 'pole',
   alias: 'p',
   joins: sql`LEFT JOIN telegestor t ON t.pole_id = p.id`,
-  item: sql<string>`'{"id":"' || p.id || '","code":' || ${str('p.code')} || ',"address":' || ${str('p.address')}
-    || ',"neighborhood":' || ${str('p.neighborhood')} || ',"latitude":' || lumen_json_number(p.latitude)
-    || ',"longitude":' || lumen_json_number(p.longitude) || ',"active":' || p.active
-    || ',"updatedAt":' || lumen_json_instant(p.updated_at) || ',"device":' || CASE WHEN t.id IS NULL THEN 'null'
-      ELSE '{"id":"' || t.id || '","identifier":' || ${str('t.identifier')} || ',"online":' || coalesce(t.online::text, 'null')
-        || ',"relayOn":' || coalesce(t.relay_on::text, 'null') || ',"lastCommunicationAt":' || lumen_json_instant(t.last_communication_at)
-        || '}' END || '}'`,
+  item: sql<string>`p.list_head || coalesce(t.list_item, 'null') || '}'`,
 };
 
 /** A ServiceOrder item (2.3), as serviceOrderView writes it (src/services/operations/order-view.ts). */
