@@ -5,39 +5,25 @@
  * observed on the app's own pool; a statement sent without a name fails the test.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, PreparingClient, statementName } from '../../src/db/database.js';
+import { createPool, statementName } from '../../src/db/database.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from '../events/support.js';
 import { intakeBody, postJson } from '../intake/support.js';
-
-interface Sent {
-  text: string;
-  name: string | undefined;
-}
+import { statementObserver, type SentStatement } from '../support/statements.js';
 
 let t: TestApp;
-let recording: Sent[] | null = null;
-const original = pg.Client.prototype.query;
+const observer = statementObserver();
 
 beforeAll(async () => {
-  // Observe what the app's clients hand to node-postgres (after PreparingClient named it or not).
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (recording && this instanceof PreparingClient) {
-      const [first] = args;
-      if (typeof first === 'string') recording.push({ text: first, name: undefined });
-      else if (first && typeof first === 'object' && 'text' in first) recording.push({ text: String((first as { text: unknown }).text), name: (first as { name?: string }).name });
-    }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  observer.install();
   t = await startTestApp();
 }, 60_000);
 
 afterAll(async () => {
-  pg.Client.prototype.query = original;
+  observer.restore();
   await t?.stop();
 });
 
@@ -48,14 +34,8 @@ afterAll(async () => {
  */
 const CONTROL = /^\s*(begin|commit|rollback|start transaction|savepoint|release savepoint|rollback to savepoint|set jit = off$)\b/i;
 
-async function unnamedDuring(work: () => Promise<void>): Promise<{ sent: Sent[]; unnamed: string[] }> {
-  const sent: Sent[] = [];
-  recording = sent;
-  try {
-    await work();
-  } finally {
-    recording = null;
-  }
+async function unnamedDuring(work: () => Promise<void>): Promise<{ sent: SentStatement[]; unnamed: string[] }> {
+  const sent = await observer.during(work);
   return { sent, unnamed: sent.filter((s) => s.name === undefined && !CONTROL.test(s.text)).map((s) => s.text.replace(/\s+/g, ' ').slice(0, 160)) };
 }
 

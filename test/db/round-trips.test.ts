@@ -6,48 +6,32 @@
  * left out by its text.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PreparingClient } from '../../src/db/database.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { intakeBody, postJson } from '../intake/support.js';
+import { statementObserver } from '../support/statements.js';
 
 let t: TestApp;
-let recording: string[] | null = null;
-const original = pg.Client.prototype.query;
+const observer = statementObserver();
 
 /** What the process sends on its own timers, whatever the requests. */
 const BACKGROUND = /lumen_xid_clock|rate_limit_window/;
-const CONTROL = /^\s*(begin|commit|rollback)\b/i;
 
 beforeAll(async () => {
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (recording && this instanceof PreparingClient) {
-      const [first] = args;
-      const text = typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? '');
-      if (!BACKGROUND.test(text)) recording.push(text.replace(/\s+/g, ' ').trim());
-    }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  observer.install();
   // The key cache on, as `lumen serve` runs by default: authentication costs no statement.
   t = await startTestApp({ env: { LUMEN_PARTNER_KEY_CACHE: 'on' } });
 }, 60_000);
 
 afterAll(async () => {
-  pg.Client.prototype.query = original;
+  observer.restore();
   await t?.stop();
 });
 
+/** The statements a request sent, without the process's own background work. */
 async function sentDuring(work: () => Promise<void>): Promise<string[]> {
-  const sent: string[] = [];
-  recording = sent;
-  try {
-    await work();
-  } finally {
-    recording = null;
-  }
-  return sent;
+  return (await observer.during(work)).map((s) => s.text.replace(/\s+/g, ' ').trim()).filter((text) => !BACKGROUND.test(text));
 }
 
 const short = (texts: string[]) => texts.map((s) => s.slice(0, 90));
