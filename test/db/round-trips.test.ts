@@ -1,9 +1,10 @@
 /**
  * Round trips per request on the hot paths after authentication (issue 26, item 3):
  * the statements the app's pool sends while one request is answered, with the
- * partner's key already in the in-process cache. Work the process does on its own
- * timers meanwhile (the horizon clock's tick, the rate counters' reconciliation) is
- * left out by its text.
+ * partner's key already in the in-process cache. Left out by their text: the horizon
+ * clock's tick (a timer of the process) and the rate counters' writes, batched on a
+ * timer except the first request of a minute's window, which writes its count at once
+ * (docs/rate-limits.md): once a minute per partner, not per request.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
