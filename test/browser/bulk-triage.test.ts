@@ -47,15 +47,28 @@ describe('bulk triage in the inbox', () => {
     await page.getByTestId('inbox').waitFor();
     await expect.poll(() => page.locator('.inbox-row').count()).toBe(16);
 
-    // 1. Every row of the page, reclassified at once.
+    // 1. Every row of the page, reclassified at once. The city's reasons are held back
+    // for a moment: Enter on a typed code before they arrive chooses nothing (it used to
+    // choose "no reason" and clear the field).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reasonsUrl = new RegExp(`/api/admin/tenants/${recife.tenantId}/reasons(\\?|$)`);
+    await page.context().route(reasonsUrl, async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.getByTestId('select-all').check();
     expect(await page.getByTestId('bulk-count').innerText()).toBe('16 alertas marcados');
     await page.getByTestId('bulk-action').selectOption('reclassify');
     expect(await page.getByTestId('bulk-apply').isDisabled()).toBe(true);
     // The reason picker finds the reason by its code; Enter chooses it.
     await page.getByTestId('bulk-reason-input').fill('LAMP_BROKEN');
-    // The city's reasons arrive after the page: Enter picks the first one shown.
-    await page.getByTestId('bulk-reason').locator('[role="option"]').first().waitFor();
+    await page.getByTestId('bulk-reason-input').press('Enter');
+    expect(await page.getByTestId('bulk-reason-input').inputValue()).toBe('LAMP_BROKEN');
+    expect(await page.getByTestId('bulk-apply').isDisabled()).toBe(true);
+    release();
+    await page.getByTestId('bulk-reason').getByRole('option', { name: /\(LAMP_BROKEN\)/ }).waitFor();
+    await page.context().unroute(reasonsUrl);
     await page.getByTestId('bulk-reason-input').press('Enter');
     await page.getByTestId('bulk-apply').click();
     await toast(page, 'ok', '16 alertas reclassificados.');

@@ -92,6 +92,9 @@ export function ReasonPicker({
             setActive(Math.max(at - 1, 0));
           } else if (e.key === 'Enter' && open) {
             e.preventDefault();
+            // Words typed that match no reason (or the city's reasons not loaded yet):
+            // Enter keeps the list open rather than choosing "no reason" in their place.
+            if (words.length > 0 && matches.length === 0) return;
             const o = options[at];
             if (o) choose(o.code);
           } else if (e.key === 'Escape' && open) {
