@@ -77,11 +77,18 @@ export function useTriageFlow(alert: types.Alert | undefined): TriageFlow {
     let row: number;
     if (here >= 0) row = here + dir;
     else if (removed) {
-      const old = opened.data?.items ?? [];
-      const at = old.findIndex((a) => a.id === alert.id);
-      const before = new Set(old.slice(0, Math.max(0, at)).map((a) => a.id));
-      row = list.items.findIndex((a) => !before.has(a.id));
-      if (row < 0) row = list.items.length;
+      const old = opened.data?.items;
+      const saved = inboxPlace();
+      if (old) {
+        const at = old.findIndex((a) => a.id === alert.id);
+        const before = new Set(old.slice(0, Math.max(0, at)).map((a) => a.id));
+        row = list.items.findIndex((a) => !before.has(a.id));
+        if (row < 0) row = list.items.length;
+      } else if (saved.alertId === alert.id) {
+        // Acted on before the list as opened arrived: the alert's row when it was opened
+        // is where the one after it stands now (it used to go to the filter's first).
+        row = saved.row;
+      } else row = 0;
     } else row = dir > 0 ? 0 : list.items.length - 1;
     if (row >= list.items.length && page * PAGE_SIZE < list.total) {
       page += 1;
