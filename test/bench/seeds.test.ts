@@ -37,6 +37,24 @@ afterAll(async () => {
   await t?.stop();
 });
 
+describe("the bench's pool", () => {
+  it('outlives an idle connection the server ends (as DROP DATABASE … WITH (FORCE) ends one still closing)', async () => {
+    const own = benchPool(t.db.url, 1);
+    try {
+      const { rows } = await own.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const removed = new Promise<void>((resolve) => own.once('remove', () => resolve()));
+      await pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      // The pool hears the connection's last words while it is idle, discards it, and
+      // (without a listener of its own) would throw them out of the process.
+      await removed;
+      const again = await own.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      expect(again.rows[0]!.pid).not.toBe(rows[0]!.pid);
+    } finally {
+      await own.end();
+    }
+  });
+});
+
 describe('the pole city seed and the page anchors', () => {
   it('seeds poles and telegestors the list serves, and the bare keyset SQL reads the same page', async () => {
     const tenant = await makeTenant(t.rt);
