@@ -1,11 +1,12 @@
-import { sql, type Insertable, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type RawBuilder } from 'kysely';
+import { ShapeCache } from '../../compiled-shapes.js';
 import type { Database, Executor } from '../../database.js';
 import { serviceOrderNumber, type AllocatedNumbers } from '../counter.repository.js';
 import type { AlertStatus, AlertTable, ServiceOrderTable } from '../../tables/domain.js';
 import type { VersionedAlertRow } from './alert.repository.js';
 import type { IdempotencyKeyRow } from './idempotency.repository.js';
 import { DEFAULT_REASON_CODE, mappedReasonCode, type ReasonRow } from '../operations/reason.repository.js';
-import { nearestPoleIdExpression } from '../operations/pole-map.repository.js';
+import { boxAround, nearestPoleIdExpression, type Box } from '../operations/pole-map.repository.js';
 import type { TenantRow } from '../tenant.repository.js';
 
 // The statements of one intake request besides the number allocation: what it reads
@@ -88,45 +89,8 @@ export async function findIntakeStart(
   internalReason = false,
 ): Promise<IntakeStart> {
   if (db.isTransaction) throw new Error('findIntakeStart takes numbers in its own transaction: pass the pool, not a transaction');
-  const setting = db
-    .selectFrom('external_system as es')
-    .innerJoin('tenant as t', 't.id', 'es.tenant_id')
-    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', intakeReasonCode(externalSystemId, tenantId, partnerReasonCode, internalReason)))
-    .select([
-      'es.code as s_partner_code',
-      't.name as s_tenant_name',
-      't.ibge_code as s_tenant_ibge_code',
-      't.intake_policy as s_tenant_intake_policy',
-      'r.tenant_id as s_r_tenant_id',
-      'r.code as s_r_code',
-      'r.name_pt as s_r_name_pt',
-      'r.name_en as s_r_name_en',
-      'r.priority as s_r_priority',
-      'r.sla_hours as s_r_sla_hours',
-      'r.created_at as s_r_created_at',
-      'r.updated_at as s_r_updated_at',
-    ])
-    .where('es.id', '=', externalSystemId)
-    .where('t.id', '=', tenantId);
-  const reads = stateQuery(db, externalSystemId, key, protocolNumber)
-    .leftJoin(setting.as('s'), (j) => j.onTrue())
-    .selectAll('s');
-  type Row = Awaited<ReturnType<typeof reads.executeTakeFirstOrThrow>> & { n_alert: number | null; n_order: number | null; n_async: boolean | null };
-  const { rows } = await sql<Row>`WITH st AS MATERIALIZED (${reads}),
-     taken AS (
-       INSERT INTO tenant_counter AS c (tenant_id, name, year, value)
-       SELECT ${tenantId}::uuid, n.name, n.year, 1
-         FROM st, (VALUES (1, 'alert', 0), (2, 'service_order', ${numbers.year}::integer)) AS n(ord, name, year)
-        WHERE st.id IS NULL AND st.key_request_hash IS NULL AND st.s_partner_code IS NOT NULL
-          AND (n.ord = 1 OR (${numbers.canCreateOrders}::boolean AND st.s_tenant_intake_policy = 'automatic'))
-        ORDER BY n.ord
-       ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = c.value + 1
-       RETURNING c.name, c.value, set_config('synchronous_commit', 'off', true) AS commit_mode)
-SELECT st.*,
-       (SELECT value FROM taken WHERE name = 'alert') AS n_alert,
-       (SELECT value FROM taken WHERE name = 'service_order') AS n_order,
-       (SELECT bool_and(commit_mode = 'off') FROM taken) AS n_async
-  FROM st`.execute(db);
+  const values: StartValues = { externalSystemId, tenantId, partnerReasonCode, key, protocolNumber, year: numbers.year, canCreateOrders: numbers.canCreateOrders };
+  const { rows } = await db.executeQuery(compiledIntakeStart(db, values, internalReason));
   const {
     n_alert,
     n_order,
@@ -160,10 +124,87 @@ SELECT st.*,
   };
 }
 
+/** The values of findIntakeStart's statement (its shape: whether the reason code is the tenant's own). */
+export interface StartValues {
+  externalSystemId: string;
+  tenantId: string;
+  partnerReasonCode: string | null;
+  key: string | null;
+  protocolNumber: string;
+  year: number;
+  canCreateOrders: boolean;
+}
+
+/** findIntakeStart's statement, built from its values. */
+export function intakeStartStatement(db: Executor, v: StartValues, internalReason: boolean) {
+  const setting = db
+    .selectFrom('external_system as es')
+    .innerJoin('tenant as t', 't.id', 'es.tenant_id')
+    .innerJoin('reason as r', (j) => j.onRef('r.tenant_id', '=', 't.id').on('r.code', '=', intakeReasonCode(v.externalSystemId, v.tenantId, v.partnerReasonCode, internalReason)))
+    .select([
+      'es.code as s_partner_code',
+      't.name as s_tenant_name',
+      't.ibge_code as s_tenant_ibge_code',
+      't.intake_policy as s_tenant_intake_policy',
+      'r.tenant_id as s_r_tenant_id',
+      'r.code as s_r_code',
+      'r.name_pt as s_r_name_pt',
+      'r.name_en as s_r_name_en',
+      'r.priority as s_r_priority',
+      'r.sla_hours as s_r_sla_hours',
+      'r.created_at as s_r_created_at',
+      'r.updated_at as s_r_updated_at',
+    ])
+    .where('es.id', '=', v.externalSystemId)
+    .where('t.id', '=', v.tenantId);
+  const reads = stateQuery(db, v.externalSystemId, v.key, v.protocolNumber)
+    .leftJoin(setting.as('s'), (j) => j.onTrue())
+    .selectAll('s');
+  return sql<StartRow>`WITH st AS MATERIALIZED (${reads}),
+     taken AS (
+       INSERT INTO tenant_counter AS c (tenant_id, name, year, value)
+       SELECT ${v.tenantId}::uuid, n.name, n.year, 1
+         FROM st, (VALUES (1, 'alert', 0), (2, 'service_order', ${v.year}::integer)) AS n(ord, name, year)
+        WHERE st.id IS NULL AND st.key_request_hash IS NULL AND st.s_partner_code IS NOT NULL
+          AND (n.ord = 1 OR (${v.canCreateOrders}::boolean AND st.s_tenant_intake_policy = 'automatic'))
+        ORDER BY n.ord
+       ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = c.value + 1
+       RETURNING c.name, c.value, set_config('synchronous_commit', 'off', true) AS commit_mode)
+SELECT st.*,
+       (SELECT value FROM taken WHERE name = 'alert') AS n_alert,
+       (SELECT value FROM taken WHERE name = 'service_order') AS n_order,
+       (SELECT bool_and(commit_mode = 'off') FROM taken) AS n_async
+  FROM st`;
+}
+
+type StartRow = StateRow & SettingColumns & { n_alert: number | null; n_order: number | null; n_async: boolean | null };
+type SettingColumns = {
+  s_partner_code: string | null;
+  s_tenant_name: string | null;
+  s_tenant_ibge_code: string | null;
+  s_tenant_intake_policy: TenantRow['intake_policy'] | null;
+  s_r_tenant_id: string | null;
+  s_r_code: string | null;
+  s_r_name_pt: string | null;
+  s_r_name_en: string | null;
+  s_r_priority: ReasonRow['priority'] | null;
+  s_r_sla_hours: number | null;
+  s_r_created_at: Date | null;
+  s_r_updated_at: Date | null;
+};
+
+/** findIntakeStart's statement, compiled once per shape (compiled-shapes.ts). */
+const START = new ShapeCache<StartValues>((db, v) => intakeStartStatement(db, v, false), 1);
+const START_INTERNAL = new ShapeCache<StartValues>((db, v) => intakeStartStatement(db, v, true), 1);
+
+export function compiledIntakeStart(db: Executor, values: StartValues, internalReason: boolean): CompiledQuery<StartRow> {
+  return (internalReason ? START_INTERNAL : START).compile<StartRow>(db, values);
+}
+
 function stateQuery(db: Executor, externalSystemId: string, key: string | null, protocolNumber: string) {
   return db
     .selectFrom(sql<{ one: number }>`(VALUES (1))`.as('one'))
-    .leftJoin('idempotency_key as k', (j) => j.on('k.external_system_id', '=', externalSystemId).on('k.key', '=', key ?? sql<string>`NULL`))
+    .leftJoin('idempotency_key as k', (j) => j.on('k.external_system_id', '=', externalSystemId).on('k.key', '=', key))
     .leftJoin('alert as a', (j) => j.on('a.external_system_id', '=', externalSystemId).on('a.protocol_number', '=', protocolNumber))
     .selectAll('a')
     .select([sql<string>`a.xmin::text`.as('row_version'), 'k.request_hash as key_request_hash', 'k.response_body as key_response_body']);
@@ -193,7 +234,7 @@ export interface NewIntake {
    * The order's pole is the nearest active pole within `meters` of this point, found by
    * the write itself (the order's pole_id is then ignored); null keeps order.pole_id.
    */
-  nearPole: { latitude: number; longitude: number; meters: number } | null;
+  nearPole: ({ latitude: number; longitude: number; meters: number } & Partial<Box>) | null;
   /** Stored with the response when the request sent an Idempotency-Key. */
   idempotency: { external_system_id: string; key: string; request_hash: Buffer } | null;
   /**
@@ -224,7 +265,8 @@ export function newIntakeStatement(db: Executor, n: NewIntake): RawBuilder<{ res
   ];
   if (n.order) {
     const near = n.nearPole;
-    const poleId = near ? nearestPoleIdExpression(db, n.order.tenant_id, near.latitude, near.longitude, near.meters) : n.order.pole_id;
+    const box = near && near.south !== undefined ? { south: near.south, north: near.north!, west: near.west!, east: near.east! } : undefined;
+    const poleId = near ? nearestPoleIdExpression(db, n.order.tenant_id, near.latitude, near.longitude, near.meters, box) : n.order.pole_id;
     ctes.push(sql`new_order AS (${db.insertInto('service_order').values({ ...n.order, pole_id: poleId, status: 'OPEN', sla_due_at: slaDue })})`);
     ctes.push(
       sql`new_order_history AS (${db
@@ -246,7 +288,24 @@ export function newIntakeStatement(db: Executor, n: NewIntake): RawBuilder<{ res
   return sql<{ response: string }>`WITH ${sql.join(ctes, sql`, `)} SELECT response FROM body`;
 }
 
+/** newIntakeStatement compiled once per shape (which parts and columns the request has). */
+const NEW_INTAKE = new ShapeCache<NewIntake>((db, n) => newIntakeStatement(db, n), 2);
+
 export async function insertNewIntake(db: Executor, n: NewIntake): Promise<string> {
-  const { rows } = await newIntakeStatement(db, n).execute(db);
+  const { rows } = await db.executeQuery(compiledNewIntake(db, n));
   return rows[0]!.response;
+}
+
+/** newIntakeStatement's text and parameters for `n`, from the shape's compiled text. */
+export function compiledNewIntake(db: Executor, n: NewIntake): CompiledQuery<{ response: string }> {
+  // What the statement would compute from the values comes in as values: the box
+  // around the point, and a search radius of 0 or less as "no pole".
+  const near = n.nearPole;
+  const shaped: NewIntake =
+    near && n.order
+      ? near.meters > 0
+        ? { ...n, nearPole: { latitude: near.latitude, longitude: near.longitude, meters: near.meters, ...boxAround(near.latitude, near.longitude, near.meters) } }
+        : { ...n, order: { ...n.order, pole_id: null }, nearPole: null }
+      : n;
+  return NEW_INTAKE.compile<{ response: string }>(db, shaped);
 }

@@ -18,7 +18,14 @@ export interface MapPoleRow {
 const METERS_PER_DEGREE = 111_320;
 
 /** Degrees of latitude and longitude that cover `meters` around a latitude (the box a radius search reads). */
-export function boxAround(latitude: number, longitude: number, meters: number): { south: number; north: number; west: number; east: number } {
+export interface Box {
+  south: number;
+  north: number;
+  west: number;
+  east: number;
+}
+
+export function boxAround(latitude: number, longitude: number, meters: number): Box {
   const dLat = meters / METERS_PER_DEGREE;
   const dLon = meters / (METERS_PER_DEGREE * Math.max(Math.cos((latitude * Math.PI) / 180), 0.01));
   return { south: latitude - dLat, north: latitude + dLat, west: longitude - dLon, east: longitude + dLon };
@@ -61,8 +68,7 @@ export async function polesNear(db: Executor, tenantId: string, latitude: number
 const poleDistance = (latitude: number, longitude: number) => distanceMeters(sql.ref('p.latitude'), sql.ref('p.longitude'), latitude, longitude);
 
 /** Pole `p` lies within `meters` of a point: the box around the circle (pole_tenant_position_idx), then the distance. */
-function withinCircle(latitude: number, longitude: number, meters: number): RawBuilder<boolean> {
-  const box = boxAround(latitude, longitude, meters);
+function withinCircle(latitude: number, longitude: number, meters: number, box: Box = boxAround(latitude, longitude, meters)): RawBuilder<boolean> {
   return sql<boolean>`p.latitude >= ${box.south} AND p.latitude <= ${box.north} AND p.longitude >= ${box.west} AND p.longitude <= ${box.east} AND ${poleDistance(latitude, longitude)} <= ${meters}`;
 }
 
@@ -71,14 +77,22 @@ function withinCircle(latitude: number, longitude: number, meters: number): RawB
  * statement that writes it (an automatic order's pole at intake): the pole
  * nearestPoleId finds, without a round trip of its own. NULL when none is that close.
  */
-export function nearestPoleIdExpression(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number): RawBuilder<string | null> {
+export function nearestPoleIdExpression(
+  db: Executor,
+  tenantId: string,
+  latitude: number,
+  longitude: number,
+  meters: number,
+  /** boxAround(latitude, longitude, meters), when the caller has it (a statement compiled once per shape takes it as values). */
+  box: Box = boxAround(latitude, longitude, meters),
+): RawBuilder<string | null> {
   if (meters <= 0) return sql<null>`NULL::uuid`;
   const q = db
     .selectFrom('pole as p')
     .select('p.id')
     .where('p.tenant_id', '=', tenantId)
     .where('p.active', '=', true)
-    .where(withinCircle(latitude, longitude, meters))
+    .where(withinCircle(latitude, longitude, meters, box))
     .orderBy(poleDistance(latitude, longitude))
     .orderBy('p.id')
     .limit(1);
