@@ -96,7 +96,9 @@ async function main(): Promise<void> {
     external: ['pg-native', 'esbuild'],
   });
   const inputs = Object.keys(result.metafile.inputs).length;
-  step(`bundled ${inputs} modules, ${mb(fs.statSync(bundleFile).size)}`);
+  const escaped = asciiOnly(fs.readFileSync(bundleFile, 'utf8'));
+  fs.writeFileSync(bundleFile, escaped.text);
+  step(`bundled ${inputs} modules, ${mb(fs.statSync(bundleFile).size)} (${escaped.count} non-ASCII characters of comments escaped)`);
 
   step('bundling the operators\' console (src/console/web)');
   const built = await bundleConsole(repo);
@@ -150,3 +152,21 @@ main().catch((err: unknown) => {
   process.stderr.write(`build failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exitCode = 1;
 });
+
+/**
+ * The bundle as pure ASCII. V8 keeps a script's source in the heap for as long as the
+ * process runs (lazy compilation, Function.prototype.toString), as one byte per
+ * character when every character is Latin-1 and as two otherwise: a single curly quote
+ * in a comment doubled it (13.6 MB instead of 6.8 of the idle process's heap). esbuild
+ * already writes code's non-ASCII characters as escapes (its default charset); what it
+ * keeps is comments. Each remaining character becomes its \u escape, which in a comment
+ * is text and in code would mean the same character.
+ */
+function asciiOnly(text: string): { text: string; count: number } {
+  let count = 0;
+  const out = text.replace(/[^\x00-\x7f]/g, (c) => {
+    count++;
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+  return { text: out, count };
+}
