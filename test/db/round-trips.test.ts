@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { intakeBody, postJson } from '../intake/support.js';
+import { emit, makeEventPartner, subjectFor } from '../events/support.js';
 import { statementObserver } from '../support/statements.js';
 
 let t: TestApp;
@@ -90,5 +91,43 @@ describe('round trips per request', () => {
     expect(short(byCursor)).toHaveLength(1);
     expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
     expect(items).toHaveLength(3);
+  });
+
+  it('an events page is one statement, positioning included; an idle repeat call one too', async () => {
+    const p = await makeEventPartner(t.rt);
+    const s = await subjectFor(t.rt, p);
+    // The first call brings the key into the cache and creates the partner's cursor.
+    expect((await t.fetch('/api/external/events', { apiKey: p.partner.apiKey })).status).toBe(200);
+    const written = await emit(t.rt, ['ServiceOrder.Created', s], ['ServiceOrder.StatusChanged', s], ['ServiceOrder.StatusChanged', s]);
+
+    let nextSince = '';
+    const page = await sentDuring(async () => {
+      const res = await t.fetch('/api/external/events?limit=2', { apiKey: p.partner.apiKey });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { events: { eventId: string }[]; nextSince: string; hasMore: boolean };
+      expect(body.events.map((e) => e.eventId)).toEqual(written.slice(0, 2).map((e) => e!.eventId));
+      expect(body.hasMore).toBe(true);
+      nextSince = body.nextSince;
+    });
+    // Lock, confirmation, read, positioning and the cursor's write: one function call.
+    expect(short(page)).toHaveLength(1);
+    expect(page[0]).toMatch(/^SELECT \* FROM lumen_poll_events\(/);
+
+    // The rest, confirming the first page; then nothing new.
+    const rest = await sentDuring(async () => {
+      const res = await t.fetch(`/api/external/events?since=${encodeURIComponent(nextSince)}`, { apiKey: p.partner.apiKey });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { events: { eventId: string }[]; nextSince: string };
+      expect(body.events.map((e) => e.eventId)).toEqual([written[2]!.eventId]);
+      nextSince = body.nextSince;
+    });
+    expect(short(rest)).toHaveLength(1);
+    const idle = await sentDuring(async () => {
+      const res = await t.fetch(`/api/external/events?since=${encodeURIComponent(nextSince)}`, { apiKey: p.partner.apiKey });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { events: unknown[] }).events).toEqual([]);
+    });
+    expect(short(idle)).toHaveLength(1);
+    expect(idle[0]).toMatch(/^SELECT \* FROM lumen_poll_events\(/);
   });
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
 import { emitEvent } from '../../src/services/events/outbox.js';
@@ -197,6 +198,34 @@ describe('GET /api/external/events', () => {
     // once the interval has passed the call is answered again
     await t.rt.db.updateTable('event_cursor').set({ last_poll_at: new Date(Date.now() - 61_000) }).where('external_system_id', '=', p.partner.id).execute();
     expect((await poll(p.partner.apiKey, { since: second.nextSince })).events).toEqual([]);
+  });
+
+  it('reports an undoable action whose window has passed before doing anything, so the call releases it first', async () => {
+    const p = await makeEventPartner(t.rt);
+    const s = await subjectFor(t.rt, p);
+    const [created] = await emit(t.rt, ['ServiceOrder.Created', s]);
+    // In a transaction of the test's own, rolled back: the webhook pump never sees the action.
+    await t.rt.db
+      .transaction()
+      .execute(async (tx) => {
+        await sql`INSERT INTO undoable_action (tenant_id, kind, actor, release_at, before, after)
+          VALUES (${p.tenantId}, 'discard', 'test', now() - interval '1 second', '{}', '{}')`.execute(tx);
+        const call = (check: boolean) =>
+          sql<{ due: boolean | null; next_since: Date | null; event_write_seq: number | null }>`SELECT * FROM lumen_poll_events(${p.partner.id}::uuid, NULL, 10, true, ${check})`.execute(tx);
+        const due = (await call(true)).rows;
+        expect(due).toHaveLength(1);
+        expect(due[0]!.due).toBe(true);
+        // Nothing done: no cursor, no position.
+        expect(await tx.selectFrom('event_cursor').select('external_system_id').where('external_system_id', '=', p.partner.id).execute()).toEqual([]);
+        expect(await tx.selectFrom('event_position').select('write_seq').where('external_system_id', '=', p.partner.id).execute()).toEqual([]);
+        // Called again without the check (after the release): the page.
+        const page = (await call(false)).rows;
+        expect(page.map((r) => r.due)).toEqual([false, null]);
+        expect(page[0]!.next_since).toBeInstanceOf(Date);
+        throw new Error('rolled back');
+      })
+      .catch((e: Error) => expect(e.message).toBe('rolled back'));
+    expect(ids((await poll(p.partner.apiKey)).events)).toEqual([created!.eventId]);
   });
 
   it('answers 400 to a limit below 1 and to a since that is not a date-time', async () => {

@@ -1,5 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { Executor, Tx } from '../database.js';
+import { sql } from 'kysely';
+import type { Executor } from '../database.js';
 
 /** An event as polling serves it: the exact envelope bytes and its position. */
 export interface ServedEvent {
@@ -9,52 +9,50 @@ export interface ServedEvent {
   write_seq: number;
 }
 
-/** Whether a statement reads the events' envelopes, or only positions them (the envelopes then come from the replica: readBodies). */
-export interface BodyOption {
+/** What one events poll answered (lumen_poll_events, migration 0102). */
+export type PollOutcome =
+  /** An undoable action's window has passed: nothing was done; release, then poll again without the check. */
+  | { readonly kind: 'release-due' }
+  /** Inside the partner's minimum interval: nothing was confirmed or written. */
+  | { readonly kind: 'rate-limited'; readonly retryAfter: number; readonly minIntervalSeconds: number }
+  | { readonly kind: 'page'; readonly page: ServedEvent[]; readonly nextSince: Date; readonly hasMore: boolean };
+
+export interface PollArgs {
+  readonly externalSystemId: string;
+  /** The partner's `since`, null without one. */
+  readonly since: Date | null;
+  /** Most events in the page (1 to 200). */
+  readonly limit: number;
+  /** Whether the page carries the envelopes, or only positions them (the envelopes then come from the replica: readBodies). */
   readonly bodies: boolean;
+  /** Whether to answer `release-due` when an undoable action's window has passed. */
+  readonly releaseCheck: boolean;
 }
 
-const bodyOf = (o: BodyOption) => (o.bodies ? sql`coalesce(body, payload::text)` : sql`NULL::text`);
-
-/**
- * Where the partner's next positioning starts (event_cursor.positioned_seq and
- * positioned_snapshot, migration 0011); both null before anything was positioned.
- * Every committed event without a position has write_seq > seq, or a writer (write_xid)
- * that `snapshot` does not see: one it lists as running, or at or above its xmax.
- */
-export interface PositionMark {
-  seq: number | null;
-  /** pg_snapshot as text (xmin:xmax:running,...). */
-  snapshot: string | null;
-}
-
-export interface Positioned {
-  /** The events just positioned, in position order. */
-  events: ServedEvent[];
-  /** How many events were chosen; `count` means more may be waiting. */
-  taken: number;
-  /** The mark for the next call. */
-  mark: PositionMark;
+interface PollRow {
+  due: boolean | null;
+  retry_after: number | null;
+  min_interval: number | null;
+  next_since: Date | null;
+  has_more: boolean | null;
+  event_body: string | null;
+  event_published_at: Date | null;
+  event_write_seq: number | null;
 }
 
 /**
- * Up to `count` of the partner's positions after `after` (null: from the first), in
- * order, with their events. The positions are cut to `count` before the join, so only
- * the events served are read, whatever plan the statistics choose. A position whose
- * event is gone still counts (a position given in the instant its event was deleted
- * can outlive it: there is no foreign key), so no later position is taken for it.
- * Only the stored envelope text is read: `payload` (jsonb, which the driver would
- * parse) only for an event that has no body.
+ * One events poll of the partner, in one statement: the function locks the cursor,
+ * confirms, reads what is positioned, positions committed events when that is short,
+ * and writes the cursor when it moved (see migration 0102 and polling.ts). Its first
+ * row says what happened; for a page the page's events follow, in order.
  */
-export async function readPositioned(tx: Tx, externalSystemId: string, after: Date | null, count: number, o: BodyOption = { bodies: true }): Promise<ServedEvent[]> {
-  let positions = tx.selectFrom('event_position').select(['external_system_id', 'write_seq', 'published_at']).where('external_system_id', '=', externalSystemId);
-  if (after) positions = positions.where('published_at', '>', after);
-  return tx
-    .selectFrom(positions.orderBy('published_at').limit(count).as('p'))
-    .leftJoin('event as e', (j) => j.onRef('e.external_system_id', '=', 'p.external_system_id').onRef('e.write_seq', '=', 'p.write_seq'))
-    .select([o.bodies ? sql<string | null>`coalesce(e.body, e.payload::text)`.as('body') : sql<string | null>`NULL::text`.as('body'), 'p.published_at', 'p.write_seq'])
-    .orderBy('p.published_at')
-    .execute();
+export async function pollPage(db: Executor, a: PollArgs): Promise<PollOutcome> {
+  const { rows } = await sql<PollRow>`SELECT * FROM lumen_poll_events(${a.externalSystemId}::uuid, ${a.since}::timestamptz, ${a.limit}::int, ${a.bodies}::boolean, ${a.releaseCheck}::boolean)`.execute(db);
+  const head = rows[0]!;
+  if (head.due) return { kind: 'release-due' };
+  if (head.retry_after !== null) return { kind: 'rate-limited', retryAfter: head.retry_after, minIntervalSeconds: head.min_interval! };
+  const page = rows.slice(1).map((r) => ({ body: r.event_body, published_at: r.event_published_at!, write_seq: Number(r.event_write_seq) }));
+  return { kind: 'page', page, nextSince: head.next_since!, hasMore: head.has_more! };
 }
 
 /**
@@ -67,99 +65,4 @@ export async function readBodies(db: Executor, externalSystemId: string, writeSe
   const { rows } = await sql<{ write_seq: number; body: string }>`SELECT write_seq, coalesce(body, payload::text) AS body FROM event
     WHERE external_system_id = ${externalSystemId} AND write_seq = ANY (${writeSeqs as number[]}::bigint[])`.execute(db);
   return new Map(rows.map((r) => [Number(r.write_seq), r.body]));
-}
-
-/**
- * Gives up to `count` of the partner's committed events without a position their
- * positions, in write order: the first at max(now, lastPublished + 1 ms), each next one
- * 1 ms later. Events of transactions still open are invisible here and are positioned
- * by a later call.
- *
- * The candidates are the events after `mark.seq` in write order (none of them has a
- * position) and those at or before it without a position whose writer `mark.snapshot`
- * did not see (transactions that committed late), so a call never walks the positioned
- * part of a backlog. The next mark keeps PositionMark's invariant:
- * - seq becomes the greatest write_seq positioned;
- * - the snapshot becomes this statement's: every committed event it sees was a
- *   candidate and got a position, and one it does not see has a writer it does not
- *   see. Except when the call filled its batch with late events alone: some may be
- *   left, so the snapshot stays. A batch that takes any event after the old seq took
- *   every late candidate, all of them being earlier in write order.
- */
-export async function positionCommitted(tx: Tx, externalSystemId: string, mark: PositionMark, lastPublished: Date | null, count: number, o: BodyOption = { bodies: true }): Promise<Positioned> {
-  const { rows } = await sql<{ snapshot: string; taken: number; max_seq: number | null; body: string | null; published_at: Date | null; write_seq: number | null }>`
-    WITH todo AS (
-      SELECT write_seq, body, row_number() OVER (ORDER BY write_seq) AS rn
-      FROM (${candidates(externalSystemId, mark, count, o)}) c
-      ORDER BY write_seq
-      LIMIT ${count}
-    ), base AS (
-      SELECT greatest(
-        date_trunc('milliseconds', clock_timestamp()),
-        coalesce(${lastPublished}::timestamptz + interval '1 millisecond', '-infinity'::timestamptz)
-      ) AS t
-    ), placed AS (
-      INSERT INTO event_position (external_system_id, published_at, write_seq)
-      SELECT ${externalSystemId}, base.t + (todo.rn - 1) * interval '1 millisecond', todo.write_seq
-      FROM todo, base
-      RETURNING write_seq, published_at
-    ), taken AS (
-      SELECT count(*)::int AS n, max(write_seq) AS max_seq FROM todo
-    )
-    SELECT pg_current_snapshot()::text AS snapshot, taken.n AS taken, taken.max_seq, t.body, p.published_at, p.write_seq
-    FROM taken LEFT JOIN (placed p JOIN todo t ON t.write_seq = p.write_seq) ON true
-    ORDER BY p.published_at`.execute(tx);
-
-  const head = rows[0]!;
-  return {
-    events: rows.flatMap((r) => (r.published_at !== null && r.write_seq !== null && (r.body !== null || !o.bodies) ? [{ body: r.body, published_at: r.published_at, write_seq: Number(r.write_seq) }] : [])),
-    taken: head.taken,
-    mark: nextMark(mark, { count, taken: head.taken, maxSeq: head.max_seq, snapshot: head.snapshot }),
-  };
-}
-
-/**
- * The mark after a positioning that chose `taken` of at most `count` events, the
- * greatest write_seq among them `maxSeq` (null for none), under `snapshot`. See
- * positionCommitted for why this keeps the invariant.
- */
-export function nextMark(mark: PositionMark, batch: { count: number; taken: number; maxSeq: number | null; snapshot: string }): PositionMark {
-  const seq = batch.maxSeq === null ? mark.seq : Math.max(mark.seq ?? batch.maxSeq, batch.maxSeq);
-  if (seq === null) return { seq: null, snapshot: null };
-  const lateOnly = batch.taken === batch.count && mark.seq !== null && batch.maxSeq !== null && batch.maxSeq <= mark.seq;
-  return { seq, snapshot: lateOnly ? mark.snapshot : batch.snapshot };
-}
-
-function candidates(externalSystemId: string, mark: PositionMark, count: number, o: BodyOption): RawBuilder<unknown> {
-  const body = bodyOf(o);
-  const after = sql`SELECT write_seq, ${body} AS body FROM event
-    WHERE external_system_id = ${externalSystemId} AND write_seq > ${mark.seq ?? 0}
-    ORDER BY write_seq LIMIT ${count}`;
-  if (mark.seq === null || mark.snapshot === null) return after;
-  // Writers the snapshot did not see: at or above its xmax (one index range) or on its
-  // list of running transactions (one index lookup each). Both come as values, not as
-  // expressions of the stored snapshot, so the plan is made for them: estimated
-  // blind, events written before 0011 (all with writer 0) made the list's lookup a
-  // sequential scan of the whole table. A snapshot beyond every id this one knows came
-  // from another cluster (a logical restore): then it is read as seeing nothing.
-  // Both lookups are fenced (OFFSET 0): the write_seq bound must not draw the planner
-  // into walking the partner's history in write order, and the position check must
-  // stay one index lookup per candidate (as an anti-join, with statistics that still
-  // showed the partner with few positions, it was planned as a scan of all of them per
-  // candidate: 88 s for 30,000 candidates, against 0.24 s).
-  const [, xmax, running] = mark.snapshot.split(':');
-  const foreign = sql`${xmax}::xid8 > pg_snapshot_xmax(pg_current_snapshot())`;
-  return sql`(${after})
-    UNION ALL
-    (SELECT write_seq, body FROM (
-      SELECT write_seq, ${body} AS body FROM event
-      WHERE external_system_id = ${externalSystemId} AND write_xid >= CASE WHEN ${foreign} THEN '0'::xid8 ELSE ${xmax}::xid8 END
-      UNION ALL
-      SELECT write_seq, ${body} AS body FROM event
-      WHERE external_system_id = ${externalSystemId} AND write_xid = ANY (${running ? running.split(',') : []}::xid8[]) AND NOT ${foreign}
-      OFFSET 0
-    ) late
-    WHERE write_seq <= ${mark.seq}
-      AND NOT EXISTS (SELECT 1 FROM event_position p WHERE p.external_system_id = ${externalSystemId} AND p.write_seq = late.write_seq OFFSET 0)
-    ORDER BY write_seq LIMIT ${count})`;
 }

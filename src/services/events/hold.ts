@@ -16,7 +16,8 @@ import { wakeDeliveries } from './dispatch.js';
  * (same ids, envelopes byte for byte, write order kept), writes a delivery for a
  * webhook partner, deletes them from held_event and marks the action released:
  * - when the window passes (releaseDueActions, run by the webhook pump of every serving
- *   process about once a second, and by every events poll before it reads);
+ *   process about once a second, and by an events poll that finds one due before it
+ *   reads: lumen_poll_events reports it, migration 0102);
  * - at once, when a later event is written about the same alert or order (its partner
  *   must receive them in the order they happened; the action can then no longer be
  *   undone).
@@ -94,12 +95,15 @@ export async function releaseAction(tx: Tx, actionId: string): Promise<void> {
 /**
  * Releases the actions whose window has passed, oldest first, each in a transaction of
  * its own (an action another process is settling is skipped, not waited for). Returns
- * how many were released.
+ * how many were released. `seenDue`: the caller has just found one due (the events poll,
+ * lumen_poll_events), so the cheap read that looks for one is skipped.
  */
-export async function releaseDueActions(db: Kysely<DB>, max = 100): Promise<number> {
+export async function releaseDueActions(db: Kysely<DB>, max = 100, o: { seenDue?: boolean } = {}): Promise<number> {
   // One cheap read first: almost always nothing is due, and then no transaction is opened.
-  const any = await db.selectFrom('undoable_action').select('id').where('settled', 'is', null).where('release_at', '<=', sql<Date>`now()`).limit(1).executeTakeFirst();
-  if (!any) return 0;
+  if (!o.seenDue) {
+    const any = await db.selectFrom('undoable_action').select('id').where('settled', 'is', null).where('release_at', '<=', sql<Date>`now()`).limit(1).executeTakeFirst();
+    if (!any) return 0;
+  }
   let released = 0;
   while (released < max) {
     const done = await db.transaction().execute(async (tx) => {
