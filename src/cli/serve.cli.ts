@@ -5,6 +5,7 @@ import { loadConfig } from '../config.js';
 import { openRuntime } from '../runtime.js';
 import { isEmpty, seedDemo, seedDemoOperator } from '../services/demo/index.js';
 import { versionLine } from '../version.js';
+import { releaseStartupMemory } from '../lib/startup-memory.js';
 import type { CliIo } from './context.js';
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -40,6 +41,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       }
       const scheme = config.tls ? 'https' : 'http';
       log.info({ url: `${scheme}://${app.address.address}:${app.address.port}`, docs: '/docs' }, 'listening');
+      releaseStartupMemory();
       await new Promise<void>((resolve) => {
         const shutdown = (signal: string) => {
           log.info({ signal }, 'shutting down');
