@@ -5,6 +5,7 @@
  * every due row, probes each and sorts them all to keep the oldest few.
  */
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDueDeliveries } from '../../src/db/repositories/webhook-delivery.repository.js';
 import { loadConfig } from '../../src/config.js';
@@ -50,5 +51,38 @@ describe('claiming due webhook deliveries', () => {
     const capped = await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 95]]));
     expect(capped.map((d) => d.id)).toEqual(ordered.slice(15, 20).map((r) => r.id));
     expect(await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 100]]))).toEqual([]);
+  });
+
+  it('plans each claim afresh and never scans webhook_delivery: a plan kept from an empty table made one claim take 40 s', async () => {
+    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(rt.db);
+    expect(rows[0]?.config).toEqual(expect.arrayContaining(['plan_cache_mode=force_custom_plan', 'enable_seqscan=off']));
+
+    // One connection, as a delivery worker's: claims while the partner has nothing due
+    // (the plan PostgreSQL would keep), then a backlog arrives while the partner is at
+    // its limit, so the claim passes over every candidate.
+    const client = new pg.Client({ connectionString: db.url });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      await sql`DELETE FROM webhook_delivery`.execute(rt.db);
+      const p = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/never' });
+      const claim = (held: number) => client.query('SELECT id FROM lumen_claim_webhook_deliveries(128, 60000, 8, $1::uuid[], $2::int[], $3)', [[p.partner.id], [held], 'Lumen.Ping']);
+      for (let i = 0; i < 8; i++) expect((await claim(0)).rows).toEqual([]);
+      const items = [];
+      for (let i = 0; i < 300; i++) items.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
+      await emit(rt, ...items);
+      // The claim's own plan, as PostgreSQL runs it inside the function.
+      await client.query("LOAD 'auto_explain'");
+      await client.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log");
+      const plans: string[] = [];
+      client.on('notice', (n) => plans.push(n.message ?? ''));
+      expect((await claim(8)).rows).toEqual([]);
+      expect((await claim(0)).rows).toHaveLength(8);
+      const claims = plans.filter((m) => m.includes('webhook_delivery'));
+      expect(claims.length).toBeGreaterThanOrEqual(2);
+      for (const plan of claims) expect(plan).not.toMatch(/Seq Scan on webhook_delivery/);
+    } finally {
+      await client.end();
+    }
   });
 });
