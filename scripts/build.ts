@@ -158,9 +158,12 @@ main().catch((err: unknown) => {
  * process runs (lazy compilation, Function.prototype.toString), as one byte per
  * character when every character is Latin-1 and as two otherwise: a single curly quote
  * in a comment doubled it (13.6 MB instead of 6.8 of the idle process's heap). esbuild
- * already writes code's non-ASCII characters as escapes (its default charset); what it
- * keeps is comments. Each remaining character becomes its \u escape, which in a comment
- * is text and in code would mean the same character.
+ * leaves non-ASCII characters in comments, and in a few regular expressions and template
+ * literals (a regex's character class, SQL text in a tagged template). Each becomes its
+ * \u escape: in a comment that is text; in a string, a regular expression or a template's
+ * cooked text (what Kysely's sql tag reads) it means the same character. Only a
+ * template's raw text would differ, and nothing in the bundle reads one with such a
+ * character.
  */
 function asciiOnly(text: string): { text: string; count: number } {
   let count = 0;
