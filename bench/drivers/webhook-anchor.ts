@@ -1,12 +1,14 @@
 /**
  * Anchor of the fan-out row: a plain Node script that signs and POSTs the same
- * bodies Lumen delivered (same headers, HMAC-SHA256 of the raw body), over
- * keep-alive connections, `concurrency` requests in flight, and prints
- * {sent, failed, ms} as one JSON object.
+ * bodies Lumen delivered, with the headers Lumen sends a partner on its default
+ * signature scheme (both: X-Lumen-Signature, X-Lumen-Signature-V2 and the Standard
+ * Webhooks three, a traceparent), over keep-alive connections, `concurrency` requests
+ * in flight, and prints {sent, failed, ms, cpuMs} as one JSON object (cpuMs: this
+ * process's CPU time while sending).
  *
  *   node --import tsx bench/drivers/webhook-anchor.ts '{"url":…,"secret":…,"concurrency":8,"bodiesFile":…}'
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
@@ -22,6 +24,7 @@ export interface AnchorResult {
   sent: number;
   failed: number;
   ms: number;
+  cpuMs: number;
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as AnchorInput;
@@ -35,6 +38,9 @@ const target = new URL(input.url);
 function post(e: { eventId: string; eventType: string; body: string }): Promise<number> {
   const body = Buffer.from(e.body, 'utf8');
   const signature = `sha256=${createHmac('sha256', input.secret).update(body).digest('hex')}`;
+  const t = Math.floor(Date.now() / 1000);
+  const v2 = `t=${t},v2=${createHmac('sha256', input.secret).update(`${t}.`).update(body).digest('hex')}`;
+  const standard = `v1,${createHmac('sha256', input.secret).update(`${e.eventId}.${t}.`).update(body).digest('base64')}`;
   return new Promise((resolve, reject) => {
     const req = http.request(
       target,
@@ -45,6 +51,11 @@ function post(e: { eventId: string; eventType: string; body: string }): Promise<
           'content-type': 'application/json',
           'content-length': String(body.length),
           'x-lumen-signature': signature,
+          'x-lumen-signature-v2': v2,
+          'webhook-id': e.eventId,
+          'webhook-timestamp': String(t),
+          'webhook-signature': standard,
+          traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`,
           'x-lumen-event-id': e.eventId,
           'x-lumen-event-type': e.eventType,
           'x-lumen-timestamp': new Date().toISOString(),
@@ -64,6 +75,7 @@ function post(e: { eventId: string; eventType: string; body: string }): Promise<
 let next = 0;
 let failed = 0;
 const started = process.hrtime.bigint();
+const cpuAtStart = process.cpuUsage();
 await Promise.all(
   Array.from({ length: input.concurrency }, async () => {
     while (next < events.length) {
@@ -74,6 +86,7 @@ await Promise.all(
   }),
 );
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
+const cpu = process.cpuUsage(cpuAtStart);
 agent.destroy();
-const result: AnchorResult = { sent: events.length, failed, ms };
+const result: AnchorResult = { sent: events.length, failed, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
 process.stdout.write(JSON.stringify(result) + '\n');

@@ -21,7 +21,7 @@ export type ReceiverMessage =
   | { type: 'listening'; port: number }
   | { type: 'reset' }
   | { type: 'push' }
-  | { type: 'stats'; count: number; first: number; last: number; duplicates: number; badSignatures: number; peakInFlight: number; connectionsOpened: number }
+  | { type: 'stats'; count: number; first: number; last: number; duplicates: number; badSignatures: number; peakInFlight: number; connectionsOpened: number; cpuMs: number }
   | { type: 'arrivals'; arrivals: [string, number][] }
   | { type: 'arrival'; eventId: string; at: number };
 
@@ -44,6 +44,8 @@ let peakInFlight = 0;
 /** TCP connections accepted since the last reset: a keep-alive client opens one per request it has in flight at once. */
 let connectionsOpened = 0;
 let push = false;
+/** This process's CPU time at the last reset: stats report what serving used since (its start, compiling this script, excluded). */
+let cpuBase = process.cpuUsage();
 
 function signatureOk(body: Buffer, header: string | undefined): boolean {
   if (!header?.startsWith('sha256=')) return false;
@@ -89,6 +91,7 @@ process.on('message', (m: ReceiverRequest) => {
       badSignatures = 0;
       peakInFlight = 0;
       connectionsOpened = 0;
+      cpuBase = process.cpuUsage();
       send({ type: 'reset' });
       break;
     case 'push':
@@ -102,7 +105,8 @@ process.on('message', (m: ReceiverRequest) => {
         if (at < first) first = at;
         if (at > last) last = at;
       }
-      send({ type: 'stats', count: arrivals.size, first, last, duplicates, badSignatures, peakInFlight, connectionsOpened });
+      const cpu = process.cpuUsage(cpuBase);
+      send({ type: 'stats', count: arrivals.size, first, last, duplicates, badSignatures, peakInFlight, connectionsOpened, cpuMs: (cpu.user + cpu.system) / 1000 });
       break;
     }
     case 'arrivals':

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
 import { runDriver } from '../harness/drivers.js';
@@ -39,6 +40,10 @@ export const webhookFanoutRow: RowDefinition = {
     const concurrency: number[] = [];
     const connections: number[] = [];
     const cpus: CpuPerRequest[] = [];
+    /** CPU per event (ms) of the receiver while Lumen delivered, and of the anchor's sender and the receiver while it sent. */
+    const receiverCpu: number[] = [];
+    const anchorSenderCpu: number[] = [];
+    const anchorReceiverCpu: number[] = [];
     const incomplete: string[] = [];
     for (let run = 0; run < ctx.opts.runs; run++) {
       // A receiver of its own per run, which counts the requests it has open at once.
@@ -49,12 +54,15 @@ export const webhookFanoutRow: RowDefinition = {
         const seeded = await seedEvents(ctx.pool, { tenantId: tenant.id, partnerId: partner.id, orders: n, perOrder: 1, eventType: 'ServiceOrder.Completed' });
 
         ctx.log(`fan-out run ${run + 1}/${ctx.opts.runs}: ${n} events through Lumen`);
+        // The receiver's CPU counts from here (its start and the compile of its script excluded).
+        await receiver.reset();
         const t0 = Date.now();
         const sampler = new CpuSampler(ctx.db.name, server.pid).start();
         const queued = await lumenJson<{ count: number }>(ctx.setup, ['webhook', 'redeliver', '--partner', partner.code, '--since', seeded.since]);
         if (queued.count !== n) throw new Error(`redelivery queued ${queued.count} events, expected ${n}`);
         const stats = await receiver.waitForCount(n, waitMs);
         cpus.push(perRequest(sampler.stop(), null, stats.count));
+        receiverCpu.push(stats.cpuMs / stats.count);
         if (stats.badSignatures > 0) throw new Error(`${stats.badSignatures} webhook signatures did not verify`);
         if (stats.count < 2) throw new Error(`only ${stats.count} of ${n} events reached the receiver within ${waitMs / 1000} s`);
         if (stats.count < n) incomplete.push(`run ${run + 1}: ${stats.count.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} events within ${waitMs / 1000} s`);
@@ -73,6 +81,8 @@ export const webhookFanoutRow: RowDefinition = {
         if (a.failed > 0) throw new Error(`the anchor script had ${a.failed} failed POSTs`);
         const as = await receiver.stats();
         anchorRates.push(rate(as.count, as.first, as.last));
+        anchorSenderCpu.push(a.cpuMs / as.count);
+        anchorReceiverCpu.push(as.cpuMs / as.count);
       } finally {
         receiver.stop();
       }
@@ -85,13 +95,25 @@ export const webhookFanoutRow: RowDefinition = {
     const lumen = series('events/s', lumenRates, median);
     const anchor = series('events/s', anchorRates, median);
     const ratio = ratioOf(lumen, anchor);
+    // Where an event's CPU goes on each side, and the rate the machine's cores would allow
+    // if they did nothing else: the bound behind the ratio (bench/FINDINGS.md).
+    const cores = os.cpus().length;
+    const cpu = medianCpu(cpus);
+    const us = (ms: number) => `${Math.round(ms * 1000)} µs`;
+    const lumenPerEvent = cpu.serverMs !== null && cpu.postgresMs !== null && receiverCpu.length ? cpu.serverMs + cpu.postgresMs + median(receiverCpu) : null;
+    const anchorPerEvent = anchorSenderCpu.length ? median(anchorSenderCpu) + median(anchorReceiverCpu) : null;
+    const bound = (perEventMs: number | null) => (perEventMs ? `${Math.round((cores * 1000) / perEventMs).toLocaleString('en-US')} events/s` : 'n/a');
+    const cpuLine =
+      lumenPerEvent !== null && anchorPerEvent !== null
+        ? `; CPU per event: Lumen ${us(cpu.serverMs!)}, PostgreSQL ${us(cpu.postgresMs!)}, receiver ${us(median(receiverCpu))} (${us(lumenPerEvent)} in all: ${cores} cores allow ${bound(lumenPerEvent)}); anchor: sender ${us(median(anchorSenderCpu))}, receiver ${us(median(anchorReceiverCpu))} (${us(anchorPerEvent)}: ${bound(anchorPerEvent)})`
+        : `; CPU per event: ${describeCpu(cpu, null)}`;
     const lines: Line[] = [
       {
         label: `${n.toLocaleString('en-US')} events to a loopback receiver`,
         lumen,
         detail: incomplete.length
           ? `INCOMPLETE, rate over what arrived (${incomplete.join('; ')}); ${Math.max(...concurrency)} in flight at most`
-          : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} in flight at most (the per-partner limit) over ${Math.max(...connections)} connection(s); CPU per event: ${describeCpu(medianCpu(cpus), null)}`,
+          : `all delivered ${median(totalSeconds).toFixed(1)} s after the redelivery command started; ${Math.max(...concurrency)} in flight at most (the per-partner limit) over ${Math.max(...connections)} connection(s)${cpuLine}`,
         anchor: { label: 'plain Node script, keep-alive, same bodies, as many requests in flight', series: anchor },
         ratio,
         checks: [check('≥ 70% of the anchor', ratio === null ? null : ratio >= 0.7), ...(incomplete.length ? [check('every event delivered within the wait', false)] : [])],
@@ -101,7 +123,8 @@ export const webhookFanoutRow: RowDefinition = {
       lines,
       notes: [
         'Rate = events between the first and the last arrival at the receiver, which verifies every HMAC signature (constant-time) and answers 204; the same receiver process serves Lumen and the anchor.',
-        "Same concurrency: the anchor keeps as many requests in flight, over as many keep-alive connections, as Lumen may have on the wire to one partner (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, default 8; Lumen's pool may open more connections than that, never more requests). CPU per event: Lumen's process and the PostgreSQL backends of the bench database with its WAL and buffer writers, from /proc, over the Lumen run.",
+        "Same concurrency: the anchor keeps as many requests in flight, over as many keep-alive connections, as Lumen may have on the wire to one partner (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, default 8; Lumen's pool may open more connections than that, never more requests). Same requests: the anchor signs each body for both signature schemes, as Lumen does for a partner on the default scheme.",
+        "CPU per event: Lumen's process and the PostgreSQL backends of the bench database with its WAL and buffer writers, from /proc, over the Lumen run; the receiver's and the anchor's own, from process.cpuUsage(), over their parts. The cores' bound is the rate at which the processes of a side would use every core of the machine and nothing else: the receiver shares the cores with both senders, and Lumen's side also records every attempt in PostgreSQL, which the anchor does not.",
         'The row runs last: deliveries still queued when its wait ends would otherwise delay the rows after it.',
       ],
       params: { events: n, runs: lumenRates.length, waitSeconds: ctx.sizes.fanoutWaitSeconds, inFlight: concurrency.join(','), connections: connections.join(',') },

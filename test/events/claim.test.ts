@@ -1,8 +1,10 @@
 /**
- * The claim of due webhook deliveries walks the ready index in order and stops after its
- * batch, even when the deliveries are newer than the table's statistics (a burst): it is
- * a function that turns bitmap scans off (migration 0099), since a bitmap scan reads
- * every due row, probes each and sorts them all to keep the oldest few.
+ * The claim of due webhook deliveries walks each partner's ready deliveries in order and
+ * stops after its batch, even when the deliveries are newer than the table's statistics
+ * (a burst): it is a function that turns bitmap scans off (migration 0099), since a
+ * bitmap scan reads every due row, probes each and sorts them all to keep the oldest
+ * few. A partner the caller holds at its limit is not walked at all, and cannot crowd
+ * the other partners out of a claim (migration 0104).
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -51,6 +53,56 @@ describe('claiming due webhook deliveries', () => {
     const capped = await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 95]]));
     expect(capped.map((d) => d.id)).toEqual(ordered.slice(15, 20).map((r) => r.id));
     expect(await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 100]]))).toEqual([]);
+  });
+
+  it('fills a claim from the other partners when one is capped, and never walks the backlog of a partner held at its limit', async () => {
+    await sql`DELETE FROM webhook_delivery`.execute(rt.db);
+    const busy = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/busy' });
+    const quiet = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/quiet' });
+    const backlog = [];
+    for (let i = 0; i < 200; i++) backlog.push(['ServiceOrder.Created', await subjectFor(rt, busy)] as const);
+    await emit(rt, ...backlog);
+    const few = [];
+    for (let i = 0; i < 5; i++) few.push(['ServiceOrder.Created', await subjectFor(rt, quiet)] as const);
+    await emit(rt, ...few);
+    // The busy partner's backlog is older than everything of the quiet one.
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 millisecond' WHERE external_system_id = ${busy.partner.id}`.execute(rt.db);
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 minute' + position * interval '1 millisecond' WHERE external_system_id = ${quiet.partner.id}`.execute(rt.db);
+    await sql`ANALYZE webhook_delivery`.execute(rt.db);
+
+    // At most 8 per partner, 16 in the claim: the busy partner's 8 oldest and all 5 of the quiet one.
+    const claimed = await claimDueDeliveries(rt.db, 16, 60_000, 8);
+    const byPartner = (id: string) => claimed.filter((d) => d.external_system_id === id).length;
+    expect(byPartner(busy.partner.id)).toBe(8);
+    expect(byPartner(quiet.partner.id)).toBe(5);
+    await sql`UPDATE webhook_delivery SET lease_until = NULL`.execute(rt.db);
+
+    // The busy partner held at its limit: the claim reads none of its 200 rows.
+    const client = new pg.Client({ connectionString: db.url });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      await client.query("LOAD 'auto_explain'");
+      await client.query('SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off; SET client_min_messages = log');
+      const plans: string[] = [];
+      client.on('notice', (n) => plans.push(n.message ?? ''));
+      const { rows } = await client.query<{ external_system_id: string }>(
+        'SELECT external_system_id FROM lumen_claim_webhook_deliveries(16, 60000, 8, $1::uuid[], $2::int[], $3)',
+        [[busy.partner.id], [8], 'Test.Ping'],
+      );
+      expect(rows.map((r) => r.external_system_id)).toEqual(Array(5).fill(quiet.partner.id));
+      // Rows the claim's walks of webhook_delivery handed on (c: a partner's due
+      // deliveries, w: the probes for partners), summed over loops: the quiet partner's
+      // five and a probe per partner, never the busy partner's backlog.
+      const claimPlan = plans.find((m) => m.includes('lumen_claim') === false && m.includes('Update on webhook_delivery'));
+      expect(claimPlan).toBeDefined();
+      let read = 0;
+      for (const m of claimPlan!.matchAll(/Scan[^\n]* on webhook_delivery (?:c|w|w_\d+) [^\n]*\(actual rows=(\d+) loops=(\d+)\)/g)) read += Number(m[1]) * Number(m[2]);
+      expect(read).toBeGreaterThanOrEqual(5);
+      expect(read).toBeLessThan(20);
+    } finally {
+      await client.end();
+    }
   });
 
   it('plans each claim afresh and never scans webhook_delivery: a plan kept from an empty table made one claim take 40 s', async () => {

@@ -123,12 +123,16 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * (the joins cannot name d, the row being updated, in their ON clauses: picked carries
  * the two ids; the partners held at their limit and the slots per partner, in the
  * statement below, are left out of this sketch)
- * (picked walks webhook_delivery_ready_idx in order, which holds open unblocked
- * deliveries only: besides the due ones, just those leased by attempts in flight; the
- * NOT EXISTS probe walks webhook_delivery_open_key_idx). The statement is the function
- * lumen_claim_webhook_deliveries (migration 0099), which turns bitmap scans off: with
- * a burst of new deliveries beyond the statistics, the planner would otherwise read
- * every due row, probe each and sort them to keep the oldest batch.
+ * (the function walks each partner's range of webhook_delivery_ready_partner_idx in
+ * order, which holds open unblocked deliveries only: besides the due ones, just those
+ * leased by attempts in flight; it finds the partners by one probe each, skips those
+ * held at their limit without reading their rows, and takes at most each partner's
+ * remaining slots before keeping the oldest `limit`; the NOT EXISTS probe walks
+ * webhook_delivery_open_key_idx). The statement is the function
+ * lumen_claim_webhook_deliveries (migrations 0099, 0103, 0104), which turns bitmap and
+ * sequential scans off and is planned on each call: with a burst of new deliveries
+ * beyond the statistics, the planner would otherwise read every due row, probe each and
+ * sort them to keep the oldest batch.
  */
 export async function claimDueDeliveries(
   db: Executor,
