@@ -3,8 +3,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ShapeCache } from '../../src/db/compiled-shapes.js';
 import type { DB } from '../../src/db/schema.js';
-import { compiledIntakeStart, compiledNewIntake, intakeStartStatement, newIntakeStatement, type NewIntake, type StartValues } from '../../src/db/repositories/intake/request.repository.js';
-import { boxAround } from '../../src/db/repositories/operations/pole-map.repository.js';
+import { compiledIntakeStart, compiledNewIntake, intakeStartStatement, newIntakeStatement, shapeNewIntake, type NewIntake, type StartValues } from '../../src/db/repositories/intake/request.repository.js';
 
 /**
  * A statement compiled once per shape must send, for every call, exactly the text and
@@ -71,14 +70,7 @@ function intake(id: string, parts: { order?: boolean; near?: number | null; key?
 
 /** The request as compiledNewIntake sends it, built and compiled for this call alone. */
 function builtNewIntake(n: NewIntake) {
-  const near = n.nearPole;
-  const shaped: NewIntake =
-    near && n.order
-      ? near.meters > 0
-        ? { ...n, nearPole: { ...near, ...boxAround(near.latitude, near.longitude, near.meters) } }
-        : { ...n, order: { ...n.order, pole_id: null }, nearPole: null }
-      : n;
-  return newIntakeStatement(db, shaped).compile(db);
+  return newIntakeStatement(db, shapeNewIntake(n)).compile(db);
 }
 
 describe('statements compiled once per shape', () => {

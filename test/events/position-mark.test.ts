@@ -1,6 +1,5 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { databaseWithClient } from '../support/database-client.js';
 
 /**
  * The positioning mark (migration 0011): every committed event without a position has
@@ -9,17 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
  * lumen_position_mark (migration 0102), which lumen_poll_events applies after a
  * positioning that took any event, called with made-up snapshots.
  */
-let db: TestDatabase;
-let client: pg.Client;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-});
-afterAll(async () => {
-  await client?.end();
-  await db?.drop();
-});
+const t = databaseWithClient();
 
 interface Mark {
   seq: number | null;
@@ -27,7 +16,7 @@ interface Mark {
 }
 
 async function nextMark(mark: Mark, batch: { count: number; taken: number; maxSeq: number | null; snapshot: string }): Promise<Mark> {
-  const { rows } = await client.query<{ seq: string | null; snapshot: string | null }>(
+  const { rows } = await t.client.query<{ seq: string | null; snapshot: string | null }>(
     'SELECT next_seq::text AS seq, next_snapshot::text AS snapshot FROM lumen_position_mark($1::bigint, $2::pg_snapshot, $3::int, $4::int, $5::bigint, $6::pg_snapshot)',
     [mark.seq, mark.snapshot, batch.count, batch.taken, batch.maxSeq, batch.snapshot],
   );

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { databaseWithClient } from '../support/database-client.js';
 
 /**
  * The pole geocoder's address keys (0003_intake.sql) were rewritten in 0013 to cost
@@ -50,21 +49,10 @@ const CASES = [
   'R. ', 'av,', 'Avenida', 'Rua "Dona" Veridiana, 7', 'RUA DA CONSOLAÇÃO, 2000', 'Rua Ñandú 5b ',
 ];
 
-let db: TestDatabase;
-let client: pg.Client;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  await client.query(FIRST_DEFINITION);
-});
-afterAll(async () => {
-  await client?.end();
-  await db?.drop();
-});
+const t = databaseWithClient((client) => client.query(FIRST_DEFINITION));
 
 async function differences(addresses: (string | null)[]): Promise<{ address: string | null; first: string | null; now: string | null }[]> {
-  const { rows } = await client.query(
+  const { rows } = await t.client.query(
     `SELECT a AS address, pg_temp.street_key_0003(a) AS first, lumen_street_key(a) AS now
        FROM unnest($1::text[]) a
       WHERE pg_temp.street_key_0003(a) IS DISTINCT FROM lumen_street_key(a)
@@ -77,7 +65,7 @@ async function differences(addresses: (string | null)[]): Promise<{ address: str
 describe('address keys of the pole geocoder (0013 against 0003)', () => {
   it('gives every hand-picked address the key it had', async () => {
     expect(await differences([...CASES, null])).toEqual([]);
-    const { rows } = await client.query(`SELECT lumen_street_key(a) AS k FROM unnest($1::text[]) a`, [['R. Augusta, 1500', 'AV. PAULISTA, S/N', 'Pça da Sé nº12', ' r x', 'r']]);
+    const { rows } = await t.client.query(`SELECT lumen_street_key(a) AS k FROM unnest($1::text[]) a`, [['R. Augusta, 1500', 'AV. PAULISTA, S/N', 'Pça da Sé nº12', ' r x', 'r']]);
     expect(rows.map((r) => r.k)).toEqual(['rua augusta', 'avenida paulista', 'praca da se', 'rua x', 'r']);
   });
 

@@ -296,16 +296,20 @@ export async function insertNewIntake(db: Executor, n: NewIntake): Promise<strin
   return rows[0]!.response;
 }
 
+/**
+ * `n` as newIntakeStatement takes it: what the statement would otherwise compute from
+ * the values comes in as values (the box around the point), and a search radius of 0 or
+ * less means "no pole".
+ */
+export function shapeNewIntake(n: NewIntake): NewIntake {
+  const near = n.nearPole;
+  if (!near || !n.order) return n;
+  return near.meters > 0
+    ? { ...n, nearPole: { latitude: near.latitude, longitude: near.longitude, meters: near.meters, ...boxAround(near.latitude, near.longitude, near.meters) } }
+    : { ...n, order: { ...n.order, pole_id: null }, nearPole: null };
+}
+
 /** newIntakeStatement's text and parameters for `n`, from the shape's compiled text. */
 export function compiledNewIntake(db: Executor, n: NewIntake): CompiledQuery<{ response: string }> {
-  // What the statement would compute from the values comes in as values: the box
-  // around the point, and a search radius of 0 or less as "no pole".
-  const near = n.nearPole;
-  const shaped: NewIntake =
-    near && n.order
-      ? near.meters > 0
-        ? { ...n, nearPole: { latitude: near.latitude, longitude: near.longitude, meters: near.meters, ...boxAround(near.latitude, near.longitude, near.meters) } }
-        : { ...n, order: { ...n.order, pole_id: null }, nearPole: null }
-      : n;
-  return NEW_INTAKE.compile<{ response: string }>(db, shaped);
+  return NEW_INTAKE.compile<{ response: string }>(db, shapeNewIntake(n));
 }
