@@ -105,7 +105,7 @@ export const webhookFanoutRow: RowDefinition = {
     const bound = (perEventMs: number | null) => (perEventMs ? `${Math.round((cores * 1000) / perEventMs).toLocaleString('en-US')} events/s` : 'n/a');
     const cpuLine =
       lumenPerEvent !== null && anchorPerEvent !== null
-        ? `; CPU per event: Lumen ${us(cpu.serverMs!)}, PostgreSQL ${us(cpu.postgresMs!)}, receiver ${us(median(receiverCpu))} (${us(lumenPerEvent)} in all: ${cores} cores allow ${bound(lumenPerEvent)}); anchor: sender ${us(median(anchorSenderCpu))}, receiver ${us(median(anchorReceiverCpu))} (${us(anchorPerEvent)}: ${bound(anchorPerEvent)})`
+        ? `; CPU per event: Lumen ${us(cpu.serverMs!)}, PostgreSQL ${us(cpu.postgresMs!)}, receiver ${us(median(receiverCpu))} (${us(lumenPerEvent)} in all: ${cores} cores allow ${bound(lumenPerEvent)}; PostgreSQL's records and the receiver alone, ${bound(cpu.postgresMs! + median(receiverCpu))}); anchor: sender ${us(median(anchorSenderCpu))}, receiver ${us(median(anchorReceiverCpu))} (${us(anchorPerEvent)}: ${bound(anchorPerEvent)})`
         : `; CPU per event: ${describeCpu(cpu, null)}`;
     const lines: Line[] = [
       {
