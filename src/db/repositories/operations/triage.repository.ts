@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
 import type { Executor, Tx } from '../../database.js';
-import { notInAnotherGroup } from './alert-group.repository.js';
+import { groupedInboxHidden, notAmong } from './alert-group.repository.js';
 import type { DB } from '../../schema.js';
 import { matchesWords, searchWords } from './search.js';
 import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
@@ -62,8 +62,10 @@ export interface AlertFilter {
   overdue?: boolean;
   /** Words found (accent- and case-insensitive) in what the inbox row shows, or a pole's code (search.ts). */
   text?: string;
-  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. */
+  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. listAlertDetails reads them (hiddenIds). */
   groupedPoleMeters?: number;
+  /** Alerts left out (the grouped inbox's, read once for the page and its count). */
+  hiddenIds?: readonly string[];
 }
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
@@ -89,7 +91,7 @@ export function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
       OR (a.service_order_id IS NOT NULL AND a.service_order_id = ANY(ARRAY(SELECT so.id FROM pole tp JOIN service_order so ON so.pole_id = tp.id
                                          WHERE upper(tp.code) = upper(${f.text}) AND tp.tenant_id = ${f.tenantId}))))`);
   }
-  if (f.groupedPoleMeters !== undefined) parts.push(notInAnotherGroup('a', f.groupedPoleMeters));
+  if (f.hiddenIds) parts.push(notAmong('a', f.hiddenIds));
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
 
@@ -97,7 +99,9 @@ const ALERT_PRIORITY_RANK = sql`(CASE a.priority WHEN 'Critical' THEN 0 WHEN 'Hi
 
 /** One page of a tenant's alerts in the chosen order, and the number of matches. */
 export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number, sort: AlertSort = 'number'): Promise<{ rows: AlertDetailRow[]; total: number }> {
-  const where = alertConditions(f);
+  // The grouped inbox's left-out alerts, found once for the page and the count.
+  const hidden = f.groupedPoleMeters === undefined ? f.hiddenIds : [...(f.hiddenIds ?? []), ...(await groupedInboxHidden(db, f.tenantId, f.groupedPoleMeters))];
+  const where = alertConditions({ ...f, hiddenIds: hidden });
   let rowsQ = detailQuery(db).where(where);
   if (sort === 'age') rowsQ = rowsQ.orderBy('a.created_at').orderBy('a.alert_number');
   else if (sort === 'newest') rowsQ = rowsQ.orderBy('a.alert_number', 'desc');
