@@ -79,7 +79,7 @@ export function neighboursOf(x: string, poleMeters: number, light = false): RawB
  * The alerts of `tenantId` that the grouped inbox leaves out: those next to a group's
  * leader (an older neighbour that has no older neighbour itself). Older: by
  * (created_at, alert_number). The inbox reads it once per request and hands it to its
- * page and its count (alertConditions' hiddenIds).
+ * page and its count (alertConditions' `hidden`).
  *
  * Computed for the whole city at once, not per row: every neighbour pair of the city's
  * Pending alerts in one pass, then the leaders, then the alerts next to one. Asking

@@ -62,17 +62,19 @@ export interface AlertFilter {
   overdue?: boolean;
   /** Words found (accent- and case-insensitive) in what the inbox row shows, or a pole's code (search.ts). */
   text?: string;
-  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. listAlertDetails reads them (hiddenIds). */
+  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. */
   groupedPoleMeters?: number;
-  /** Alerts left out (the grouped inbox's, read once for the page and its count). */
-  hiddenIds?: readonly string[];
 }
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
 export type AlertSort = 'number' | 'age' | 'priority' | 'newest';
 
-/** The WHERE of the inbox list and its count (exported for the search test's EXPLAIN). */
-export function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
+/**
+ * The WHERE of the inbox list and its count (exported for the search test's EXPLAIN).
+ * `hidden`: the alerts a grouped inbox leaves out (groupedInboxHidden), read once by
+ * listAlertDetails for both.
+ */
+export function alertConditions(f: AlertFilter, hidden?: readonly string[]): RawBuilder<SqlBool> {
   const parts: RawBuilder<unknown>[] = [sql`a.tenant_id = ${f.tenantId}`];
   if (f.status) parts.push(sql`a.status = ${f.status}`);
   if (f.notGeolocated) parts.push(sql`a.latitude IS NULL`);
@@ -91,7 +93,7 @@ export function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
       OR (a.service_order_id IS NOT NULL AND a.service_order_id = ANY(ARRAY(SELECT so.id FROM pole tp JOIN service_order so ON so.pole_id = tp.id
                                          WHERE upper(tp.code) = upper(${f.text}) AND tp.tenant_id = ${f.tenantId}))))`);
   }
-  if (f.hiddenIds) parts.push(notAmong('a', f.hiddenIds));
+  if (hidden) parts.push(notAmong('a', hidden));
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
 
@@ -100,8 +102,8 @@ const ALERT_PRIORITY_RANK = sql`(CASE a.priority WHEN 'Critical' THEN 0 WHEN 'Hi
 /** One page of a tenant's alerts in the chosen order, and the number of matches. */
 export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number, sort: AlertSort = 'number'): Promise<{ rows: AlertDetailRow[]; total: number }> {
   // The grouped inbox's left-out alerts, found once for the page and the count.
-  const hidden = f.groupedPoleMeters === undefined ? f.hiddenIds : [...(f.hiddenIds ?? []), ...(await groupedInboxHidden(db, f.tenantId, f.groupedPoleMeters))];
-  const where = alertConditions({ ...f, hiddenIds: hidden });
+  const hidden = f.groupedPoleMeters === undefined ? undefined : await groupedInboxHidden(db, f.tenantId, f.groupedPoleMeters);
+  const where = alertConditions(f, hidden);
   let rowsQ = detailQuery(db).where(where);
   if (sort === 'age') rowsQ = rowsQ.orderBy('a.created_at').orderBy('a.alert_number');
   else if (sort === 'newest') rowsQ = rowsQ.orderBy('a.alert_number', 'desc');
