@@ -11,8 +11,11 @@ import { expect, vi } from 'vitest';
 
 // A walk through the console takes 10-25 s alone and twice that beside other files on
 // two cores: every browser test file gets the timeout of `npm run test:browser`, also
-// inside `npm test` (where the rest keep 30 s).
-vi.setConfig({ testTimeout: 120_000 });
+// inside `npm test` (where the rest keep 30 s). Its waits for what a page shows
+// (expect.poll) get 15 s instead of vitest's 1 s: a page that loads its script and asks
+// two things of the server took longer than 1 s on a loaded CI machine (the map's
+// supply-fault legend, once).
+vi.setConfig({ testTimeout: 120_000, expect: { poll: { timeout: 15_000 } } });
 
 export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.resolve('docs/console');
