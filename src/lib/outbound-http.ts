@@ -148,6 +148,9 @@ function agentFor(allowLoopback: boolean): Agent {
       pipelining: 1,
       keepAliveTimeout: 4_000,
       keepAliveMaxTimeout: 60_000,
+      // No timers of undici's own per request: every request has its deadline (timeoutMs, whole request) in once().
+      headersTimeout: 0,
+      bodyTimeout: 0,
       connect: { lookup: guardedLookup(allowLoopback), minVersion: 'TLSv1.2' },
     });
     agents.set(key, agent);
@@ -194,8 +197,15 @@ async function once(req: OutboundRequest, url: URL): Promise<OutboundResponse> {
   try {
     if (stopped) throw stopped;
     res = await undiciRequest(url, { method: req.method ?? 'GET', headers, body, dispatcher: agentFor(req.allowLoopback), signal: controller.signal });
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > req.maxResponseBytes) throw new OutboundError('too-large', `answer of ${declared} bytes exceeds ${req.maxResponseBytes}`);
+    const length = res.headers['content-length'];
+    const declared = typeof length === 'string' && /^\d+$/.test(length) ? Number(length) : null;
+    if (declared !== null && declared > req.maxResponseBytes) throw new OutboundError('too-large', `answer of ${declared} bytes exceeds ${req.maxResponseBytes}`);
+    // A declared length bounds the body (the parser reads no more than it): read it whole at
+    // once, without a stream iterator per answer (a webhook fan-out makes thousands a second).
+    if (declared !== null) {
+      const bytes = await res.body.bytes();
+      return { status: res.statusCode, headers: res.headers, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), url: url.toString() };
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {

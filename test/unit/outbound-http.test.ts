@@ -6,11 +6,27 @@ import { addressRefusal, outboundRequest, OutboundError } from '../../src/lib/ou
 let server: http.Server;
 let base: string;
 let hangRelease: (() => void) | null = null;
+const stalledBodies: (() => void)[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     if (req.url === '/ok') return res.end('hello');
     if (req.url === '/big') return res.end(Buffer.alloc(4096));
+    if (req.url === '/big-chunked') {
+      // No content-length: the size is only known while the body streams.
+      for (let i = 0; i < 8; i++) res.write(Buffer.alloc(512));
+      return res.end();
+    }
+    if (req.url === '/chunked') {
+      res.write('hel');
+      return res.end('lo');
+    }
+    if (req.url === '/stalled-body') {
+      // Headers and part of a declared body, then nothing: only Lumen's own deadline ends it.
+      res.writeHead(200, { 'content-length': '10' }).write('abc');
+      stalledBodies.push(() => res.end('defghij'));
+      return;
+    }
     if (req.url === '/hang') {
       hangRelease = () => res.end('late');
       return;
@@ -31,6 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   hangRelease?.();
+  for (const release of stalledBodies) release();
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
@@ -110,7 +127,10 @@ describe('outbound HTTP', () => {
 
   it('enforces the time and size bounds', async () => {
     expect(await kind(outboundRequest({ ...opts, url: `${base}/big` }))).toBe('too-large');
+    expect(await kind(outboundRequest({ ...opts, url: `${base}/big-chunked` }))).toBe('too-large');
+    expect((await outboundRequest({ ...opts, url: `${base}/chunked` })).body.toString()).toBe('hello');
     expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/hang` }))).toBe('timeout');
+    expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/stalled-body` }))).toBe('timeout');
   });
 
   it('returns redirects as answers by default and re-checks every followed hop', async () => {

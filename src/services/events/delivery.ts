@@ -1,7 +1,8 @@
+import type { KeyObject } from 'node:crypto';
 import type { RuntimeDeps } from '../deps.js';
 import { keyringOf, openSecret, partnerSecretAad } from '../../lib/secret-box.js';
 import { OutboundError, outboundRequest, type OutboundResponse } from '../../lib/outbound-http.js';
-import { signLumenV2, signStandardWebhook, signWebhookBody } from '../../lib/webhook-signature.js';
+import { signLumenV2, signStandardWebhook, signWebhookBody, standardHmacKey } from '../../lib/webhook-signature.js';
 import { outboundTraceparent } from '../../lib/trace-context.js';
 import { VERSION } from '../../version.js';
 import { settleAttempts, type ClaimedDelivery, type ReleasedDelivery, type SettledAttempt } from '../../db/repositories/webhook-delivery.repository.js';
@@ -71,14 +72,21 @@ export interface Attempted {
   readonly traceparent: string | null;
 }
 
-/** Partners' webhook secrets, decrypted once per partner and batch of leased deliveries. */
-export type SecretCache = Map<string, string | Error>;
+/** A partner's webhook secret, opened: its text, and its key for the Standard Webhooks scheme. */
+interface OpenedSecret {
+  readonly text: string;
+  readonly standardKey: KeyObject;
+}
 
-function secretOf(deps: RuntimeDeps, sealed: string, partnerId: string, cache: SecretCache, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' = 'webhook_secret_enc'): string | Error {
+/** Partners' webhook secrets, decrypted (and their keys made) once per partner and batch of leased deliveries. */
+export type SecretCache = Map<string, OpenedSecret | Error>;
+
+function secretOf(deps: RuntimeDeps, sealed: string, partnerId: string, cache: SecretCache, column: 'webhook_secret_enc' | 'webhook_previous_secret_enc' = 'webhook_secret_enc'): OpenedSecret | Error {
   let secret = cache.get(sealed);
   if (secret === undefined) {
     try {
-      secret = openSecret(keyringOf(deps.config), sealed, partnerSecretAad(partnerId, column));
+      const text = openSecret(keyringOf(deps.config), sealed, partnerSecretAad(partnerId, column));
+      secret = { text, standardKey: standardHmacKey(text) };
     } catch (err) {
       secret = err as Error;
     }
@@ -124,19 +132,19 @@ export async function attemptDelivery(deps: RuntimeDeps, delivery: ClaimedDelive
  * retry, so receivers deduplicate on it), webhook-timestamp the Unix seconds of this
  * attempt, webhook-signature one `v1,` signature per secret still signing.
  */
-function signatureHeaders(target: ClaimedDelivery, secret: string, previous: string | null, startedAt: Date, body: Buffer): Record<string, string> {
+function signatureHeaders(target: ClaimedDelivery, secret: OpenedSecret, previous: OpenedSecret | null, startedAt: Date, body: Buffer): Record<string, string> {
   const out: Record<string, string> = {};
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   if (target.webhook_signature !== 'standard') {
     // Deprecated (body only, no replay window; sunset in openapi/CHANGELOG.md): kept for receivers not yet on V2.
-    out['x-lumen-signature'] = signWebhookBody(secret, body);
-    if (previous !== null) out['x-lumen-signature-previous'] = signWebhookBody(previous, body);
-    out['x-lumen-signature-v2'] = signLumenV2(previous === null ? [secret] : [secret, previous], timestamp, body);
+    out['x-lumen-signature'] = signWebhookBody(secret.text, body);
+    if (previous !== null) out['x-lumen-signature-previous'] = signWebhookBody(previous.text, body);
+    out['x-lumen-signature-v2'] = signLumenV2(previous === null ? [secret.text] : [secret.text, previous.text], timestamp, body);
   }
   if (target.webhook_signature !== 'lumen') {
     out['webhook-id'] = target.event_id;
     out['webhook-timestamp'] = String(timestamp);
-    out['webhook-signature'] = signStandardWebhook(previous === null ? [secret] : [secret, previous], target.event_id, timestamp, body);
+    out['webhook-signature'] = signStandardWebhook(previous === null ? [secret.standardKey] : [secret.standardKey, previous.standardKey], target.event_id, timestamp, body);
   }
   return out;
 }
@@ -162,7 +170,7 @@ async function send(deps: RuntimeDeps, target: ClaimedDelivery, attempt: number,
       headers: {
         'content-type': 'application/json',
         'user-agent': `Lumen-Webhook/${VERSION}`,
-        ...signatureHeaders(target, secret, typeof previous === 'string' ? previous : null, startedAt, body),
+        ...signatureHeaders(target, secret, previous instanceof Error ? null : previous, startedAt, body),
         'x-lumen-event-id': target.event_id,
         'x-lumen-event-type': target.event_type,
         'x-lumen-timestamp': startedAt.toISOString(),
