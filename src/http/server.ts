@@ -66,19 +66,30 @@ async function send(res: ServerResponse, result: HttpResult, lang: Language, req
     await pipeline(result.body.open(), res).catch(() => res.destroy());
     return;
   }
-  const text =
-    typeof result.body === 'string' || Buffer.isBuffer(result.body) ? result.body : result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
-  let payload = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
   headers['content-type'] = result.contentType ?? 'application/json; charset=utf-8';
   if (headers['content-type'] === 'application/problem+json') headers['content-type'] = 'application/problem+json; charset=utf-8';
-  if (compressible(headers['content-type'])) {
-    // gzip or br when the client asks (a page of 1000 poles shrinks about tenfold).
-    headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
-    const encoding = payload.length >= COMPRESS_MIN_BYTES ? negotiateEncoding(acceptEncoding) : null;
-    if (encoding) {
-      payload = await compress(payload, encoding);
-      headers['content-encoding'] = encoding;
+  const canCompress = compressible(headers['content-type']);
+  // gzip or br when the client asks (a page of 1000 poles shrinks about tenfold).
+  if (canCompress) headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+  const encoding = canCompress ? negotiateEncoding(acceptEncoding) : null;
+  const body = result.body;
+  if (body instanceof JsonText) {
+    const length = body.byteLength();
+    if (encoding === null || length < COMPRESS_MIN_BYTES) {
+      // Piece by piece, in one write (corked): the text is encoded once, by the socket.
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(result.status, { ...headers, 'content-length': String(length) });
+      res.cork();
+      for (const part of body.parts) res.write(part, 'utf8');
+      res.end();
+      return;
     }
+  }
+  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : body instanceof JsonText ? body.text : JSON.stringify(body);
+  let payload = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
+  if (encoding !== null && payload.length >= COMPRESS_MIN_BYTES) {
+    payload = await compress(payload, encoding);
+    headers['content-encoding'] = encoding;
   }
   if (res.headersSent || res.destroyed) return;
   res.writeHead(result.status, headers).end(payload);

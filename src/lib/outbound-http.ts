@@ -197,7 +197,8 @@ async function once(req: OutboundRequest, url: URL): Promise<OutboundResponse> {
   try {
     if (stopped) throw stopped;
     res = await undiciRequest(url, { method: req.method ?? 'GET', headers, body, dispatcher: agentFor(req.allowLoopback), signal: controller.signal });
-    const length = res.headers['content-length'];
+    // 204 and 304 have no content by definition (the parser reads none), like a HEAD's answer.
+    const length = res.statusCode === 204 || res.statusCode === 304 ? '0' : res.headers['content-length'];
     const declared = typeof length === 'string' && /^\d+$/.test(length) ? Number(length) : null;
     if (declared !== null && declared > req.maxResponseBytes) throw new OutboundError('too-large', `answer of ${declared} bytes exceeds ${req.maxResponseBytes}`);
     // A declared length bounds the body (the parser reads no more than it): read it whole at

@@ -29,10 +29,13 @@ async function reader(tenantId: string): Promise<string> {
 
 /** The raw body, checked to be exactly what JSON.stringify writes for its own value, and its items' text. */
 async function rawPage(path: string, apiKey: string): Promise<{ text: string; items: string }> {
-  const res = await t.fetch(`${path}?pageSize=1000`, { apiKey });
+  // identity: the answer as written (fetch asks for gzip by default, and a compressed answer is one Buffer).
+  const res = await t.fetch(`${path}?pageSize=1000`, { apiKey, headers: { 'accept-encoding': 'identity' } });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   const text = await res.text();
+  // Written piece by piece (src/lib/json-text.ts): the declared length is the UTF-8 bytes of the whole.
+  expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text, 'utf8'));
   expect(text).toBe(JSON.stringify(JSON.parse(text)));
   expect(text.startsWith('{"items":[')).toBe(true);
   return { text, items: text.slice('{"items":'.length, text.lastIndexOf(',"page":')) };

@@ -31,6 +31,7 @@ beforeAll(async () => {
       hangRelease = () => res.end('late');
       return;
     }
+    if (req.url === '/no-content') return res.writeHead(204).end();
     if (req.url === '/to-ok') return res.writeHead(302, { location: '/ok' }).end();
     if (req.url === '/to-private') return res.writeHead(302, { location: 'http://10.1.2.3/x' }).end();
     if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
@@ -131,6 +132,12 @@ describe('outbound HTTP', () => {
     expect((await outboundRequest({ ...opts, url: `${base}/chunked` })).body.toString()).toBe('hello');
     expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/hang` }))).toBe('timeout');
     expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/stalled-body` }))).toBe('timeout');
+  });
+
+  it('answers a 204 with an empty body', async () => {
+    const r = await outboundRequest({ ...opts, url: `${base}/no-content`, method: 'POST', body: '{}' });
+    expect(r.status).toBe(204);
+    expect(r.body.length).toBe(0);
   });
 
   it('returns redirects as answers by default and re-checks every followed hop', async () => {

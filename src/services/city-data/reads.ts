@@ -111,7 +111,7 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
 
 /** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
 function envelope<P>(items: string, page: number, pageSize: number, total: number, nextCursor: string | null, resumeCursor: string | null = null): JsonText<P> {
-  return new JsonText<P>(`{"items":[${items}],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)},"resumeCursor":${JSON.stringify(resumeCursor)}}`);
+  return new JsonText<P>('{"items":[', items, `],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)},"resumeCursor":${JSON.stringify(resumeCursor)}}`);
 }
 
 /** The smallest id: a position before every item of an instant. */
