@@ -89,6 +89,13 @@ export interface Config {
   readonly signInFailuresPerAddress: number;
   /** Password hashes (scrypt) computed at once, on threads of their own (LUMEN_PASSWORD_HASHES). Default 2. */
   readonly passwordHashes: number;
+  /**
+   * Telemetry batches applied at once by this process (LUMEN_TELEMETRY_BATCHES); one more
+   * waits for a place. Default 2: on two cores, four at once took both and a partner's
+   * page took 2.4 times as long as with no ingest running; two leave it about as fast,
+   * at 0.5 of the bare SQL's rate (bench/FINDINGS.md).
+   */
+  readonly telemetryBatches: number;
   /** Reverse proxies whose X-Forwarded-For / Forwarded is believed (LUMEN_TRUSTED_PROXIES, CIDRs). Default none. */
   readonly trustedProxies: readonly string[];
   /** Connections held at once (LUMEN_MAX_CONNECTIONS); default derived from the open-files limit at start. */
@@ -435,6 +442,7 @@ export function loadConfig(env: Env = process.env): Config {
   const signInFailuresPerAccount = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT', env.LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT, 5, 1, 1000, problems);
   const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
   const passwordHashes = parseInteger('LUMEN_PASSWORD_HASHES', env.LUMEN_PASSWORD_HASHES, 2, 1, 64, problems);
+  const telemetryBatches = parseInteger('LUMEN_TELEMETRY_BATCHES', env.LUMEN_TELEMETRY_BATCHES, 2, 1, 64, problems);
   const proxies = parseTrustedProxies(env.LUMEN_TRUSTED_PROXIES);
   if ('problem' in proxies) problems.push(proxies.problem);
   const trustedProxies = 'cidrs' in proxies ? proxies.cidrs : [];
@@ -549,6 +557,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInFailuresPerAccount,
     signInFailuresPerAddress,
     passwordHashes,
+    telemetryBatches,
     trustedProxies: Object.freeze(trustedProxies),
     maxConnections,
     maxConnectionsPerAddress,

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTelemetryKey, ingestReports } from '../../src/services/city-data/telemetry.js';
+import { createTelemetryKey, ingestReports, telemetryBatchesInProgress } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp, cliJson } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { getPage, maxUpdatedAt, problemOf, settle, type PoleItem } from './support.js';
@@ -64,6 +64,40 @@ describe('POST /api/telemetry/reports', () => {
     await settle(t);
     items = (await getPage<PoleItem>(t, '/api/external/poles', c.apiKey)).items;
     expect(items.find((p) => p.id === pole.id)!.device).toMatchObject({ online: true, relayOn: true, lastCommunicationAt: '2026-03-15T00:00:00.000Z' });
+  });
+
+  it('applies at most LUMEN_TELEMETRY_BATCHES batches at once; the others wait their turn, then are applied', async () => {
+    const c = await city();
+    await makeCityPole(t.rt, { tenantId: c.tenantId, code: 'BP-1', device: 'TG-BP-1' });
+    const limit = t.rt.config.telemetryBatches;
+    expect(limit).toBe(2);
+    // A transaction of the test's own holds the device's row: a batch that reaches the database waits there.
+    const holder = await t.rt.pool.connect();
+    try {
+      const holderPid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM telegestor WHERE tenant_id = $1 AND identifier = 'TG-BP-1' FOR UPDATE`, [c.tenantId]);
+      const sent = Array.from({ length: limit + 2 }, (_, i) =>
+        post(c.telemetryKey, { reports: [{ deviceIdentifier: 'TG-BP-1', online: i % 2 === 0, relayOn: true, reportedAt: new Date(Date.UTC(2026, 2, 14, 20, i)).toISOString() }] }),
+      );
+      const blockedInDatabase = async () =>
+        (
+          await t.rt.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from "telegestor"%for update%' AND pid <> $1`,
+            [holderPid],
+          )
+        ).rows[0]!.n;
+      await expect.poll(blockedInDatabase).toBe(limit);
+      await expect.poll(() => telemetryBatchesInProgress(t.rt.config)).toEqual({ applying: limit, waiting: 2, limit });
+      // Still no more than the limit in the database once the others have queued.
+      expect(await blockedInDatabase()).toBe(limit);
+      await holder.query('ROLLBACK');
+      const answers = await Promise.all(sent);
+      expect(answers.map((r) => r.status)).toEqual(Array(limit + 2).fill(200));
+      expect(telemetryBatchesInProgress(t.rt.config)).toEqual({ applying: 0, waiting: 0, limit });
+    } finally {
+      holder.release();
+    }
   });
 
   it('makes the pole reappear for a partner pulling by updatedSince (4.3 rule 3)', async () => {

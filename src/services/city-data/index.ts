@@ -11,4 +11,4 @@ export { forgetUnusedReads } from './read-cache.js';
 export { DEFAULT_PAGE_SIZE, listPoles, listServiceOrders, type ListRequest } from './reads.js';
 export { readServiceOrder } from './service-order-read.js';
 export { ingestTelemetryFile, type TelemetryFileOptions, type TelemetryFileSummary } from './telemetry-file.js';
-export { authenticateTelemetry, createTelemetryKey, ingestReports, listKeys, revokeKey, type TelemetryKeyView, type TelemetryPrincipal } from './telemetry.js';
+export { authenticateTelemetry, createTelemetryKey, ingestReports, listKeys, revokeKey, telemetryBatchesInProgress, type TelemetryKeyView, type TelemetryPrincipal } from './telemetry.js';

@@ -7,6 +7,8 @@ import { applyDeviceStates, type DeviceState } from '../../db/repositories/city-
 import { findLiveTelemetryKey, insertTelemetryKey, listTelemetryKeys, revokeTelemetryKey, type TelemetryKeyRow } from '../../db/repositories/city-data/telemetry-key.repository.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
+import { Budget } from '../../lib/budget.js';
+import type { Config } from '../../config.js';
 import { isUuid } from '../tenants/index.js';
 
 /** Reports dated further ahead than this are refused: one wrong clock would freeze a device's state. */
@@ -45,6 +47,29 @@ export interface IngestOptions {
   now?: Date;
 }
 
+const batchPlaces = new WeakMap<Config, Budget>();
+
+/**
+ * The places of telemetry batches applied at once (LUMEN_TELEMETRY_BATCHES), one budget
+ * per configuration, which is one per process: every city's batches queue for them in
+ * arrival order. A fleet's reports would otherwise take every core the database has
+ * while partners and operators wait for theirs.
+ */
+function telemetryPlaces(config: Config): Budget {
+  let places = batchPlaces.get(config);
+  if (!places) {
+    places = new Budget(config.telemetryBatches);
+    batchPlaces.set(config, places);
+  }
+  return places;
+}
+
+/** Telemetry batches being applied and waiting for a place now (for tests and diagnostics). */
+export function telemetryBatchesInProgress(config: Config): { applying: number; waiting: number; limit: number } {
+  const places = telemetryPlaces(config);
+  return { applying: places.inUse, waiting: places.waiting, limit: places.capacity };
+}
+
 /**
  * One batch of device reports for a tenant. Per device only the newest report counts,
  * and only when it is newer than the stored one; unknown identifiers are listed back
@@ -70,11 +95,15 @@ export async function ingestReports(deps: ServiceDeps, tenantId: string, reports
   });
 
   const states = [...newest.values()].map((v) => v.state);
-  const { known, applied } = await deps.db.transaction().execute(async (tx) => {
-    if (opts.waitForImport) await lockPoleWritesShared(tx, tenantId);
-    else if (!(await tryLockPoleWritesShared(tx, tenantId))) throw new AppError('unavailable', {}, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
-    return applyDeviceStates(tx, tenantId, states);
-  });
+  const place = await telemetryPlaces(deps.config).acquire(1);
+  const { known, applied } = await deps.db
+    .transaction()
+    .execute(async (tx) => {
+      if (opts.waitForImport) await lockPoleWritesShared(tx, tenantId);
+      else if (!(await tryLockPoleWritesShared(tx, tenantId))) throw new AppError('unavailable', {}, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+      return applyDeviceStates(tx, tenantId, states);
+    })
+    .finally(() => place.release());
 
   const unknownDevices = states.map((s) => s.identifier).filter((id) => !known.has(id));
   const rejectedIndexes = new Set(rejected.map((r) => r.index));
