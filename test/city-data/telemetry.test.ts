@@ -83,7 +83,7 @@ describe('POST /api/telemetry/reports', () => {
       const blockedInDatabase = async () =>
         (
           await t.rt.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from "telegestor"%for update%' AND pid <> $1`,
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from telegestor%for update%' AND pid <> $1`,
             [holderPid],
           )
         ).rows[0]!.n;

@@ -13,6 +13,7 @@ import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { intakeBody, postJson } from '../intake/support.js';
 import { emit, makeEventPartner, subjectFor } from '../events/support.js';
 import { statementObserver } from '../support/statements.js';
+import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 
 let t: TestApp;
 const observer = statementObserver();
@@ -97,6 +98,28 @@ describe('round trips per request', () => {
     expect(short(byCursor)).toHaveLength(1);
     expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
     expect(items).toHaveLength(3);
+  });
+
+  it('a telemetry batch: its key, then begin, the import lock with the device rows, the update, commit', async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Boa Vista' });
+    await makeCityPole(t.rt, { tenantId: tenant.id, code: 'BVB-RT-1', device: 'TG-BVB-RT-1' });
+    const key = await createTelemetryKey(t.rt, { tenantId: tenant.id, name: 'network' });
+    let applied = 0;
+    const sent = await sentDuring(async () => {
+      const res = await t.fetch('/api/telemetry/reports', {
+        method: 'POST',
+        apiKey: key.apiKey,
+        json: { reports: [{ deviceIdentifier: 'TG-BVB-RT-1', online: true, relayOn: true, reportedAt: new Date().toISOString() }] },
+      });
+      expect(res.status).toBe(200);
+      applied = ((await res.json()) as { applied: number }).applied;
+    });
+    expect(applied).toBe(1);
+    expect(short(sent)).toHaveLength(5);
+    expect(sent[1]).toMatch(/^begin$/i);
+    expect(sent[2]).toMatch(/pg_try_advisory_xact_lock_shared.*FOR UPDATE/);
+    expect(sent[3]).toMatch(/UPDATE telegestor/);
+    expect(sent[4]).toMatch(/^commit$/i);
   });
 
   it('an events page is one statement, positioning included; an idle repeat call one too', async () => {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, type FieldError } from '../../lib/errors.js';
 import { issueKey, keyMatches, parseKey } from '../../lib/api-key.js';
 import type { Executor } from '../../db/database.js';
-import { lockPoleWritesShared, tryLockPoleWritesShared } from '../../db/repositories/city-data/pole.repository.js';
+import { poleWritesSharedLock } from '../../db/repositories/city-data/pole.repository.js';
 import { applyDeviceStates, type DeviceState } from '../../db/repositories/city-data/telemetry.repository.js';
 import { findLiveTelemetryKey, insertTelemetryKey, listTelemetryKeys, revokeTelemetryKey, type TelemetryKeyRow } from '../../db/repositories/city-data/telemetry-key.repository.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
@@ -99,9 +99,9 @@ export async function ingestReports(deps: ServiceDeps, tenantId: string, reports
   const { known, applied } = await deps.db
     .transaction()
     .execute(async (tx) => {
-      if (opts.waitForImport) await lockPoleWritesShared(tx, tenantId);
-      else if (!(await tryLockPoleWritesShared(tx, tenantId))) throw new AppError('unavailable', {}, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
-      return applyDeviceStates(tx, tenantId, states);
+      const result = await applyDeviceStates(tx, tenantId, states, poleWritesSharedLock(tenantId, opts.waitForImport ? 'wait' : 'try'));
+      if (!result.locked) throw new AppError('unavailable', {}, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+      return result;
     })
     .finally(() => place.release());
 

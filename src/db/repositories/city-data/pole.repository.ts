@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../database.js';
 
 /**
@@ -13,12 +13,13 @@ export async function lockPoleWritesExclusive(tx: Tx, tenantId: string): Promise
   await sql`SELECT pg_advisory_xact_lock(${lockKey(tenantId)})`.execute(tx);
 }
 
-export async function lockPoleWritesShared(tx: Tx, tenantId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock_shared(${lockKey(tenantId)})`.execute(tx);
-}
-
-/** false while an import of this tenant is running. */
-export async function tryLockPoleWritesShared(tx: Tx, tenantId: string): Promise<boolean> {
-  const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock_shared(${lockKey(tenantId)}) AS ok`.execute(tx);
-  return rows[0]!.ok;
+/**
+ * The shared lock as an SQL expression, true once it is held, for a statement that takes
+ * it with its own work: `try` is false at once while an import of the tenant runs,
+ * `wait` waits for the import to end.
+ */
+export function poleWritesSharedLock(tenantId: string, mode: 'try' | 'wait'): RawBuilder<boolean> {
+  return mode === 'try'
+    ? sql<boolean>`pg_try_advisory_xact_lock_shared(${lockKey(tenantId)})`
+    : sql<boolean>`(SELECT true FROM (SELECT pg_advisory_xact_lock_shared(${lockKey(tenantId)})) waited)`;
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../database.js';
 
 export interface DeviceState {
@@ -16,18 +16,26 @@ export interface DeviceState {
  * telegestor triggers stamp each changed device's pole in this transaction (N5).
  * Returns the identifiers that exist in the tenant and those whose state was applied.
  */
-export async function applyDeviceStates(tx: Tx, tenantId: string, states: readonly DeviceState[]): Promise<{ known: Set<string>; applied: Set<string> }> {
-  if (states.length === 0) return { known: new Set(), applied: new Set() };
+export async function applyDeviceStates(
+  tx: Tx,
+  tenantId: string,
+  states: readonly DeviceState[],
+  importLock: RawBuilder<boolean> | null = null,
+): Promise<{ locked: boolean; known: Set<string>; applied: Set<string> }> {
   const identifiers = states.map((s) => s.identifier);
-  const locked = await tx
-    .selectFrom('telegestor')
-    .select(['id', 'identifier'])
-    .where('tenant_id', '=', tenantId)
-    .where('identifier', '=', sql<string>`ANY(${identifiers}::text[])`)
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-  const known = new Set(locked.map((r) => r.identifier));
+  // The import lock (when asked for) in the statement that locks the device rows: one
+  // round trip fewer per batch. The rows are only read, and locked, once it is held.
+  const { rows: locked } = await sql<{ ok: boolean; id: string | null; identifier: string | null }>`
+    WITH l AS MATERIALIZED (SELECT ${importLock ?? sql<boolean>`true`} AS ok)
+    SELECT l.ok, t.id, t.identifier
+      FROM l LEFT JOIN LATERAL (
+        SELECT id, identifier FROM telegestor
+         WHERE l.ok AND tenant_id = ${tenantId} AND identifier = ANY(${identifiers}::text[])
+         ORDER BY id
+           FOR UPDATE) t ON true`.execute(tx);
+  if (!locked[0]?.ok) return { locked: false, known: new Set(), applied: new Set() };
+  if (states.length === 0) return { locked: true, known: new Set(), applied: new Set() };
+  const known = new Set(locked.flatMap((r) => (r.identifier === null ? [] : [r.identifier])));
   // `was` is the row as it stood before this statement: a report that changes the
   // device's state (or is its first) is also kept in telegestor_state_change (0089).
   const { rows } = await sql<{ identifier: string }>`
@@ -52,5 +60,5 @@ export async function applyDeviceStates(tx: Tx, tenantId: string, states: readon
        WHERE was_at IS NULL OR was_online IS DISTINCT FROM online OR was_relay_on IS DISTINCT FROM relay_on
     )
     SELECT identifier FROM applied`.execute(tx);
-  return { known, applied: new Set(rows.map((r) => r.identifier)) };
+  return { locked: true, known, applied: new Set(rows.map((r) => r.identifier)) };
 }
