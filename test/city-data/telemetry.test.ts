@@ -201,6 +201,30 @@ describe('POST /api/telemetry/reports', () => {
     const direct = await ingestReports(t.rt, c.tenantId, [{ deviceIdentifier: 'TG-L-1', online: true, relayOn: true, reportedAt: '2026-03-14T00:00:00Z' }]);
     expect(direct.applied).toBe(1);
   });
+
+  it('waits for a running pole import when asked to (the CLI), then applies the batch', async () => {
+    const c = await city();
+    await makeCityPole(t.rt, { tenantId: c.tenantId, code: 'W-1', device: 'TG-W-1' });
+    const client = await t.rt.pool.connect();
+    try {
+      const importPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`lumen:pole-writes:${c.tenantId}`]);
+      let settled = false;
+      const waiting = ingestReports(t.rt, c.tenantId, [{ deviceIdentifier: 'TG-W-1', online: false, relayOn: null, reportedAt: '2026-03-14T00:00:00Z' }], { waitForImport: true }).finally(() => {
+        settled = true;
+      });
+      // The batch waits on the import's lock in the database (it is not refused, nor applied).
+      await expect
+        .poll(async () => (await t.rt.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid <> $1`, [importPid])).rows[0]!.n)
+        .toBe(1);
+      expect(settled).toBe(false);
+      await client.query('ROLLBACK');
+      expect((await waiting).applied).toBe(1);
+    } finally {
+      client.release();
+    }
+  });
 });
 
 describe('lumen telemetry', () => {

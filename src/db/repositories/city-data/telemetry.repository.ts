@@ -15,6 +15,8 @@ export interface DeviceState {
  * newer than the stored one changes nothing: state never moves backwards. The
  * telegestor triggers stamp each changed device's pole in this transaction (N5).
  * Returns the identifiers that exist in the tenant and those whose state was applied.
+ * With `importLock` (poleWritesSharedLock) the same statement takes the import lock
+ * first; `locked` is false when it was not held, and then nothing was read or written.
  */
 export async function applyDeviceStates(
   tx: Tx,
