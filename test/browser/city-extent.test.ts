@@ -86,9 +86,24 @@ describe('the city’s extent in the console', () => {
     const porto = await makeCity(lumen, { name: 'Porto Alegre', webhookUrl: 'https://hooks.portoalegre.example/lumen', code: 'PORTAL-POA' });
     await lumen.cli('tenant', 'update', porto.tenantId, '--extent', '-30.27,-51.31,-29.93,-51.01');
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: porto.admin, viewport: PHONE });
+    // The city's extent arrives late: held here until the language has changed (the page
+    // is made again in English). The country shown meanwhile is no view of the
+    // operator's, so the map still opens on the city when the extent comes.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(
+      (url) => url.pathname === `/api/admin/tenants/${porto.tenantId}`,
+      async (route) => {
+        await held;
+        await route.continue();
+      },
+    );
     await page.goto(`${lumen.baseUrl}/console/map`);
     await page.getByTestId('map').first().waitFor();
     await page.getByTestId('language').selectOption('en');
+    await page.getByTestId('citymap-legend').getByText('Poles in view:').waitFor();
+    expect(new URL(page.url()).searchParams.get('c')).toBeNull();
+    release();
     await expect.poll(() => page.getByTestId('tiles-failed').innerText()).toMatch(/^The background map did not load/);
     await expect.poll(async () => (await view(page)).lat).toBeLessThan(-29.9);
     const v = await view(page);

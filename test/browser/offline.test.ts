@@ -93,6 +93,10 @@ describe('Completing an order offline', () => {
     const { page, context, problems } = await openPage(browser, lumen.baseUrl, { as: crew, viewport: PHONE });
     // The worker takes the console over, then the day's list is read (and kept) under it.
     await page.evaluate('navigator.serviceWorker.ready.then(() => true)');
+    // The inbox, read online under the worker (its list is never kept: see below).
+    const inboxRead = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/admin/alerts' && new URL(r.url()).searchParams.get('grouped') === 'true');
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    expect((await inboxRead).status()).toBe(200);
     await page.goto(`${lumen.baseUrl}/console/orders`);
     expect(await page.evaluate('!!navigator.serviceWorker.controller')).toBe(true);
     await page.getByText(order.number).first().waitFor();
@@ -125,6 +129,13 @@ describe('Completing an order offline', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'offline-pending-phone.png'), fullPage: true });
     // Nothing reached the server while offline.
     expect((await serverState(order.id)).status).toBe('ASSIGNED');
+    // The inbox is never answered from a kept copy: offline it says it could not load,
+    // rather than showing the list it had as if it were today's.
+    await page.goto(`${lumen.baseUrl}/console/inbox`);
+    await page.locator('.error-panel[role="alert"]').waitFor();
+    expect(await page.locator('p.empty').count()).toBe(0);
+    await page.goto(`${lumen.baseUrl}/console/orders/${order.id}`);
+    await pending.waitFor();
 
     await context.setOffline(false);
     const record = page.getByTestId('completion-record');
@@ -134,7 +145,10 @@ describe('Completing an order offline', () => {
     expect(await record.getByTestId('completion-materials').innerText()).toMatch(/2 × Driver LED 100 W[\s\S]*1 × Lâmpada LED 100 W/);
     await expect.poll(() => page.locator('main').innerText()).toContain('Concluída');
     // The photo shown is served by the server, as an image.
-    expect(await record.locator('img').first().evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(160);
+    // The element is attached before its bytes arrive: wait for it to have loaded, and loaded as an image.
+    await expect
+      .poll(() => record.locator('img').first().evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth), { timeout: 10_000 })
+      .toBe(160);
 
     // The server: completed exactly once, with the photo and the materials; the partner got the note alone.
     const state = await serverState(order.id);

@@ -6,6 +6,8 @@
  * build is a new worker and old shells are dropped. Nothing here changes data: a
  * completion made offline waits in the page's outbox (offline/outbox.ts).
  */
+import { DATA_CACHE, isKeptRead } from './offline/kept.js';
+
 /* The worker's global scope, typed by hand: the console's tsconfig has the DOM's types. */
 interface WorkerScope {
   LUMEN_SHELL?: string[];
@@ -21,8 +23,6 @@ const SHELL = scope.LUMEN_SHELL ?? [];
 /** The page every console path answers with (client routes), kept under one key. */
 const PAGE = '/console/';
 const SHELL_CACHE = `lumen-shell-${hash(SHELL.join('|'))}`;
-/** Shared with offline/cache.ts. */
-const DATA_CACHE = 'lumen-data-v1';
 
 function hash(text: string): string {
   let h = 5381;
@@ -48,7 +48,6 @@ scope.addEventListener('activate', (e) => {
   );
 });
 
-const KEPT = /^\/api\/admin\/(session$|tenants$|teams$|service-orders($|\/[^/]+($|\/(timeline|completion|photos\/[^/]+)$))|alerts($|\/[^/]+$)|tenants\/[^/]+\/materials$)/;
 const PHOTO = /^\/api\/admin\/(service-orders\/[^/]+\/photos|alerts\/[^/]+\/attachments)\/[^/]+$/;
 
 scope.addEventListener('fetch', (e) => {
@@ -82,7 +81,7 @@ scope.addEventListener('fetch', (e) => {
     );
     return;
   }
-  if (KEPT.test(url.pathname)) {
+  if (isKeptRead(url)) {
     // The network first (the page keeps the copy); the kept copy when it fails.
     e.respondWith(fetch(req).catch(async (err: unknown) => (await caches.match(req.url, { cacheName: DATA_CACHE })) ?? Promise.reject(err)));
   }

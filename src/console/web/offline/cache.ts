@@ -8,16 +8,12 @@
  */
 import { call, client } from '../api.js';
 import { cityHint } from '../refs.js';
+import { DATA_CACHE, isKeptRead } from './kept.js';
 
-/** Cache Storage name shared with the service worker (sw.ts). */
-export const DATA_CACHE = 'lumen-data-v1';
-
-/** Which reads are kept: what a crew opens in the street; never exports, audit or partner data. */
-const KEPT = /^\/api\/admin\/(session$|tenants$|teams$|service-orders($|\/[^/]+($|\/(timeline|completion|photos\/[^/]+)$))|alerts($|\/[^/]+$)|tenants\/[^/]+\/materials$)/;
-
+/** Which reads are kept (offline/kept.ts): what a crew opens in the street; never the inbox, exports, audit or partner data. */
 export function isKept(url: string): boolean {
   const u = new URL(url, location.origin);
-  return u.origin === location.origin && KEPT.test(u.pathname);
+  return u.origin === location.origin && isKeptRead(u);
 }
 
 function keep(request: Request, response: Response): Promise<void> {

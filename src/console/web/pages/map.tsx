@@ -163,6 +163,10 @@ function CityMap({ tenantId, fromUrl }: { tenantId: string; fromUrl: boolean }) 
         onView={(b, zoom, center) => {
           setView({ bbox: b.map((x) => x.toFixed(5)).join(','), zoom });
           if (!window.location.pathname.endsWith('/map')) return;
+          // The country shown while the city's extent is still being read is not a view
+          // of the operator's: kept out of the URL, or the page made again (a reload, the
+          // other language) would open there and never on the city.
+          if (!initial && city.data === undefined) return;
           const q = new URLSearchParams(window.location.search);
           q.delete('at');
           q.set('z', String(zoom));
