@@ -15,13 +15,24 @@ export async function getOk(client: HttpClient, path: string): Promise<HttpReply
 }
 
 /** Times `runs` × `repeats` requests; the figure is the median of each run's p50. */
-export async function timeGet(ctx: BenchContext, client: HttpClient, path: string, repeats: number, warmup = WARMUP): Promise<{ series: Series; p99: number; all: number[] }> {
+export async function timeGet(
+  ctx: BenchContext,
+  client: HttpClient,
+  path: string,
+  repeats: number,
+  warmup = WARMUP,
+  /** Run before each timed request, outside its time (a change the request must see). */
+  before?: () => Promise<unknown>,
+): Promise<{ series: Series; p99: number; all: number[] }> {
   for (let i = 0; i < warmup; i++) await getOk(client, path);
   const p50s: number[] = [];
   const all: number[] = [];
   for (let run = 0; run < ctx.opts.runs; run++) {
     const times: number[] = [];
-    for (let i = 0; i < repeats; i++) times.push((await getOk(client, path)).ms);
+    for (let i = 0; i < repeats; i++) {
+      await before?.();
+      times.push((await getOk(client, path)).ms);
+    }
     p50s.push(median(times));
     all.push(...times);
   }

@@ -1,9 +1,10 @@
 import type { AlertGroup, AlertGrouping } from '../../../generated/admin/types.gen.js';
 import { AppError, type FieldError } from '../../lib/errors.js';
-import type { Executor } from '../../db/database.js';
+import type { Database, Executor } from '../../db/database.js';
 import { findAlert } from '../../db/repositories/intake/alert.repository.js';
 import {
   findGroupingSettings,
+  groupedInboxHiddenUnless,
   neighboursOfAlerts,
   poleOfAlert,
   supplyFaultPoles,
@@ -25,6 +26,35 @@ import type { Ref } from './resolve.js';
  */
 
 export const GROUP_MAX_ITEMS = 500;
+
+/** Per database: each city's left-out alerts, with the inputs they were computed from (most recently used last). */
+const keptHidden = new WeakMap<Database, Map<string, { inputs: string; ids: readonly string[] }>>();
+/** Cities whose lists a process keeps (a list is at most a few thousand ids). */
+const KEPT_CITIES = 64;
+
+/**
+ * The alerts of a city that the grouped inbox leaves out (groupedInboxHiddenQuery).
+ * Computing them reads every Pending alert of the city and their neighbours (about
+ * 100 ms for 10,000); an inbox is read far more often than its city changes. So each
+ * process keeps the last list per city with the fingerprint of everything it was
+ * computed from (groupedInboxInputs: the Pending alerts, the dark-pole records, the
+ * poles' revision, the settings), and every request reads the fingerprint again in the
+ * statement that would compute the list: the same inputs, the kept list; any change,
+ * on any instance, a new list from that statement's snapshot. Nothing is ever served
+ * from a list whose inputs differ from the database's at the time of the request.
+ */
+export async function inboxHiddenAlerts(db: Database, tenantId: string, poleMeters: number): Promise<readonly string[]> {
+  let cities = keptHidden.get(db);
+  if (!cities) keptHidden.set(db, (cities = new Map()));
+  const key = `${tenantId} ${poleMeters}`;
+  const known = cities.get(key);
+  const read = await groupedInboxHiddenUnless(db, tenantId, poleMeters, known?.inputs ?? null);
+  const kept = read.ids === null && known ? known : { inputs: read.inputs, ids: read.ids ?? [] };
+  cities.delete(key);
+  cities.set(key, kept);
+  if (cities.size > KEPT_CITIES) cities.delete(cities.keys().next().value!);
+  return kept.ids;
+}
 
 export type GroupSummary = NonNullable<import('../../../generated/admin/types.gen.js').AlertPage['groups']>[number];
 

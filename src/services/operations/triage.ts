@@ -34,7 +34,7 @@ import { loadServiceOrder, serviceOrderView } from './order-view.js';
 import { isUuid } from '../tenants/index.js';
 import { ACTION_NAMES, alertSnapshot, alertView, inboxViews, onOrder, orderSnapshot } from './triage-view.js';
 import { poleForOrder } from './poles.js';
-import { groupSummaries } from './alert-groups.js';
+import { groupSummaries, inboxHiddenAlerts } from './alert-groups.js';
 import { canSee, inScope, visibleTenants, type AdminAccess } from '../operators/index.js';
 
 /**
@@ -120,7 +120,7 @@ export async function listAlerts(deps: ServiceDeps, access: AdminAccess, input: 
       partnerReasonCode: input.partnerReason,
       overdue: input.overdue === true || input.overdue === 'true',
       text,
-      groupedPoleMeters: grouped ? deps.config.poleMatchMeters : undefined,
+      hidden: grouped ? await inboxHiddenAlerts(deps.db, input.tenantId, deps.config.poleMatchMeters) : undefined,
     },
     (page - 1) * pageSize,
     pageSize,

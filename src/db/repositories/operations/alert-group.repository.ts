@@ -78,8 +78,9 @@ export function neighboursOf(x: string, poleMeters: number, light = false): RawB
 /**
  * The alerts of `tenantId` that the grouped inbox leaves out: those next to a group's
  * leader (an older neighbour that has no older neighbour itself). Older: by
- * (created_at, alert_number). The inbox reads it once per request and hands it to its
- * page and its count (alertConditions' `hidden`).
+ * (created_at, alert_number). The inbox reads it through inboxHiddenAlerts (kept per
+ * process while its inputs are unchanged) and hands it to its page and its count
+ * (AlertFilter's `hidden`).
  *
  * Computed for the whole city at once, not per row: every neighbour pair of the city's
  * Pending alerts in one pass, then the leaders, then the alerts next to one. Asking
@@ -96,6 +97,40 @@ export function neighboursOf(x: string, poleMeters: number, light = false): RawB
 export async function groupedInboxHidden(db: Executor, tenantId: string, poleMeters: number): Promise<string[]> {
   const { rows } = await sql<{ ids: string[] }>`SELECT ARRAY(${groupedInboxHiddenQuery(tenantId, poleMeters)}) AS ids`.execute(db);
   return rows[0]?.ids ?? [];
+}
+
+/**
+ * Everything groupedInboxHiddenQuery reads of a city, as one text that changes whenever
+ * any of it does: its Pending alerts (their count and the sum of a hash of each row's id
+ * seeded with its version, xmin: an alert that arrives, moves, leaves Pending or is
+ * written at all changes it), its dark-pole records (the same, by pole: a record's
+ * alert and times are in its version), its poles (pole_revision,
+ * bumped by every statement that changes a pole's place, activity or circuit: migration
+ * 0105) and its four grouping settings. The pole match distance is the process's own and
+ * is part of the caller's key.
+ */
+export function groupedInboxInputs(tenantId: string): RawBuilder<string> {
+  return sql<string>`concat_ws('|',
+      (SELECT count(*) || ':' || coalesce(sum(uuid_hash_extended(a.id, a.xmin::text::bigint)), 0)
+         FROM alert a WHERE a.tenant_id = ${tenantId} AND a.status = 'Pending'),
+      (SELECT count(*) || ':' || coalesce(sum(uuid_hash_extended(lo.pole_id, lo.xmin::text::bigint)), 0)
+         FROM telemetry_lamp_out lo WHERE lo.tenant_id = ${tenantId}),
+      coalesce((SELECT r.revision FROM pole_revision r WHERE r.tenant_id = ${tenantId}), 0),
+      (SELECT concat_ws(',', t.duplicate_radius_meters, t.duplicate_window_hours, t.supply_fault_radius_meters, t.supply_fault_window_minutes)
+         FROM tenant t WHERE t.id = ${tenantId}))`;
+}
+
+/**
+ * The city's inputs (groupedInboxInputs) and, unless they are `known`, the alerts the
+ * grouped inbox leaves out, read in one statement (one snapshot): `ids` is null when the
+ * inputs are still `known`, and the list is then not computed at all.
+ */
+export async function groupedInboxHiddenUnless(db: Executor, tenantId: string, poleMeters: number, known: string | null): Promise<{ inputs: string; ids: string[] | null }> {
+  const { rows } = await sql<{ inputs: string; ids: string[] | null }>`
+    SELECT f.inputs, CASE WHEN f.inputs IS DISTINCT FROM ${known}::text THEN ARRAY(${groupedInboxHiddenQuery(tenantId, poleMeters)}) END AS ids
+      FROM (SELECT ${groupedInboxInputs(tenantId)} AS inputs OFFSET 0) f`.execute(db);
+  const row = rows[0]!;
+  return { inputs: row.inputs, ids: row.ids };
 }
 
 /** True for an alert row aliased `a` whose id is not among `hidden` (a hashed anti-join over the list). */

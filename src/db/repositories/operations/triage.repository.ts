@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
 import type { Executor, Tx } from '../../database.js';
-import { groupedInboxHidden, notAmong } from './alert-group.repository.js';
+import { notAmong } from './alert-group.repository.js';
 import type { DB } from '../../schema.js';
 import { matchesWords, searchWords } from './search.js';
 import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
@@ -62,19 +62,15 @@ export interface AlertFilter {
   overdue?: boolean;
   /** Words found (accent- and case-insensitive) in what the inbox row shows, or a pole's code (search.ts). */
   text?: string;
-  /** Grouped inbox (Pending only): leave out the alerts next to a group's leader; LUMEN_POLE_MATCH_METERS. */
-  groupedPoleMeters?: number;
+  /** Grouped inbox (Pending only): the alerts it leaves out, those next to a group's leader (inboxHiddenAlerts). */
+  hidden?: readonly string[];
 }
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
 export type AlertSort = 'number' | 'age' | 'priority' | 'newest';
 
-/**
- * The WHERE of the inbox list and its count (exported for the search test's EXPLAIN).
- * `hidden`: the alerts a grouped inbox leaves out (groupedInboxHidden), read once by
- * listAlertDetails for both.
- */
-export function alertConditions(f: AlertFilter, hidden?: readonly string[]): RawBuilder<SqlBool> {
+/** The WHERE of the inbox list and its count (exported for the search test's EXPLAIN). */
+export function alertConditions(f: AlertFilter): RawBuilder<SqlBool> {
   const parts: RawBuilder<unknown>[] = [sql`a.tenant_id = ${f.tenantId}`];
   if (f.status) parts.push(sql`a.status = ${f.status}`);
   if (f.notGeolocated) parts.push(sql`a.latitude IS NULL`);
@@ -93,7 +89,7 @@ export function alertConditions(f: AlertFilter, hidden?: readonly string[]): Raw
       OR (a.service_order_id IS NOT NULL AND a.service_order_id = ANY(ARRAY(SELECT so.id FROM pole tp JOIN service_order so ON so.pole_id = tp.id
                                          WHERE upper(tp.code) = upper(${f.text}) AND tp.tenant_id = ${f.tenantId}))))`);
   }
-  if (hidden) parts.push(notAmong('a', hidden));
+  if (f.hidden) parts.push(notAmong('a', f.hidden));
   return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
 }
 
@@ -101,9 +97,7 @@ const ALERT_PRIORITY_RANK = sql`(CASE a.priority WHEN 'Critical' THEN 0 WHEN 'Hi
 
 /** One page of a tenant's alerts in the chosen order, and the number of matches. */
 export async function listAlertDetails(db: Executor, f: AlertFilter, offset: number, limit: number, sort: AlertSort = 'number'): Promise<{ rows: AlertDetailRow[]; total: number }> {
-  // The grouped inbox's left-out alerts, found once for the page and the count.
-  const hidden = f.groupedPoleMeters === undefined ? undefined : await groupedInboxHidden(db, f.tenantId, f.groupedPoleMeters);
-  const where = alertConditions(f, hidden);
+  const where = alertConditions(f);
   let rowsQ = detailQuery(db).where(where);
   if (sort === 'age') rowsQ = rowsQ.orderBy('a.created_at').orderBy('a.alert_number');
   else if (sort === 'newest') rowsQ = rowsQ.orderBy('a.alert_number', 'desc');
