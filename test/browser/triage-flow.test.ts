@@ -246,4 +246,44 @@ describe('triage flow on the alert page', () => {
     await noSidewaysScroll(page);
     expect(problems).toEqual([]);
   });
+
+  it('an action taken before the filter\'s list has arrived still opens the alert after it, not the first of the filter', async () => {
+    const HELD = 'POSTE-INCLINADO-CWB';
+    for (const [i, street] of ['Rua Saldanha Marinho', 'Rua Cruz Machado', 'Rua André de Barros'].entries()) {
+      await sendRequest(lumen, curitiba, { latitude: -25.4402 + i * 0.004, longitude: -49.2811, street, reasonCode: HELD, description: `Poste inclinado na ${street}, com risco de cair sobre a calçada.` });
+    }
+    const mine = (await alertsOf(lumen, curitiba)).filter((a) => a.partnerReasonCode === HELD).sort((a, b) => a.alertNumber - b.alertNumber);
+    expect(mine).toHaveLength(3);
+    const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: DESKTOP });
+    await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${HELD}&sort=number`);
+    await page.getByTestId('inbox').waitFor();
+    await expect.poll(() => page.locator('.inbox-row').count()).toBe(3);
+    // The alert page's read of the filter's list (the list as the page opened) is held
+    // back until the action is done; the reads after the action pass.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    await page.route(
+      (url) => url.pathname === '/api/admin/alerts' && url.searchParams.get('partnerReason') === HELD && !url.searchParams.has('grouped'),
+      async (route) => {
+        if (holding) return route.continue();
+        holding = true;
+        await held;
+        await route.continue().catch(() => undefined);
+      },
+    );
+    // The second row: the alert after it is the third, while the filter's first is still Pending.
+    await page.evaluate('document.activeElement && document.activeElement.blur()');
+    await page.keyboard.press('j');
+    await page.keyboard.press('Enter');
+    await onAlert(page, mine[1]!);
+    await expect.poll(() => holding).toBe(true);
+    await page.keyboard.press('o');
+    await page.keyboard.press('Enter');
+    await toast(page, 'ok', `criada para o alerta nº ${mine[1]!.alertNumber}.`);
+    await onAlert(page, mine[2]!);
+    release();
+    expect((await statusOf(mine[0]!.id)).status).toBe('Pending');
+    expect(problems).toEqual([]);
+  });
 });

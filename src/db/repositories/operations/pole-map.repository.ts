@@ -113,10 +113,11 @@ export async function polesInBox(db: Executor, tenantId: string, box: { south: n
   return rows as MapPoleRow[];
 }
 
-/** The nearest active pole within `meters`, or undefined. */
+/** The nearest active pole within `meters`, or undefined: nearestPoleIdExpression's pole, read on its own. */
 export async function nearestPoleId(db: Executor, tenantId: string, latitude: number, longitude: number, meters: number): Promise<string | undefined> {
   if (meters <= 0) return undefined;
-  return (await polesNear(db, tenantId, latitude, longitude, meters, 1))[0]?.id;
+  const { rows } = await sql<{ id: string | null }>`SELECT ${nearestPoleIdExpression(db, tenantId, latitude, longitude, meters)} AS id`.execute(db);
+  return rows[0]?.id ?? undefined;
 }
 
 /** A pole of the tenant by id or code (an operator's pick). */
