@@ -84,7 +84,10 @@ describe('webhook send permits across instances', () => {
   it('two instances never exceed one partner’s limit together; the one without permits gives its leases back and takes over when the other stops', async () => {
     db = await createTestDatabase();
     receiver = await heldReceiver();
-    const env = { LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: String(LIMIT), LUMEN_WEBHOOK_TIMEOUT_MS: '10000' };
+    // Retries a second apart: an attempt that fails on the way (a connection the receiver
+    // closed as it was reused, on a loaded machine) is made again within the wait below,
+    // not five minutes later as the default schedule's second step would.
+    const env = { LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: String(LIMIT), LUMEN_WEBHOOK_TIMEOUT_MS: '10000', LUMEN_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s' };
     const a = await startTestApp({ db, env });
     apps.push(a);
     const p = await makeEventPartner(a.rt, { webhookUrl: receiver.url });
@@ -115,7 +118,12 @@ describe('webhook send permits across instances', () => {
     await waitFor(async () => {
       const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_delivery WHERE external_system_id = ${p.partner.id} AND status = 'succeeded'`.execute(b.rt.db);
       return rows[0]!.n === EVENTS;
-    }, 150_000, 'every delivery to succeed');
+    }, 150_000, 'every delivery to succeed').catch(async (err: Error) => {
+      // What the deliveries left were doing, and what B's pump held, said with the failure.
+      const { rows } = await sql<Record<string, unknown>>`SELECT status, attempts, last_error, last_status_code, next_attempt_at > now() AS later, lease_until > now() AS leased, blocked, count(*)::int AS n
+        FROM webhook_delivery WHERE external_system_id = ${p.partner.id} AND status <> 'succeeded' GROUP BY 1, 2, 3, 4, 5, 6, 7`.execute(b.rt.db);
+      throw new Error(`${err.message}; not succeeded: ${JSON.stringify(rows)}; B: ${JSON.stringify(b.rt.jobs!.deliveryState())}`);
+    });
     expect(receiver.maxOpen).toBeLessThanOrEqual(LIMIT);
     expect(new Set(receiver.ids).size).toBe(EVENTS);
     // Alone this takes about 4 s; beside other files on a loaded two-core machine once over 60 s.
