@@ -102,7 +102,7 @@ describe('Completing an order offline', () => {
     await page.getByText(order.number).first().waitFor();
     await expect
       .poll(async () => page.evaluate(`caches.open('lumen-data-v1').then((c) => c.keys()).then((k) => k.map((r) => new URL(r.url).pathname))`), { timeout: 20_000 })
-      .toEqual(expect.arrayContaining([`/api/admin/service-orders/${order.id}`, `/api/admin/service-orders/${order.id}/completion`, `/api/admin/tenants/${curitiba.tenantId}/materials`]));
+      .toEqual(expect.arrayContaining([`/api/admin/service-orders/${order.id}`, `/api/admin/service-orders/${order.id}/completion`, `/api/admin/tenants/${curitiba.tenantId}/materials`, `/api/admin/tenants/${curitiba.tenantId}/reasons`]));
 
     await context.setOffline(true);
     // A full load of the order's page with no network: the shell and the kept answers.
@@ -110,6 +110,8 @@ describe('Completing an order offline', () => {
     const form = page.getByTestId('completion-form');
     await form.waitFor();
     expect(await page.getByTestId('order-details').innerText()).toContain('Rua');
+    // The order's reason in words, from the city's kept reasons.
+    expect(await page.getByTestId('order-details').innerText()).toContain('Outros (sistema externo)');
     await form.getByTestId('completion-note').fill('Lâmpada e driver trocados; poste aceso às 21h.');
     await form.getByTestId('completion-material').selectOption(lamp);
     await form.getByTestId('completion-add-material').click();

@@ -1,8 +1,8 @@
 /**
  * The day's orders, readable without a connection. The page keeps a copy of the admin
  * API's answers a crew needs in the street (its session, the order lists, each order,
- * its alerts, timeline, completion, photos and the city's materials) in Cache Storage;
- * the service worker (sw.ts) answers from that copy when the network fails. Copies are
+ * its alerts, timeline, completion, photos, and the city's materials and reasons) in
+ * Cache Storage; the service worker (sw.ts) answers from that copy when the network fails. Copies are
  * made by the page (not the worker), so they are kept from the first visit on, before
  * the worker controls the page. Signing out empties the copy.
  */
@@ -65,7 +65,11 @@ export async function warmOrders(orders: { id: string; tenantId: string; status:
       warmed.delete(o.id); // tried again on the next visit of the list
     }
   }
-  for (const tenantId of tenants) await call('listMaterials', { path: { tenantId } }).catch(() => undefined);
+  for (const tenantId of tenants) {
+    await call('listMaterials', { path: { tenantId } }).catch(() => undefined);
+    // The order's reason in words, not its code, without a connection.
+    await call('listReasons', { path: { tenantId } }).catch(() => undefined);
+  }
 }
 
 export function photoUrl(orderId: string, photoId: string): string {
