@@ -161,4 +161,22 @@ describe('the operator’s language', () => {
       await context.close();
     });
   }
+
+  it('a language switch leaves the page as the operator had it, and the server’s words follow it', async () => {
+    const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
+    await page.goto(`${lumen.baseUrl}/console/alerts/${alertIds[2]}`);
+    const main = page.locator('main');
+    await until('the reason in Portuguese', async () => (await main.innerText()).includes('Outros (sistema externo)'));
+    // A discard note half written: it lives only in the page.
+    const note = page.getByTestId('discard-note');
+    await note.fill('Poste de outra concessionária: conferir amanhã com a equipe.');
+    await page.getByTestId('language').selectOption('en');
+    // The reason's name comes from the server in the operator's language: read again in English.
+    await until('the reason in English', async () => (await main.innerText()).includes('Other (external system)'));
+    expect(await main.innerText()).not.toContain('Outros (sistema externo)');
+    expect(await note.inputValue()).toBe('Poste de outra concessionária: conferir amanhã com a equipe.');
+    expect(page.url()).toBe(`${lumen.baseUrl}/console/alerts/${alertIds[2]}`);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

@@ -1,7 +1,7 @@
 /** The console's shell: language, session, the city switcher, navigation and the pages. */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { SWRConfig } from 'swr';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { SWRConfig, useSWRConfig } from 'swr';
 import { setApiLanguage, useApi, whenUnauthorized } from './api.js';
 import { FeedbackProvider, useFeedback } from './feedback.js';
 import { I18nContext, initialLanguage, saveLanguage, translator, useI18n, type Language, type MessageKey } from './i18n.js';
@@ -47,8 +47,8 @@ export function App() {
   return (
     <I18nContext.Provider value={i18n}>
       <RouterProvider>
-        {/* A new language means new reason names and problem texts: a fresh cache. */}
-        <SWRConfig key={lang} value={{ provider: () => new Map() }}>
+        <SWRConfig value={{ provider: () => new Map() }}>
+          <ReadAgainInLanguage />
           <FeedbackProvider>
             <Shell />
           </FeedbackProvider>
@@ -56,6 +56,24 @@ export function App() {
       </RouterProvider>
     </I18nContext.Provider>
   );
+}
+
+/**
+ * A new language means new reason names and problem texts from the server: every read
+ * on screen is asked again in it, in place. The pages stay mounted, so what the operator
+ * was doing (a note being written, a selection, a filter) survives the switch; a read
+ * not on screen is asked again when its page opens.
+ */
+function ReadAgainInLanguage() {
+  const { lang } = useI18n();
+  const { mutate } = useSWRConfig();
+  const shown = useRef(lang);
+  useEffect(() => {
+    if (shown.current === lang) return;
+    shown.current = lang;
+    void mutate(() => true);
+  }, [lang, mutate]);
+  return null;
 }
 
 type State = { kind: 'loading' } | { kind: 'signed-out' } | { kind: 'signed-in'; operator: Operator };

@@ -8,6 +8,7 @@
 import L from 'leaflet';
 import { useEffect } from 'preact/hooks';
 import { useApi, type Output } from './api.js';
+import { useI18n } from './i18n.js';
 import { useLeafletMap } from './map.js';
 
 export type PoleMapState = 'alert' | 'order' | 'off' | 'unknown' | 'ok';
@@ -74,6 +75,8 @@ function cellIcon(cell: CityMapCell): L.DivIcon {
 
 export function PoleLayer({ tenantId, view, filters, onSelectPole, onSelectCell, onData, describeCell, describePole }: PoleLayerProps) {
   const map = useLeafletMap();
+  // The markers' words (describeCell, describePole) are written again when the language changes.
+  const { lang } = useI18n();
   // `filters` holds only the filters set (the page drops empty ones).
   const answer = useApi('getCityMap', view ? { path: { tenantId }, query: { zoom: view.zoom, bbox: view.bbox, ...(filters as Record<string, never>) } } : null, { keepPreviousData: true, refreshInterval: 60_000 });
   const data = answer.data;
@@ -108,7 +111,7 @@ export function PoleLayer({ tenantId, view, filters, onSelectPole, onSelectCell,
     return () => {
       group.remove();
     };
-  }, [map, data]);
+  }, [map, data, lang]);
 
   return null;
 }
