@@ -169,3 +169,100 @@ export class SharedBudget {
     if (share && share.inUse === 0 && share.waiting === 0) this.shares.delete(key);
   }
 }
+
+/**
+ * A budget whose waiting requests are served by key (a city) in turn: while several keys
+ * wait, the next free units go to the next key in the round, however many requests
+ * each has queued, so a city that sends a flood delays another city's request by at
+ * most one of its own (per place), never by its whole queue. A key alone uses the whole
+ * budget, as with Budget. Within a key, first come first served.
+ */
+export class FairBudget {
+  private used = 0;
+  /** Waiting requests per key; the map's order is the round's order (the head's turn is next). */
+  private readonly queues = new Map<string, { units: number; grant: () => void }[]>();
+
+  constructor(readonly capacity: number) {
+    if (!(capacity >= 1)) throw new Error(`a budget needs a capacity of at least 1 (got ${capacity})`);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  /** Waits for `units` (at most the capacity) in `key`'s turn, then holds them until released. */
+  acquire(key: string, units: number, signal?: AbortSignal): Promise<Lease> {
+    const want = Math.min(Math.max(0, Math.ceil(units)), this.capacity);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (this.queues.size === 0 && this.used + want <= this.capacity) {
+      this.used += want;
+      return Promise.resolve(this.lease(want));
+    }
+    return new Promise<Lease>((resolve, reject) => {
+      const entry = {
+        units: want,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.lease(want));
+        },
+      };
+      const onAbort = (): void => {
+        const queue = this.queues.get(key);
+        const at = queue?.indexOf(entry) ?? -1;
+        if (at < 0) return;
+        queue!.splice(at, 1);
+        if (queue!.length === 0) this.queues.delete(key);
+        reject(abortReason(signal!));
+        this.drain();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const queue = this.queues.get(key);
+      if (queue) queue.push(entry);
+      else this.queues.set(key, [entry]);
+    });
+  }
+
+  private lease(units: number): Lease {
+    let held = units;
+    const give = (n: number): void => {
+      held -= n;
+      this.used -= n;
+      this.drain();
+    };
+    return {
+      get units() {
+        return held;
+      },
+      shrink: (to) => {
+        const keep = Math.max(0, Math.ceil(to));
+        if (keep < held) give(held - keep);
+      },
+      release: () => {
+        if (held > 0) give(held);
+      },
+    };
+  }
+
+  private drain(): void {
+    for (;;) {
+      const turn = this.queues.entries().next();
+      if (turn.done) return;
+      const [key, queue] = turn.value;
+      const next = queue[0]!;
+      // The key whose turn it is waits for its units: nobody passes it, so large requests are not starved.
+      if (this.used + next.units > this.capacity) return;
+      queue.shift();
+      this.used += next.units;
+      // To the end of the round (or out of it when nothing of it waits).
+      this.queues.delete(key);
+      if (queue.length > 0) this.queues.set(key, queue);
+      next.grant();
+    }
+  }
+}

@@ -7,7 +7,7 @@ import { applyDeviceStates, type DeviceState } from '../../db/repositories/city-
 import { findLiveTelemetryKey, insertTelemetryKey, listTelemetryKeys, revokeTelemetryKey, type TelemetryKeyRow } from '../../db/repositories/city-data/telemetry-key.repository.js';
 import { findTenant } from '../../db/repositories/tenant.repository.js';
 import type { ServiceDeps } from '../deps.js';
-import { Budget } from '../../lib/budget.js';
+import { FairBudget } from '../../lib/budget.js';
 import type { Config } from '../../config.js';
 import { isUuid } from '../tenants/index.js';
 
@@ -47,18 +47,19 @@ export interface IngestOptions {
   now?: Date;
 }
 
-const batchPlaces = new WeakMap<Config, Budget>();
+const batchPlaces = new WeakMap<Config, FairBudget>();
 
 /**
  * The places of telemetry batches applied at once (LUMEN_TELEMETRY_BATCHES), one budget
- * per configuration, which is one per process: every city's batches queue for them in
- * arrival order. A fleet's reports would otherwise take every core the database has
- * while partners and operators wait for theirs.
+ * per configuration, which is one per process. A fleet's reports would otherwise take
+ * every core the database has while partners and operators wait for theirs. Waiting
+ * batches are served city by city in turn: a city whose fleet sends a thousand batches
+ * delays another city's batch by one of its own, not by the thousand.
  */
-function telemetryPlaces(config: Config): Budget {
+function telemetryPlaces(config: Config): FairBudget {
   let places = batchPlaces.get(config);
   if (!places) {
-    places = new Budget(config.telemetryBatches);
+    places = new FairBudget(config.telemetryBatches);
     batchPlaces.set(config, places);
   }
   return places;
@@ -95,7 +96,7 @@ export async function ingestReports(deps: ServiceDeps, tenantId: string, reports
   });
 
   const states = [...newest.values()].map((v) => v.state);
-  const place = await telemetryPlaces(deps.config).acquire(1);
+  const place = await telemetryPlaces(deps.config).acquire(tenantId, 1);
   const { known, applied } = await deps.db
     .transaction()
     .execute(async (tx) => {
