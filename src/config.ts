@@ -96,6 +96,8 @@ export interface Config {
    * at 0.5 of the bare SQL's rate (bench/FINDINGS.md).
    */
   readonly telemetryBatches: number;
+  /** Connections of the DATABASE_URL pool of `lumen serve` (LUMEN_DB_POOL_SIZE), and of the read replica's. Default 10. */
+  readonly dbPoolSize: number;
   /** Reverse proxies whose X-Forwarded-For / Forwarded is believed (LUMEN_TRUSTED_PROXIES, CIDRs). Default none. */
   readonly trustedProxies: readonly string[];
   /** Connections held at once (LUMEN_MAX_CONNECTIONS); default derived from the open-files limit at start. */
@@ -443,6 +445,7 @@ export function loadConfig(env: Env = process.env): Config {
   const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
   const passwordHashes = parseInteger('LUMEN_PASSWORD_HASHES', env.LUMEN_PASSWORD_HASHES, 2, 1, 64, problems);
   const telemetryBatches = parseInteger('LUMEN_TELEMETRY_BATCHES', env.LUMEN_TELEMETRY_BATCHES, 2, 1, 64, problems);
+  const dbPoolSize = parseInteger('LUMEN_DB_POOL_SIZE', env.LUMEN_DB_POOL_SIZE, 10, 2, 1000, problems);
   const proxies = parseTrustedProxies(env.LUMEN_TRUSTED_PROXIES);
   if ('problem' in proxies) problems.push(proxies.problem);
   const trustedProxies = 'cidrs' in proxies ? proxies.cidrs : [];
@@ -558,6 +561,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInFailuresPerAddress,
     passwordHashes,
     telemetryBatches,
+    dbPoolSize,
     trustedProxies: Object.freeze(trustedProxies),
     maxConnections,
     maxConnectionsPerAddress,

@@ -80,7 +80,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
   try {
     // LUMEN_DB_PREPARED=off concerns the pooled DATABASE_URL only (a PgBouncer older than 1.21); direct connections always prepare.
     const viaPooler = !opts.direct && url !== directUrl;
-    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? 10, prepared: viaPooler ? config.dbPrepared : true });
+    pool = createPool({ url: opts.direct ? directUrl : url, max: opts.poolSize ?? config.dbPoolSize, prepared: viaPooler ? config.dbPrepared : true });
     pool.on('error', (err) => log.warn({ err }, 'idle database connection failed'));
     if (opts.migrate ?? true) {
       // Migrations hold a session advisory lock across statements: a direct connection.
@@ -100,7 +100,7 @@ export async function openRuntime(config: Config, log: Logger, opts: RuntimeOpti
     const finalClock = clock;
     const db: Database = createDatabase(pool);
     // Partner reads on the replica: only where they are served (lumen serve).
-    reads = config.readDatabaseUrl && opts.work ? replicaReads({ url: config.readDatabaseUrl, prepared: config.dbPrepared, maxLagMs: config.readMaxLagMs, poolSize: opts.poolSize ?? 10, primary: db, primaryPool: pool, log }) : primaryReads(db);
+    reads = config.readDatabaseUrl && opts.work ? replicaReads({ url: config.readDatabaseUrl, prepared: config.dbPrepared, maxLagMs: config.readMaxLagMs, poolSize: opts.poolSize ?? config.dbPoolSize, primary: db, primaryPool: pool, log }) : primaryReads(db);
     const finalReads = reads;
     // Partner keys from an in-process cache kept true by LISTEN/NOTIFY (a session of its own: direct).
     if (opts.work && config.partnerKeyCache) {

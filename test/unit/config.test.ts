@@ -103,6 +103,13 @@ describe('config', () => {
     );
   });
 
+  it('sizes the database pool: 10 connections unless LUMEN_DB_POOL_SIZE says otherwise', () => {
+    const dir = dataDir();
+    expect(loadConfig({ LUMEN_DATA_DIR: dir }).dbPoolSize).toBe(10);
+    expect(loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_DB_POOL_SIZE: '24' }).dbPoolSize).toBe(24);
+    expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_DB_POOL_SIZE: '1' })).toThrow(/LUMEN_DB_POOL_SIZE/);
+  });
+
   it('parses sizes', () => {
     expect(parseByteSize('40MiB')).toBe(40 * 1024 * 1024);
     expect(parseByteSize('512kb')).toBe(512 * 1024);
