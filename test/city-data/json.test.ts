@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pole } from '../../generated/partner/types.gen.js';
 import { loadServiceOrder, serviceOrderView } from '../../src/services/operations/order-view.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { ITEMS_PER_PIECE } from '../../src/db/repositories/city-data/page.repository.js';
 import { makeCityOrder, makeCityPole, makeCityTeam, makePartner, makeTenant } from '../support/factories.js';
 import { settle } from './support.js';
 
@@ -41,6 +42,32 @@ async function rawPage(path: string, apiKey: string): Promise<{ text: string; it
   return { text, items: text.slice('{"items":'.length, text.lastIndexOf(',"page":')) };
 }
 
+/** What the list served before for a city's poles: rows read by node-postgres, mapped and stringified by Node. */
+async function nodePoles(tenantId: string): Promise<string> {
+  const { rows } = await t.rt.pool.query<{
+    id: string; code: string; address: string; neighborhood: string; latitude: number; longitude: number; active: boolean; updated_us: string;
+    device_id: string | null; identifier: string | null; online: boolean | null; relay_on: boolean | null; last_communication_at: Date | null;
+  }>(
+    `SELECT p.id, p.code, p.address, p.neighborhood, p.latitude, p.longitude, p.active,
+            to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_us,
+            t.id AS device_id, t.identifier, t.online, t.relay_on, t.last_communication_at
+       FROM pole p LEFT JOIN telegestor t ON t.pole_id = p.id WHERE p.tenant_id = $1 ORDER BY p.updated_at, p.id`,
+    [tenantId],
+  );
+  const before: Pole[] = rows.map((r) => ({
+    id: r.id,
+    code: r.code,
+    address: r.address,
+    neighborhood: r.neighborhood,
+    latitude: r.latitude,
+    longitude: r.longitude,
+    active: r.active,
+    updatedAt: `${r.updated_us.slice(0, 23)}Z`,
+    device: r.device_id === null ? null : { id: r.device_id, identifier: r.identifier!, online: r.online, relayOn: r.relay_on, lastCommunicationAt: r.last_communication_at ? r.last_communication_at.toISOString() : null },
+  }));
+  return JSON.stringify(before);
+}
+
 describe('JSON written by PostgreSQL', () => {
   it('poles: the bytes the Node serializer wrote for the same rows', async () => {
     const tenant = await makeTenant(t.rt);
@@ -56,32 +83,27 @@ describe('JSON written by PostgreSQL', () => {
     await settle(t);
 
     const { items } = await rawPage('/api/external/poles', apiKey);
-    // What the list served before: rows read by node-postgres, mapped and stringified by Node.
-    const { rows } = await t.rt.pool.query<{
-      id: string; code: string; address: string; neighborhood: string; latitude: number; longitude: number; active: boolean; updated_us: string;
-      device_id: string | null; identifier: string | null; online: boolean | null; relay_on: boolean | null; last_communication_at: Date | null;
-    }>(
-      `SELECT p.id, p.code, p.address, p.neighborhood, p.latitude, p.longitude, p.active,
-              to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_us,
-              t.id AS device_id, t.identifier, t.online, t.relay_on, t.last_communication_at
-         FROM pole p LEFT JOIN telegestor t ON t.pole_id = p.id WHERE p.tenant_id = $1 ORDER BY p.updated_at, p.id`,
-      [tenant.id],
-    );
-    const before: Pole[] = rows.map((r) => ({
-      id: r.id,
-      code: r.code,
-      address: r.address,
-      neighborhood: r.neighborhood,
-      latitude: r.latitude,
-      longitude: r.longitude,
-      active: r.active,
-      updatedAt: `${r.updated_us.slice(0, 23)}Z`,
-      device: r.device_id === null ? null : { id: r.device_id, identifier: r.identifier!, online: r.online, relayOn: r.relay_on, lastCommunicationAt: r.last_communication_at ? r.last_communication_at.toISOString() : null },
-    }));
-    expect(items).toBe(JSON.stringify(before));
+    expect(items).toBe(await nodePoles(tenant.id));
     expect(items).toContain('"latitude":0.00001,"longitude":-1e-7');
     expect(items).toContain('"lastCommunicationAt":"2026-06-01T00:00:00.001Z"');
     expect(items).toContain('"lastCommunicationAt":"0000-03-01T10:00:00.123Z"');
+  });
+
+  it('poles: a page of many pieces (src/db/repositories/city-data/page.repository.ts, ITEMS_PER_PIECE) is the same bytes', async () => {
+    const tenant = await makeTenant(t.rt);
+    const apiKey = await reader(tenant.id);
+    const count = ITEMS_PER_PIECE * 2 + 22;
+    await t.rt.pool.query(
+      `INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude, active)
+       SELECT $1, 'MAO-' || lpad(g::text, 4, '0'), 'Avenida Eduardo Ribeiro, ' || g || ' — ação', 'Centro', -3.1316 + g * 1e-5, -60.0233 - g * 1e-5, g % 7 <> 0
+         FROM generate_series(1, $2::int) g`,
+      [tenant.id, count],
+    );
+    await t.rt.pool.query(`INSERT INTO telegestor (tenant_id, identifier, pole_id) SELECT tenant_id, 'TG-' || code, id FROM pole WHERE tenant_id = $1 AND code::text ~ '[02468]$'`, [tenant.id]);
+    await settle(t);
+    const { text, items } = await rawPage('/api/external/poles', apiKey);
+    expect((JSON.parse(text) as { items: unknown[] }).items).toHaveLength(count);
+    expect(items).toBe(await nodePoles(tenant.id));
   });
 
   it('service orders: the bytes serviceOrderView and JSON.stringify write', async () => {

@@ -110,8 +110,8 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
 }
 
 /** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
-function envelope<P>(items: string, page: number, pageSize: number, total: number, nextCursor: string | null, resumeCursor: string | null = null): JsonText<P> {
-  return new JsonText<P>('{"items":[', items, `],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)},"resumeCursor":${JSON.stringify(resumeCursor)}}`);
+function envelope<P>(items: readonly string[], page: number, pageSize: number, total: number, nextCursor: string | null, resumeCursor: string | null = null): JsonText<P> {
+  return new JsonText<P>('{"items":[', ...items, `],"page":${page},"pageSize":${pageSize},"total":${total},"nextCursor":${JSON.stringify(nextCursor)},"resumeCursor":${JSON.stringify(resumeCursor)}}`);
 }
 
 /** The smallest id: a position before every item of an instant. */
@@ -197,7 +197,7 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
       const result = await readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon, after: null, skip: 0, limit: 0, rankHorizon: null, matching });
       return { horizon, matching, result };
     });
-    return envelope<P>('', page, pageSize, pageTotal(matching, horizon, null, result).total, null);
+    return envelope<P>([], page, pageSize, pageTotal(matching, horizon, null, result).total, null);
   }
 
   const key: WalkKey = { externalSystemId: reader.externalSystemId, tenantId: reader.tenantId, resource: kind.resource, since, pageSize };

@@ -6,11 +6,15 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY k.updated_at, k.id
      n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $7 AND resource = $8)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $9 AND updated_at >= $10::timestamptz) AS tail_now,
                                (SELECT count(*) FROM "pole" WHERE tenant_id = $11 AND updated_at >= $12::timestamptz) AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
-SELECT (SELECT string_agg(item, ',' ORDER BY ord) FROM page WHERE ord <= $13) AS items,
+SELECT p.items,
        (SELECT count(*) FROM page) AS fetched,
        l.u AS last_u, l.id AS last_id,
        n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, NULL::bigint AS low
   FROM n CROSS JOIN m
   LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
-                       FROM page WHERE ord <= $14 ORDER BY ord DESC LIMIT 1) l ON true
+                       FROM page WHERE ord <= $13 ORDER BY ord DESC LIMIT 1) l ON true
+  LEFT JOIN LATERAL (SELECT (ord - 1) / 64 AS piece,
+                            CASE WHEN (ord - 1) / 64 > 0 THEN ',' ELSE '' END || string_agg(item, ',' ORDER BY ord) AS items
+                       FROM page WHERE ord <= $14 GROUP BY 1) p ON true
+ ORDER BY p.piece
 -- parameters: ["T","2026-03-14T12:05:00.000000Z","2026-03-14T12:01:00.123456Z","I",3000,1001,"T","pole","T","2026-03-14T12:05:00.000000Z","T","2026-03-14T12:02:00.000000Z",1000,1000]
