@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { findOpen311Media } from '../db/repositories/open311.repository.js';
 import { blobStoreFor } from '../lib/blob-store/index.js';
 import { AppError } from '../lib/errors.js';
@@ -11,8 +11,13 @@ import type { ServiceDeps } from '../services/deps.js';
  * link itself is the permission: an HMAC of the attachment id under the service's
  * secret key, which nobody can forge or derive from another photo's link.
  */
+const keys = new WeakMap<Buffer, KeyObject>();
+
 export function mediaSignature(secretKey: Buffer, attachmentId: string): string {
-  return createHmac('sha256', secretKey).update(`open311-media:${attachmentId}`).digest('base64url').slice(0, 32);
+  // As a KeyObject, made once: an HMAC keyed by a Buffer checks on every call whether it is one (several µs each).
+  let key = keys.get(secretKey);
+  if (!key) keys.set(secretKey, (key = createSecretKey(secretKey)));
+  return createHmac('sha256', key).update(`open311-media:${attachmentId}`).digest('base64url').slice(0, 32);
 }
 
 export function mediaUrl(publicOrigin: string, secretKey: Buffer, attachmentId: string): string {
