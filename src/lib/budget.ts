@@ -6,21 +6,21 @@
  * before releasing them: holders then always finish, and the queue always moves.
  */
 export class Budget {
-  private used = 0;
-  private readonly queue: { units: number; grant: () => void }[] = [];
+  /** One key: first come first served, as FairBudget serves within a key. */
+  private readonly fair: FairBudget;
 
   constructor(readonly capacity: number) {
-    if (!(capacity >= 1)) throw new Error(`a budget needs a capacity of at least 1 (got ${capacity})`);
+    this.fair = new FairBudget(capacity);
   }
 
   /** Units held now. */
   get inUse(): number {
-    return this.used;
+    return this.fair.inUse;
   }
 
   /** Requests waiting for room. */
   get waiting(): number {
-    return this.queue.length;
+    return this.fair.waiting;
   }
 
   /**
@@ -29,9 +29,41 @@ export class Budget {
    * signal's reason.
    */
   acquire(units: number, signal?: AbortSignal): Promise<Lease> {
+    return this.fair.acquire('', units, signal);
+  }
+}
+
+/**
+ * A budget whose waiting requests are served by key (a city) in turn: while several keys
+ * wait, the next free units go to the next key in the round, however many requests
+ * each has queued, so a city that sends a flood delays another city's request by at
+ * most one of its own for each unit that frees, never by its whole queue. A key alone uses the whole
+ * budget, as with Budget. Within a key, first come first served.
+ */
+export class FairBudget {
+  private used = 0;
+  /** Waiting requests per key; the map's order is the round's order (the head's turn is next). */
+  private readonly queues = new Map<string, { units: number; grant: () => void }[]>();
+
+  constructor(readonly capacity: number) {
+    if (!(capacity >= 1)) throw new Error(`a budget needs a capacity of at least 1 (got ${capacity})`);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  /** Waits for `units` (at most the capacity) in `key`'s turn, then holds them until released. */
+  acquire(key: string, units: number, signal?: AbortSignal): Promise<Lease> {
     const want = Math.min(Math.max(0, Math.ceil(units)), this.capacity);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.queue.length === 0 && this.used + want <= this.capacity) {
+    if (this.queues.size === 0 && this.used + want <= this.capacity) {
       this.used += want;
       return Promise.resolve(this.lease(want));
     }
@@ -44,46 +76,66 @@ export class Budget {
         },
       };
       const onAbort = (): void => {
-        const at = this.queue.indexOf(entry);
+        const queue = this.queues.get(key);
+        const at = queue?.indexOf(entry) ?? -1;
         if (at < 0) return;
-        this.queue.splice(at, 1);
+        queue!.splice(at, 1);
+        if (queue!.length === 0) this.queues.delete(key);
         reject(abortReason(signal!));
         // The head may have been this request: whoever is next may fit now.
         this.drain();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(entry);
+      const queue = this.queues.get(key);
+      if (queue) queue.push(entry);
+      else this.queues.set(key, [entry]);
     });
   }
 
   private lease(units: number): Lease {
-    let held = units;
-    const give = (n: number): void => {
-      held -= n;
+    return leaseOf(units, (n) => {
       this.used -= n;
       this.drain();
-    };
-    return {
-      get units() {
-        return held;
-      },
-      shrink: (to) => {
-        const keep = Math.max(0, Math.ceil(to));
-        if (keep < held) give(held - keep);
-      },
-      release: () => {
-        if (held > 0) give(held);
-      },
-    };
+    });
   }
 
   private drain(): void {
-    while (this.queue.length > 0 && this.used + this.queue[0]!.units <= this.capacity) {
-      const next = this.queue.shift()!;
+    for (;;) {
+      const turn = this.queues.entries().next();
+      if (turn.done) return;
+      const [key, queue] = turn.value;
+      const next = queue[0]!;
+      // The key whose turn it is waits for its units: nobody passes it, so large requests are not starved.
+      if (this.used + next.units > this.capacity) return;
+      queue.shift();
       this.used += next.units;
+      // To the end of the round (or out of it when nothing of it waits).
+      this.queues.delete(key);
+      if (queue.length > 0) this.queues.set(key, queue);
       next.grant();
     }
   }
+}
+
+/** A lease of `units`; `give(n)` hands n of them back to their budget. */
+function leaseOf(units: number, give: (n: number) => void): Lease {
+  let held = units;
+  const giveBack = (n: number): void => {
+    held -= n;
+    give(n);
+  };
+  return {
+    get units() {
+      return held;
+    },
+    shrink: (to) => {
+      const keep = Math.max(0, Math.ceil(to));
+      if (keep < held) giveBack(held - keep);
+    },
+    release: () => {
+      if (held > 0) giveBack(held);
+    },
+  };
 }
 
 /** Units held from a Budget. Releasing twice is harmless. */
@@ -167,102 +219,5 @@ export class SharedBudget {
     lease.release();
     const share = this.shares.get(key);
     if (share && share.inUse === 0 && share.waiting === 0) this.shares.delete(key);
-  }
-}
-
-/**
- * A budget whose waiting requests are served by key (a city) in turn: while several keys
- * wait, the next free units go to the next key in the round, however many requests
- * each has queued, so a city that sends a flood delays another city's request by at
- * most one of its own (per place), never by its whole queue. A key alone uses the whole
- * budget, as with Budget. Within a key, first come first served.
- */
-export class FairBudget {
-  private used = 0;
-  /** Waiting requests per key; the map's order is the round's order (the head's turn is next). */
-  private readonly queues = new Map<string, { units: number; grant: () => void }[]>();
-
-  constructor(readonly capacity: number) {
-    if (!(capacity >= 1)) throw new Error(`a budget needs a capacity of at least 1 (got ${capacity})`);
-  }
-
-  get inUse(): number {
-    return this.used;
-  }
-
-  get waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
-  }
-
-  /** Waits for `units` (at most the capacity) in `key`'s turn, then holds them until released. */
-  acquire(key: string, units: number, signal?: AbortSignal): Promise<Lease> {
-    const want = Math.min(Math.max(0, Math.ceil(units)), this.capacity);
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.queues.size === 0 && this.used + want <= this.capacity) {
-      this.used += want;
-      return Promise.resolve(this.lease(want));
-    }
-    return new Promise<Lease>((resolve, reject) => {
-      const entry = {
-        units: want,
-        grant: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(this.lease(want));
-        },
-      };
-      const onAbort = (): void => {
-        const queue = this.queues.get(key);
-        const at = queue?.indexOf(entry) ?? -1;
-        if (at < 0) return;
-        queue!.splice(at, 1);
-        if (queue!.length === 0) this.queues.delete(key);
-        reject(abortReason(signal!));
-        this.drain();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const queue = this.queues.get(key);
-      if (queue) queue.push(entry);
-      else this.queues.set(key, [entry]);
-    });
-  }
-
-  private lease(units: number): Lease {
-    let held = units;
-    const give = (n: number): void => {
-      held -= n;
-      this.used -= n;
-      this.drain();
-    };
-    return {
-      get units() {
-        return held;
-      },
-      shrink: (to) => {
-        const keep = Math.max(0, Math.ceil(to));
-        if (keep < held) give(held - keep);
-      },
-      release: () => {
-        if (held > 0) give(held);
-      },
-    };
-  }
-
-  private drain(): void {
-    for (;;) {
-      const turn = this.queues.entries().next();
-      if (turn.done) return;
-      const [key, queue] = turn.value;
-      const next = queue[0]!;
-      // The key whose turn it is waits for its units: nobody passes it, so large requests are not starved.
-      if (this.used + next.units > this.capacity) return;
-      queue.shift();
-      this.used += next.units;
-      // To the end of the round (or out of it when nothing of it waits).
-      this.queues.delete(key);
-      if (queue.length > 0) this.queues.set(key, queue);
-      next.grant();
-    }
   }
 }
