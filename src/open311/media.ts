@@ -4,6 +4,9 @@ import { blobStoreFor } from '../lib/blob-store/index.js';
 import { AppError } from '../lib/errors.js';
 import type { ServiceDeps } from '../services/deps.js';
 
+/** The service's secret key as a KeyObject, made once per key (see mediaSignature). */
+const keys = new WeakMap<Buffer, KeyObject>();
+
 /**
  * Where an Open311 consumer fetches a request's photo: a capability URL on Lumen itself
  * (`<LUMEN_PUBLIC_URL>/open311/v2/media/<attachment id>/<signature>`), never the URL a
@@ -11,8 +14,6 @@ import type { ServiceDeps } from '../services/deps.js';
  * link itself is the permission: an HMAC of the attachment id under the service's
  * secret key, which nobody can forge or derive from another photo's link.
  */
-const keys = new WeakMap<Buffer, KeyObject>();
-
 export function mediaSignature(secretKey: Buffer, attachmentId: string): string {
   // As a KeyObject, made once: an HMAC keyed by a Buffer checks on every call whether it is one (several µs each).
   let key = keys.get(secretKey);

@@ -86,7 +86,8 @@ export async function triageFigures(db: Executor, tenantId: string, from: Date, 
  * The orders come from service_order_completed_idx alone (0106: it carries every column
  * read here), and the names of teams, reasons and partners are joined to the few groups
  * after the figures are computed, not to every order: on a city of 1,000,000 orders, with
- * 300,000 completed in the period, the two halved the statement's time (bench/FINDINGS.md).
+ * 300,000 completed in the period, the two took the statement from 2.65 to 1.5 s on a
+ * slow bench machine (bench/FINDINGS.md, "Landed on 2026-11-29").
  */
 export function repairStatement(tenantId: string, from: Date, to: Date) {
   return sql<FigureRow>`
