@@ -22,7 +22,7 @@ describe('placing a page from a ranked position', () => {
   });
 
   it('carries an inherited rank on only when asked to (reads on the primary)', () => {
-    const page: PageResult = { items: ['{}'], fetched: 101, last: { u: H(5), id: '00000000-0000-4000-8000-000000000002' }, rows: 1000, tailNow: 10, tailRank: null, tailCache: null, mid: null, low: null };
+    const page: PageResult = { items: ['{}'], fetched: 101, last: { u: H(5), id: '00000000-0000-4000-8000-000000000002' }, rows: 1000, tailNow: 10, tailRank: null, tailCache: null, mid: null, low: null, horizon: null, start: null };
     const place = { after: { u: H(1), id: '00000000-0000-4000-8000-000000000001' }, skip: 0, base: { kind: 'inherited' as const, rank: 300, epoch: { horizon: H(20), below: 900 } } };
     expect(endRank(place, H(30), page, 100)).toEqual({ rank: 400, horizon: H(20), below: 900 });
     expect(endRank(place, H(30), page, 100, false)).toBeNull();

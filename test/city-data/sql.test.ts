@@ -43,6 +43,13 @@ describe('compiled SQL of the list reads', () => {
     const cursor: PageStatement = { ...fromStart, horizon: null, after: { u: '2026-03-14T12:01:00.123456Z', id: 'I' }, limit: 1000 };
     await expect(render(pageStatement('pole', cursor))).toMatchFileSnapshot('./__snapshots__/poles-page-cursor.sql');
   });
+  it('poles: a walk\'s page > 1 without updatedSince, its horizon and the walk\'s start read by the page statement itself, continuing after the page before', async () => {
+    const inOrder: PageStatement = { ...fromStart, horizon: null, after: { walk, page: 7, target: 6000 }, limit: 1000 };
+    await expect(render(pageStatement('pole', inOrder))).toMatchFileSnapshot('./__snapshots__/poles-page-walk-in-order.sql');
+    expect(() => pageStatement('pole', { ...inOrder, horizon: H })).toThrow(/walk's start only/);
+    expect(() => pageStatement('service_order', inOrder)).toThrow(/walk's start only/);
+    expect(() => pageStatement('pole', { ...inOrder, after: { walk: { ...walk, since: H }, page: 7, target: 6000 } })).toThrow(/walk's start only/);
+  });
   it('refuses a statement horizon where the answer depends on the horizon (updatedSince, a rank to check)', () => {
     expect(() => pageStatement('pole', { ...sinceFirst, horizon: null })).toThrow(/own horizon/);
     expect(() => pageStatement('pole', { ...ranked, horizon: null })).toThrow(/own horizon/);

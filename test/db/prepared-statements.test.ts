@@ -6,7 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, statementName } from '../../src/db/database.js';
+import { sql } from 'kysely';
+import { createDatabase, createPool, statementName } from '../../src/db/database.js';
+import { readPage } from '../../src/db/repositories/city-data/page.repository.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
@@ -63,6 +65,34 @@ describe('named prepared statements on the hot paths', () => {
       expect((await pool.query(select, [1])).rows).toHaveLength(1);
     } finally {
       await pool.query('DROP TABLE IF EXISTS prepared_stale_check').catch(() => {});
+      await pool.end();
+    }
+  });
+
+  it('a page of a walk and a cursor page keep their generic plan: planned once per connection, not per request', async () => {
+    // Enough rows of one city that a plan costed for an unknown LIMIT (a tenth of them) loses to a custom plan.
+    const tenant = await makeTenant(t.rt, { name: 'Ushuaia, alumbrado público de la ciudad más austral del mundo' });
+    await sql`INSERT INTO pole (tenant_id, code, latitude, longitude)
+              SELECT ${tenant.id}, 'USH-' || lpad(g::text, 6, '0'), -54.8 - g * 0.000001, -68.3 FROM generate_series(1, 20000) g`.execute(t.rt.db);
+    await sql`ANALYZE pole`.execute(t.rt.db);
+    const pool = createPool({ url: t.db.url, max: 1 });
+    const db = createDatabase(pool);
+    try {
+      const base = { tenantId: tenant.id, since: null, horizon: null, skip: 0, limit: 10, rankHorizon: null, matching: { kind: 'none' } } as const;
+      let after = null as { u: string; id: string } | null;
+      for (let i = 0; i < 12; i++) {
+        const page = await readPage(db, 'pole', { ...base, after });
+        expect(page.items.length).toBeGreaterThan(0);
+        after = page.fetched > 10 ? page.last : null;
+      }
+      const { rows } = await pool.query<{ statement: string; generic_plans: number; custom_plans: number }>(
+        `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%page AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`,
+      );
+      // Two texts (from the start, after a position), each run several times: from the sixth run on, the generic plan.
+      expect(rows.length).toBe(2);
+      expect(rows.reduce((n, r) => n + Number(r.generic_plans), 0)).toBeGreaterThan(0);
+      for (const r of rows) expect(Number(r.generic_plans) + Number(r.custom_plans) <= 5 || Number(r.generic_plans) > 0, r.statement.slice(0, 120)).toBe(true);
+    } finally {
       await pool.end();
     }
   });

@@ -1,5 +1,5 @@
 /**
- * Round trips per request on the hot paths after authentication (issue 26, item 3):
+ * Round trips per request on the hot paths after authentication:
  * the statements the app's pool sends while one request is answered, with the
  * partner's key already in the in-process cache. Left out by their text: the horizon
  * clock's tick and the delivery worker's rounds (timers of the process), and the rate counters' writes, batched on a
@@ -7,6 +7,7 @@
  * (docs/rate-limits.md): once a minute per partner, not per request.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
@@ -74,7 +75,7 @@ describe('round trips per request', () => {
     expect(short(replayed)).toHaveLength(1);
   });
 
-  it('a cursor page without updatedSince is one statement; a numbered page three (start, page, what the walk remembers)', async () => {
+  it('a page without updatedSince: by cursor one statement; by number two (the page with its start, what the walk remembers); with updatedSince three', async () => {
     const tenant = await makeTenant(t.rt, { name: 'Porto Alegre' });
     const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canReadCityData'] });
     for (let i = 0; i < 7; i++) await makeCityPole(t.rt, { tenantId: tenant.id, code: `POA-RT-${i}` });
@@ -86,7 +87,8 @@ describe('round trips per request', () => {
       expect(res.status).toBe(200);
       cursor = ((await res.json()) as { nextCursor: string | null }).nextCursor;
     });
-    expect(short(numbered)).toHaveLength(3);
+    expect(short(numbered)).toHaveLength(2);
+    expect(numbered[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
     expect(cursor).toBeTruthy();
 
     const items: string[] = [];
@@ -98,6 +100,54 @@ describe('round trips per request', () => {
     expect(short(byCursor)).toHaveLength(1);
     expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
     expect(items).toHaveLength(3);
+
+    const since = await sentDuring(async () => {
+      expect((await t.fetch('/api/external/poles?page=1&pageSize=3&updatedSince=2020-01-01T00:00:00Z', { apiKey: partner.apiKey })).status).toBe(200);
+    });
+    expect(short(since)).toHaveLength(3);
+  });
+
+  it('a page walk without updatedSince: every page in order one read, a page out of order two, never a separate start', async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Tromsø kommune, vegbelysning og gatelys for hele bykjernen' });
+    await sql`INSERT INTO pole (tenant_id, code, latitude, longitude)
+              SELECT ${tenant.id}, 'TOS-' || lpad(g::text, 4, '0'), 69.65 + g * 0.0001, 18.95 FROM generate_series(1, 23) g`.execute(t.rt.db);
+    const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canReadCityData'] });
+    // The statements that read the list, read a walk's start on their own, or write the walk.
+    const kinds = (sent: string[]) => ({
+      page: sent.filter((s) => /\bpage AS MATERIALIZED\b/.test(s)).length,
+      start: sent.filter((s) => /^SELECT to_char\(lumen_visibility_horizon\(\)/.test(s)).length,
+      save: sent.filter((s) => /INSERT INTO city_read_walk/.test(s)).length,
+    });
+    const page = async (n: number, pageSize: number) => {
+      let codes: string[] = [];
+      const sent = await sentDuring(async () => {
+        const res = await t.fetch(`/api/external/poles?page=${n}&pageSize=${pageSize}`, { apiKey: partner.apiKey });
+        expect(res.status).toBe(200);
+        codes = ((await res.json()) as { items: { code: string }[] }).items.map((i) => i.code);
+      });
+      return { codes, sent: kinds(sent) };
+    };
+
+    const walked: string[] = [];
+    for (let n = 1; n <= 5; n++) {
+      const p = await page(n, 5);
+      expect(p.sent, `page ${n}`).toEqual({ page: 1, start: 0, save: 1 });
+      walked.push(...p.codes);
+    }
+    // The walk served the list once, in order: each one-statement page continued where the walk had ended.
+    const all = ((await (await t.fetch('/api/external/poles?pageSize=1000', { apiKey: partner.apiKey })).json()) as { items: { code: string }[] }).items.map((i) => i.code);
+    expect(all).toHaveLength(23);
+    expect(walked).toEqual(all);
+
+    // Out of order, another page size: the walk remembers no end of page 2; the first read finds none and reads
+    // no item, and the page is read from the start it found.
+    const jump = await page(3, 4);
+    expect(jump.sent).toEqual({ page: 2, start: 0, save: 1 });
+    expect(jump.codes).toEqual(all.slice(8, 12));
+    // The page after it is in order again.
+    const next = await page(4, 4);
+    expect(next.sent).toEqual({ page: 1, start: 0, save: 1 });
+    expect(next.codes).toEqual(all.slice(12, 16));
   });
 
   it('a telemetry batch: its key, then begin, the import lock with the device rows, the update, commit', async () => {

@@ -1,7 +1,7 @@
 import { parseDateTime } from '../../lib/time.js';
 import type { PolePage, ServiceOrderPage } from '../../../generated/partner/types.gen.js';
 import { readPage, type PageResult } from '../../db/repositories/city-data/page.repository.js';
-import { forgetRanks, readHorizon, readStart, saveWalkPage, type Epoch, type TotalCache, type WalkKey } from '../../db/repositories/city-data/read-walk.repository.js';
+import { forgetRanks, readHorizon, readStart, saveWalkPage, type Epoch, type ReadStart, type TotalCache, type WalkKey } from '../../db/repositories/city-data/read-walk.repository.js';
 import type { CityResource } from '../../db/tables/city-data.js';
 import { cursorCodec } from '../../lib/cursor.js';
 import { AppError } from '../../lib/errors.js';
@@ -15,8 +15,10 @@ import type { ServiceDeps } from '../deps.js';
  * horizon with what the walk remembers, the page itself (items as JSON text, the
  * counts for `total` and ranks, one snapshot), and one asynchronously committed
  * write of what the walk remembers next; a cursor page only the first two, without
- * anything to remember, and a cursor page without updatedSince one: the page
- * statement reads the horizon from its own snapshot. The first two run on the read replica while it is usable
+ * anything to remember. Without updatedSince the first two are one: the page
+ * statement reads the horizon from its own snapshot (a cursor page), and on a numbered
+ * page what the walk remembers too, continuing after the walk's end of the page before
+ * (a page out of order takes a second read, placed from what the first found). The first two run on the read replica while it is usable
  * (src/db/read-replica.ts), the write on the primary.
  */
 
@@ -205,8 +207,34 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
   // replayed it: an older checkpoint only places the page by counting from further
   // back), what the page leaves behind on the primary, without waiting for the replica.
   const { start, matching, place, result, broken, onReplica } = await deps.reads.run(async (db, onReplica) => {
-    // The horizon first, in its own statement (with what the walk remembers); the rows are read by a later one.
-    const start = await readStart(db, key, page, (page - 1) * pageSize);
+    // Without updatedSince, the page statement reads the horizon (and on a page > 1 the
+    // walk's start) itself: nothing of the answer depends on the horizon but the ranks
+    // the walk keeps, which the argument of total.ts allows from the page's own snapshot.
+    // In order (page 1, or the page after one whose end the walk remembers, as a sync
+    // loop reads) that one statement is the page; out of order it read no item, and
+    // the page is placed from the start it read, as below.
+    let first: PageResult | null = null;
+    if (since === null) {
+      first = await readPage(db, kind.resource, {
+        tenantId: reader.tenantId,
+        since: null,
+        horizon: null,
+        after: page === 1 ? null : { walk: key, page, target: (page - 1) * pageSize },
+        skip: 0,
+        limit: pageSize,
+        rankHorizon: null,
+        matching: { kind: 'none' },
+      });
+      const start: ReadStart = first.start ?? { horizon: first.horizon!, total: null, checkpoint: null, ranked: null };
+      const place = placePage(page, pageSize, start);
+      const cp = start.checkpoint;
+      if (page === 1 || (cp !== null && cp.page === page - 1 && cp.position !== null)) {
+        return { start, matching: { kind: 'none' } as const, place, result: first, broken: null, onReplica };
+      }
+    }
+    // The horizon first, in its own statement (with what the walk remembers), unless the
+    // first read gave them; the rows are read by a later statement.
+    const start = first?.start ?? (await readStart(db, key, page, (page - 1) * pageSize));
     const matching = matchingPlan(since, start.horizon, start.total);
     const read = (place: Placement) =>
       readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon: start.horizon, after: place.after, skip: place.skip, limit: pageSize, rankHorizon: rankToCheck(place), matching });

@@ -2,14 +2,15 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id
       FROM "pole" p LEFT JOIN telegestor t ON t.pole_id = p.id
      WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz
      ORDER BY p.updated_at, p.id
-     LIMIT $3),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $4 AND resource = $5)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $6 AND updated_at >= $7::timestamptz) AS tail_now,
+     LIMIT 501),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $3 AND resource = $4)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $5 AND updated_at >= $6::timestamptz) AS tail_now,
                                NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,
-       (SELECT count(*) FROM page) AS fetched,
+       (SELECT count(*) FROM page WHERE ord <= $7) AS fetched,
        l.u AS last_u, l.id AS last_id,
-       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, NULL::bigint AS low
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, NULL::bigint AS low,
+       NULL::text AS h
   FROM n CROSS JOIN m
   LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
                        FROM page WHERE ord <= $8 ORDER BY ord DESC LIMIT 1) l ON true
@@ -17,4 +18,4 @@ SELECT p.items,
                             CASE WHEN (ord - 1) / 64 > 0 THEN ',' ELSE '' END || string_agg(item, ',' ORDER BY ord) AS items
                        FROM page WHERE ord <= $9 GROUP BY 1) p ON true
  ORDER BY p.piece
--- parameters: ["T","2026-03-14T12:05:00.000000Z",501,"T","pole","T","2026-03-14T12:05:00.000000Z",500,500]
+-- parameters: ["T","2026-03-14T12:05:00.000000Z","T","pole","T","2026-03-14T12:05:00.000000Z",501,500,500]

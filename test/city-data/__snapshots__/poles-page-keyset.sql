@@ -1,15 +1,16 @@
 WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id) AS ord, p.updated_at AS u, p.id, p.list_head || coalesce(t.list_item, 'null') || '}' AS item
       FROM "pole" p LEFT JOIN telegestor t ON t.pole_id = p.id
-     WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz AND "p"."updated_at" >= $3::timestamptz AND ("p"."updated_at", "p"."id") > ($4::timestamptz, $5::uuid)
+     WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz AND "p"."updated_at" >= $3::timestamptz AND ("p"."updated_at", "p"."id") > ((SELECT $4::timestamptz), (SELECT $5::uuid))
      ORDER BY p.updated_at, p.id
-     LIMIT $6),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $7 AND resource = $8)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $9 AND updated_at >= $10::timestamptz) AS tail_now,
-                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "pole" WHERE tenant_id = $11 AND updated_at >= $12::timestamptz) AS tail_cache),
+     LIMIT 1001),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $6 AND resource = $7)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz) AS tail_now,
+                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "pole" WHERE tenant_id = $10 AND updated_at >= $11::timestamptz) AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,
-       (SELECT count(*) FROM page) AS fetched,
+       (SELECT count(*) FROM page WHERE ord <= $12) AS fetched,
        l.u AS last_u, l.id AS last_id,
-       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, CASE WHEN n.rows - n.tail_cache = $13::bigint THEN NULL ELSE (SELECT count(*) FROM (SELECT 1 FROM "pole" WHERE tenant_id = $14 AND updated_at < $15::timestamptz) x) END AS low
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, CASE WHEN n.rows - n.tail_cache = $13::bigint THEN NULL ELSE (SELECT count(*) FROM (SELECT 1 FROM "pole" WHERE tenant_id = $14 AND updated_at < $15::timestamptz) x) END AS low,
+       NULL::text AS h
   FROM n CROSS JOIN m
   LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
                        FROM page WHERE ord <= $16 ORDER BY ord DESC LIMIT 1) l ON true
@@ -17,4 +18,4 @@ SELECT p.items,
                             CASE WHEN (ord - 1) / 64 > 0 THEN ',' ELSE '' END || string_agg(item, ',' ORDER BY ord) AS items
                        FROM page WHERE ord <= $17 GROUP BY 1) p ON true
  ORDER BY p.piece
--- parameters: ["T","2026-03-14T12:05:00.000000Z","2026-03-14T12:00:00.000000Z","2026-03-14T12:01:00.123456Z","I",1001,"T","pole","T","2026-03-14T12:05:00.000000Z","T","2026-03-14T12:04:00.000000Z",41,"T","2026-03-14T12:00:00.000000Z",1000,1000]
+-- parameters: ["T","2026-03-14T12:05:00.000000Z","2026-03-14T12:00:00.000000Z","2026-03-14T12:01:00.123456Z","I","T","pole","T","2026-03-14T12:05:00.000000Z","T","2026-03-14T12:04:00.000000Z",1001,41,"T","2026-03-14T12:00:00.000000Z",1000,1000]

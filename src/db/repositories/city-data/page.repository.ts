@@ -1,7 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../database.js';
 import type { CityResource } from '../../tables/city-data.js';
-import type { Position } from './position.repository.js';
+import { microsIso, type Position } from './position.repository.js';
+import { readStartOf, readStartStatement, type ReadStart, type ReadStartRow, type WalkKey } from './read-walk.repository.js';
 
 /**
  * One page of a city-data list (GET /api/external/poles, /service-orders) in ONE
@@ -43,12 +44,18 @@ export interface PageStatement {
   readonly since: string | null;
   /**
    * Exclusive upper bound: the visibility horizon, read by an earlier statement; null:
-   * read by this statement itself, from its own snapshot (a cursor page without
-   * updatedSince, whose answer needs neither the horizon nor a count that depends on it).
+   * read by this statement itself, from its own snapshot (a page without updatedSince,
+   * by cursor or by number, whose answer needs neither the horizon nor a count that
+   * depends on it; a walk keeps ranks at it, which total.ts allows).
    */
   readonly horizon: string | null;
-  /** Exclusive keyset start; null = the start of the list. */
-  readonly after: Position | null;
+  /**
+   * Exclusive keyset start; null = the start of the list. A WalkStart: what the walk
+   * remembers, read by this statement (a page > 1 of a walk without updatedSince); the
+   * page continues right after the walk's end of the page before, and reads no item
+   * when the walk remembers no such end.
+   */
+  readonly after: Position | WalkStart | null;
   /** Items skipped after `after` (0 in an in-order walk; the OFFSET fallback otherwise). */
   readonly skip: number;
   /** Page size; one more item is read to tell whether more follow. */
@@ -57,6 +64,15 @@ export interface PageStatement {
   readonly rankHorizon: string | null;
   readonly matching: MatchingCount;
 }
+
+/** Page `page` of a walk, whose start (readStartStatement: checkpoint, ranked position at `target` items) the page statement reads. */
+export interface WalkStart {
+  readonly walk: WalkKey;
+  readonly page: number;
+  readonly target: number;
+}
+
+const isWalkStart = (a: PageStatement['after']): a is WalkStart => a !== null && 'walk' in a;
 
 export interface PageResult {
   /**
@@ -81,6 +97,10 @@ export interface PageResult {
   readonly mid: number | null;
   /** Rows stamped before since; null when not counted. */
   readonly low: number | null;
+  /** The horizon this statement read from its own snapshot (microseconds ISO); null when it was given one. */
+  readonly horizon: string | null;
+  /** With a WalkStart: the walk's start as this statement read it (its horizon is the statement's). */
+  readonly start: ReadStart | null;
 }
 
 /** One list: its table, the joins its items need, and how an item is written. */
@@ -135,12 +155,42 @@ const ts = (iso: string) => sql`${iso}::timestamptz`;
  */
 const horizonOf = (q: Pick<PageStatement, 'horizon'>) => (q.horizon === null ? sql`(SELECT at FROM horizon)` : ts(q.horizon));
 
+/**
+ * How many rows an in-order page reads, as the statement's text carries it: a literal,
+ * so that PostgreSQL's plan for the named statement can be its generic one, planned
+ * once per connection. With `LIMIT $n` the generic plan is costed for a tenth of the
+ * table, far above any custom plan, so every execution was planned anew (0.6-1.5 ms
+ * of a 10 ms page on a 2-core machine). The literal is the page size rounded up to a
+ * step (1, 2, 5 × 10^k) plus one, so the usual sizes (100, 500, 1000) read exactly
+ * their rows and any page size makes one of a few texts: each distinct text is a
+ * prepared statement on every connection, and a process names at most
+ * MAX_NAMED_STATEMENTS of them (src/db/database.ts).
+ */
+export function rowsToRead(limit: number): number {
+  const step = LIMIT_STEPS.find((s) => s >= limit) ?? limit;
+  return step + 1;
+}
+const LIMIT_STEPS = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+
+/**
+ * A keyset position in the statement, hidden from the planner as a scalar subquery:
+ * the custom plan of a known position and the generic plan then cost the same, and
+ * PostgreSQL keeps the generic one (the plan is the same index scan either way).
+ */
+const hidden = (value: RawBuilder<unknown>) => sql`(SELECT ${value})`;
+
 /** Conditions on the list's rows of the page: tenant, updatedSince, horizon, keyset start. */
 function pageWhere(alias: string, q: PageStatement): RawBuilder<unknown> {
   const col = (c: string) => sql.ref(`${alias}.${c}`);
   const parts = [sql`${col('tenant_id')} = ${q.tenantId}`, sql`${col('updated_at')} < ${horizonOf(q)}`];
   if (q.since !== null) parts.push(sql`${col('updated_at')} >= ${ts(q.since)}`);
-  if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${ts(q.after.u)}, ${q.after.id}::uuid)`);
+  if (isWalkStart(q.after)) {
+    // The walk's end of the page before, when that is the checkpoint the start found (no item otherwise).
+    const before = q.after.page - 1;
+    const end = (c: string) => sql`(SELECT ${sql.raw(c)} FROM start WHERE c_page = ${before})`;
+    parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${end('c_u')}::timestamptz, ${end('c_id')})`);
+  }
+  else if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${hidden(ts(q.after.u))}, ${hidden(sql`${q.after.id}::uuid`)})`);
   return sql.join(parts, sql` AND `);
 }
 
@@ -158,7 +208,7 @@ function pageRows(shape: ListShape, q: PageStatement): RawBuilder<unknown> {
       FROM ${table} ${a} ${shape.joins}
      WHERE ${pageWhere(shape.alias, q)}
      ORDER BY ${a}.updated_at, ${a}.id
-     LIMIT ${q.limit + 1}`;
+     LIMIT ${sql.lit(rowsToRead(q.limit))}`;
   }
   return sql`SELECT row_number() OVER (ORDER BY k.updated_at, k.id) AS ord, k.updated_at AS u, k.id, ${shape.item} AS item
       FROM (SELECT x.id, x.updated_at FROM ${table} x WHERE ${pageWhere('x', q)}
@@ -222,10 +272,16 @@ export function pageStatement(resource: CityResource, q: PageStatement) {
   if (q.horizon === null && (m.kind !== 'none' || q.rankHorizon !== null || q.since !== null)) {
     throw new Error('a page reads its own horizon only without updatedSince and without a rank to check');
   }
+  const walk = isWalkStart(q.after) ? q.after : null;
+  if (walk !== null && (q.horizon !== null || q.skip !== 0 || q.since !== null || walk.walk.since !== null || walk.walk.resource !== resource || walk.walk.tenantId !== q.tenantId || walk.page < 2)) {
+    throw new Error("a page reads its walk's start only for a page > 1 of a walk of the same list without updatedSince, in order, with its own horizon");
+  }
+  // What the walk remembers, as readStartStatement reads it, at this statement's horizon and in its snapshot.
+  const start = walk ? sql`start AS MATERIALIZED (${readStartStatement(walk.walk, walk.page, walk.target, sql`(SELECT at FROM horizon)`)}), ` : sql``;
   const cacheTail = m.kind === 'count' && m.unless !== null ? tail(shape, q.tenantId, m.unless.cacheHorizon) : NULL;
   const rankTail = q.rankHorizon === null ? NULL : tail(shape, q.tenantId, q.rankHorizon);
   const counts = matchingCounts(shape, q);
-  return sql<{
+  return sql<Partial<ReadStartRow> & {
     items: string | null;
     fetched: number;
     last_u: string | null;
@@ -236,15 +292,17 @@ export function pageStatement(resource: CityResource, q: PageStatement) {
     tail_cache: number | null;
     mid: number | null;
     low: number | null;
-  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), ` : sql``}page AS MATERIALIZED (${pageRows(shape, q)}),
+    h: string | null;
+  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), ` : sql``}${start}page AS MATERIALIZED (${pageRows(shape, q)}),
      n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, horizonOf(q))} AS tail_now,
                                ${rankTail} AS tail_rank, ${cacheTail} AS tail_cache),
      m AS MATERIALIZED (SELECT ${counts.mid} AS mid FROM n)
 SELECT p.items,
-       (SELECT count(*) FROM page) AS fetched,
+       (SELECT count(*) FROM page WHERE ord <= ${q.limit + 1}) AS fetched,
        l.u AS last_u, l.id AS last_id,
-       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, ${counts.low} AS low
-  FROM n CROSS JOIN m
+       n.rows, n.tail_now, n.tail_rank, n.tail_cache, m.mid, ${counts.low} AS low,
+       ${walk ? sql`s.*` : sql`${q.horizon === null ? sql`(SELECT ${microsIso('at')} FROM horizon)` : sql`NULL::text`} AS h`}
+  FROM n CROSS JOIN m${walk ? sql` CROSS JOIN start s` : sql``}
   LEFT JOIN LATERAL (SELECT to_char(u AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS u, id
                        FROM page WHERE ord <= ${q.limit} ORDER BY ord DESC LIMIT 1) l ON true
   LEFT JOIN LATERAL (SELECT (ord - 1) / ${sql.lit(ITEMS_PER_PIECE)} AS piece,
@@ -269,5 +327,7 @@ export async function readPage(db: Executor, resource: CityResource, q: PageStat
     tailCache: r.tail_cache === null ? null : Number(r.tail_cache),
     mid: r.mid === null ? null : Number(r.mid),
     low: r.low === null ? null : Number(r.low),
+    horizon: r.h,
+    start: isWalkStart(q.after) ? readStartOf(r as ReadStartRow) : null,
   };
 }

@@ -65,7 +65,7 @@ export interface ReadStart {
 
 const sinceValue = (since: string | null) => sql<Date>`${since ?? '-infinity'}::timestamptz`;
 
-interface ReadStartRow {
+export interface ReadStartRow {
   h: string;
   t_matching: number | null;
   t_h: string | null;
@@ -86,24 +86,33 @@ interface ReadStartRow {
 /**
  * One statement before the page is read: the visibility horizon (0016_visibility_horizon.sql;
  * the page's own statement then comes after it), the cached total of the filter,
- * and for a page > 1 the walk's nearest checkpoint and the best ranked position of
- * the tenant's walks with the same filter at or before `target` items.
+ * and for a page > 1 the walk's nearest checkpoint and, unless that is the end of the
+ * page before, the best ranked position of the tenant's walks with the same filter at
+ * or before `target` items. `horizon`: the
+ * expression of the horizon (the page statement that reads the start itself gives its own).
  */
-export function readStartStatement(key: WalkKey, page: number, target: number) {
+export function readStartStatement(key: WalkKey, page: number, target: number, horizon: RawBuilder<unknown> = sql`lumen_visibility_horizon()`) {
   const total: RawBuilder<unknown> =
     key.since === null
       ? sql`LEFT JOIN city_read_total t ON false`
       : sql`LEFT JOIN city_read_total t ON t.tenant_id = ${key.tenantId} AND t.resource = ${key.resource} AND t.updated_since = ${key.since}::timestamptz`;
   const none = sql`(SELECT NULL::int AS page, NULL::text AS u, NULL::uuid AS id, NULL::bigint AS rank, NULL::text AS h, NULL::bigint AS below)`;
+  // The walk's nearest checkpoint: the walk first (one at most), then its checkpoints
+  // newest page first, so the index on (walk_id, page) gives the one row without
+  // reading and sorting every earlier page of the walk.
   const checkpoint =
     page <= 1
-      ? sql`LEFT JOIN ${none} c ON true`
+      ? sql`LEFT JOIN ${none} cp ON true`
       : sql`LEFT JOIN LATERAL (
           SELECT c.page, ${microsIso('c.last_updated_at')} AS u, c.last_id AS id, c.rank, ${microsIso('c.rank_horizon')} AS h, c.rank_below AS below
-            FROM city_read_walk w JOIN city_read_checkpoint c ON c.walk_id = w.id
+            FROM city_read_walk w
+           CROSS JOIN LATERAL (
+             SELECT c.page, c.last_updated_at, c.last_id, c.rank, c.rank_horizon, c.rank_below FROM city_read_checkpoint c
+              WHERE c.walk_id = w.id AND c.page < ${page}
+              ORDER BY c.page DESC LIMIT 1) c
            WHERE w.external_system_id = ${key.externalSystemId} AND w.resource = ${key.resource}
-             AND w.updated_since = ${sinceValue(key.since)} AND w.page_size = ${key.pageSize} AND c.page < ${page}
-           ORDER BY c.page DESC LIMIT 1) c ON true`;
+             AND w.updated_since = ${sinceValue(key.since)} AND w.page_size = ${key.pageSize}) cp ON true`;
+  // Not looked for when the checkpoint is the page before's: the page then continues after it (placePage).
   const ranked =
     page <= 1
       ? sql`LEFT JOIN ${none} r ON true`
@@ -115,10 +124,11 @@ export function readStartStatement(key: WalkKey, page: number, target: number) {
               WHERE c.walk_id = w.id AND c.rank <= ${target} AND c.last_id IS NOT NULL
               ORDER BY c.rank DESC LIMIT 1) b
            WHERE w.tenant_id = ${key.tenantId} AND w.resource = ${key.resource} AND w.updated_since = ${sinceValue(key.since)}
+             AND cp.page IS DISTINCT FROM ${page - 1}
            ORDER BY b.rank DESC, b.rank_horizon DESC LIMIT 1) r ON true`;
-  return sql<ReadStartRow>`SELECT to_char(lumen_visibility_horizon() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS h,
+  return sql<ReadStartRow>`SELECT to_char(${horizon} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS h,
        t.matching_below AS t_matching, ${microsIso('t.horizon')} AS t_h, t.below AS t_below,
-       c.page AS c_page, c.u AS c_u, c.id AS c_id, c.rank AS c_rank, c.h AS c_h, c.below AS c_below,
+       cp.page AS c_page, cp.u AS c_u, cp.id AS c_id, cp.rank AS c_rank, cp.h AS c_h, cp.below AS c_below,
        r.rank AS r_rank, r.u AS r_u, r.id AS r_id, r.h AS r_h, r.below AS r_below
   FROM (SELECT 1) one
   ${total}
@@ -130,15 +140,19 @@ function rankOf(rank: number | null, h: string | null, below: number | null): Ra
   return rank === null || h === null || below === null ? null : { rank: Number(rank), horizon: h, below: Number(below) };
 }
 
-export async function readStart(db: Executor, key: WalkKey, page: number, target: number): Promise<ReadStart> {
-  const { rows } = await readStartStatement(key, page, target).execute(db);
-  const r = rows[0]!;
+/** A row of readStartStatement (also read by the page statement that reads the start itself). */
+export function readStartOf(r: ReadStartRow): ReadStart {
   const total = r.t_matching !== null && r.t_h !== null && r.t_below !== null ? { matchingBelow: Number(r.t_matching), horizon: r.t_h, below: Number(r.t_below) } : null;
   const checkpoint =
     r.c_page === null ? null : { page: r.c_page, position: r.c_u !== null && r.c_id !== null ? { u: r.c_u, id: r.c_id } : null, rank: rankOf(r.c_rank, r.c_h, r.c_below) };
   const rank = rankOf(r.r_rank, r.r_h, r.r_below);
   const ranked = rank !== null && r.r_u !== null && r.r_id !== null ? { position: { u: r.r_u, id: r.r_id }, rank } : null;
   return { horizon: r.h, total, checkpoint, ranked };
+}
+
+export async function readStart(db: Executor, key: WalkKey, page: number, target: number): Promise<ReadStart> {
+  const { rows } = await readStartStatement(key, page, target).execute(db);
+  return readStartOf(rows[0]!);
 }
 
 /** The visibility horizon alone, for reads that remember nothing (cursor pages). */
