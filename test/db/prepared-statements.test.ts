@@ -7,14 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createDatabase, createPool, statementName } from '../../src/db/database.js';
-import { readPage } from '../../src/db/repositories/city-data/page.repository.js';
+import { createPool, statementName } from '../../src/db/database.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from '../events/support.js';
 import { intakeBody, postJson } from '../intake/support.js';
-import { statementObserver, type SentStatement } from '../support/statements.js';
+import { BACKGROUND, statementObserver, type SentStatement } from '../support/statements.js';
 
 let t: TestApp;
 const observer = statementObserver();
@@ -69,33 +68,57 @@ describe('named prepared statements on the hot paths', () => {
     }
   });
 
-  it('a page of a walk and a cursor page keep their generic plan: planned once per connection, not per request', async () => {
-    // Enough rows of one city that a plan costed for an unknown LIMIT (a tenth of them) loses to a custom plan.
-    const tenant = await makeTenant(t.rt, { name: 'Ushuaia, alumbrado público de la ciudad más austral del mundo' });
-    await sql`INSERT INTO pole (tenant_id, code, latitude, longitude)
-              SELECT ${tenant.id}, 'USH-' || lpad(g::text, 6, '0'), -54.8 - g * 0.000001, -68.3 FROM generate_series(1, 20000) g`.execute(t.rt.db);
+  it('the hot paths keep their generic plans: a statement is planned five times per connection, not on every request', async () => {
+    // A city large enough that a plan costed without the values (an unknown LIMIT, a
+    // partial index it cannot prove) loses to the plans made for each execution.
+    const tenant = await makeTenant(t.rt, { name: 'Ushuaia, alumbrado público de la ciudad más austral del mundo', intakePolicy: 'automatic' });
+    await sql`INSERT INTO pole (tenant_id, code, address, latitude, longitude)
+              SELECT ${tenant.id}, 'USH-' || lpad(g::text, 6, '0'), 'Avenida San Martín ' || g, -23.55 - (g % 150) * 0.0002, -46.65 - (g / 150) * 0.0002
+                FROM generate_series(1, 20000) g`.execute(t.rt.db);
     await sql`ANALYZE pole`.execute(t.rt.db);
-    const pool = createPool({ url: t.db.url, max: 1 });
-    const db = createDatabase(pool);
-    try {
-      const base = { tenantId: tenant.id, since: null, horizon: null, skip: 0, limit: 10, rankHorizon: null, matching: { kind: 'none' } } as const;
-      let after = null as { u: string; id: string } | null;
-      for (let i = 0; i < 12; i++) {
-        const page = await readPage(db, 'pole', { ...base, after });
-        expect(page.items.length).toBeGreaterThan(0);
-        after = page.fetched > 10 ? page.last : null;
+    const partner = await makePartner(t.rt, { tenantId: tenant.id, scopes: ['canCreateServiceOrders', 'canReadCityData'] });
+    const polled = await makeEventPartner(t.rt);
+    const subject = await subjectFor(t.rt, polled);
+    for (let i = 0; i < 12; i++) await emit(t.rt, ['ServiceOrder.Created', subject]);
+    expect((await postJson(t, partner.apiKey, intakeBody('USH-GP-0'), { 'idempotency-key': randomUUID() })).status).toBe(201);
+
+    const sent = await observer.during(async () => {
+      for (let i = 1; i <= 2; i++) expect((await postJson(t, partner.apiKey, intakeBody(`USH-GP-${i}`), { 'idempotency-key': randomUUID() })).status).toBe(201);
+      let cursor: string | null = null;
+      for (let page = 1; page <= 3; page++) {
+        const res = await t.fetch(`/api/external/poles?page=${page}&pageSize=10`, { apiKey: partner.apiKey });
+        expect(res.status).toBe(200);
+        cursor = ((await res.json()) as { nextCursor: string | null }).nextCursor;
       }
-      const { rows } = await pool.query<{ statement: string; generic_plans: number; custom_plans: number }>(
-        `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%page AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`,
-      );
-      // Two texts (from the start, after a position), each run several times: from the sixth run on, the generic plan.
-      expect(rows.length).toBe(2);
-      expect(rows.reduce((n, r) => n + Number(r.generic_plans), 0)).toBeGreaterThan(0);
-      for (const r of rows) expect(Number(r.generic_plans) + Number(r.custom_plans) <= 5 || Number(r.generic_plans) > 0, r.statement.slice(0, 120)).toBe(true);
+      const next = await t.fetch(`/api/external/poles?cursor=${encodeURIComponent(cursor!)}`, { apiKey: partner.apiKey });
+      expect(next.status).toBe(200);
+      expect((await t.fetch('/api/external/events?limit=10', { apiKey: polled.partner.apiKey })).status).toBe(200);
+    });
+    const texts = new Map<string, readonly unknown[]>();
+    for (const s of sent) if (s.name !== undefined && !BACKGROUND.test(s.text)) texts.set(s.text, s.values);
+    expect([...texts.keys()].some((x) => /new_order AS/.test(x))).toBe(true);
+    expect([...texts.keys()].some((x) => /page AS MATERIALIZED/.test(x))).toBe(true);
+
+    // Each text run seven times on one connection, as the app's pool runs it (in a
+    // transaction rolled back, so the writes can be repeated).
+    const pool = createPool({ url: t.db.url, max: 1 });
+    const client = await pool.connect();
+    try {
+      for (const [text, values] of texts) {
+        for (let i = 0; i < 7; i++) {
+          await client.query('BEGIN');
+          await client.query(text, values as unknown[]).catch(() => {});
+          await client.query('ROLLBACK');
+        }
+      }
+      const { rows } = await client.query<{ statement: string; generic_plans: string }>(`SELECT statement, generic_plans FROM pg_prepared_statements`);
+      const custom = rows.filter((r) => texts.has(r.statement) && Number(r.generic_plans) === 0).map((r) => r.statement.replace(/\s+/g, ' ').slice(0, 160));
+      expect(custom).toEqual([]);
     } finally {
+      client.release();
       await pool.end();
     }
-  });
+  }, 60_000);
 
   it('intake, key check, pages, cursor pages, events page, telemetry batch, webhook claim and settle send only named statements', async () => {
     const tenant = await makeTenant(t.rt, { name: 'Manaus' });

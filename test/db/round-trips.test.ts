@@ -13,19 +13,11 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
 import { intakeBody, postJson } from '../intake/support.js';
 import { emit, makeEventPartner, subjectFor } from '../events/support.js';
-import { statementObserver } from '../support/statements.js';
+import { BACKGROUND, statementObserver } from '../support/statements.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 
 let t: TestApp;
 const observer = statementObserver();
-
-/**
- * What the process sends on its own timers, whatever the requests: the horizon clock,
- * the rate counters, and the delivery worker's rounds (held events released every
- * second, the claim's poll, its send permits). One of the worker's rounds landing inside
- * a request made a page seem to send two statements on a loaded machine.
- */
-const BACKGROUND = /lumen_xid_clock|rate_limit_window|undoable_action|lumen_claim_webhook_deliveries|webhook_send_permit/;
 
 beforeAll(async () => {
   observer.install();

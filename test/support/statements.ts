@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { PreparingClient } from '../../src/db/database.js';
 
-/** A statement the app's pool handed to node-postgres: its text and the name it was prepared under (undefined: unnamed). */
+/** A statement the app's pool handed to node-postgres: its text, the name it was prepared under (undefined: unnamed) and its values. */
 export interface SentStatement {
   readonly text: string;
   readonly name: string | undefined;
+  readonly values: readonly unknown[];
 }
 
 /**
@@ -20,8 +21,11 @@ export function statementObserver() {
       pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
         if (recording && this instanceof PreparingClient) {
           const [first] = args;
-          if (typeof first === 'string') recording.push({ text: first, name: undefined });
-          else if (first && typeof first === 'object' && 'text' in first) recording.push({ text: String((first as { text: unknown }).text), name: (first as { name?: string }).name });
+          if (typeof first === 'string') recording.push({ text: first, name: undefined, values: Array.isArray(args[1]) ? (args[1] as unknown[]) : [] });
+          else if (first && typeof first === 'object' && 'text' in first) {
+            const q = first as { text: unknown; name?: string; values?: unknown[] };
+            recording.push({ text: String(q.text), name: q.name, values: q.values ?? [] });
+          }
         }
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       } as typeof pg.Client.prototype.query;
@@ -41,3 +45,11 @@ export function statementObserver() {
     },
   };
 }
+
+/**
+ * What the process sends on its own timers, whatever the requests: the horizon clock,
+ * the rate counters, and the delivery worker's rounds (held events released every
+ * second, the claim's poll, its send permits). One of the worker's rounds landing inside
+ * a request made a page seem to send two statements on a loaded machine.
+ */
+export const BACKGROUND = /lumen_xid_clock|rate_limit_window|undoable_action|lumen_claim_webhook_deliveries|webhook_send_permit/;

@@ -87,15 +87,19 @@ export function nearestPoleIdExpression(
   box: Box = boxAround(latitude, longitude, meters),
 ): RawBuilder<string | null> {
   if (meters <= 0) return sql<null>`NULL::uuid`;
+  // `active` and the LIMIT as literals: the statement that writes the order is prepared
+  // once (src/db/database.ts), and its generic plan can use the partial index (WHERE
+  // active) and knows it reads one row; with them as parameters that plan could do
+  // neither, so PostgreSQL planned the intake's write anew on every request.
   const q = db
     .selectFrom('pole as p')
     .select('p.id')
     .where('p.tenant_id', '=', tenantId)
-    .where('p.active', '=', true)
+    .where(sql<boolean>`p.active`)
     .where(withinCircle(latitude, longitude, meters, box))
     .orderBy(poleDistance(latitude, longitude))
     .orderBy('p.id')
-    .limit(1);
+    .limit(sql.lit(1));
   return sql<string | null>`(${q})`;
 }
 
