@@ -189,8 +189,7 @@ function pageWhere(alias: string, q: PageStatement): RawBuilder<unknown> {
     const before = q.after.page - 1;
     const end = (c: string) => sql`(SELECT ${sql.raw(c)} FROM start WHERE c_page = ${before})`;
     parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${end('c_u')}::timestamptz, ${end('c_id')})`);
-  }
-  else if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${hidden(ts(q.after.u))}, ${hidden(sql`${q.after.id}::uuid`)})`);
+  } else if (q.after !== null) parts.push(sql`(${col('updated_at')}, ${col('id')}) > (${hidden(ts(q.after.u))}, ${hidden(sql`${q.after.id}::uuid`)})`);
   return sql.join(parts, sql` AND `);
 }
 
