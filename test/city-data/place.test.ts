@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PageResult } from '../../src/db/repositories/city-data/page.repository.js';
 import type { ReadStart } from '../../src/db/repositories/city-data/read-walk.repository.js';
-import { endRank, placePage } from '../../src/services/city-data/place.js';
+import { continuesWalk, endRank, placePage } from '../../src/services/city-data/place.js';
 
 /**
  * Placing a page where the snapshot may be older than the one that ranked a position
@@ -29,5 +29,22 @@ describe('placing a page from a ranked position', () => {
     // A rank known exactly in this snapshot is kept either way.
     const exact = { after: null, skip: 0, base: { kind: 'exact' as const, rank: 0 } };
     expect(endRank(exact, H(30), page, 100, false)).toEqual({ rank: 100, horizon: H(30), below: 990 });
+  });
+});
+
+describe('a page that continues the walk', () => {
+  const position = { u: H(3), id: '00000000-0000-4000-8000-000000000003' };
+  const walked = (page: number, at: typeof position | null): ReadStart => ({ horizon: H(30), total: null, checkpoint: { page, position: at, rank: null }, ranked: null });
+
+  it('is the page right after one whose end the walk remembers, placed right after that end', () => {
+    expect(continuesWalk(8, walked(7, position))).toBe(true);
+    expect(placePage(8, 100, walked(7, position))).toEqual({ after: position, skip: 0, base: null });
+  });
+
+  it('is not a page further on, a page without a checkpoint, or one after an end not known', () => {
+    expect(continuesWalk(9, walked(7, position))).toBe(false);
+    expect(placePage(9, 100, walked(7, position))).toMatchObject({ after: position, skip: 100 });
+    expect(continuesWalk(8, start(H(30), null))).toBe(false);
+    expect(continuesWalk(8, walked(7, null))).toBe(false);
   });
 });

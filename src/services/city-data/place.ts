@@ -43,7 +43,7 @@ export function placePage(page: number, pageSize: number, start: ReadStart, useR
   if (cp) {
     const base: BaseRank | null = cp.rank ? { kind: 'inherited', rank: cp.rank.rank, epoch: epochOf(cp.rank) } : null;
     const walked: Placement = { after: cp.position, skip: (page - 1 - cp.page) * pageSize, base };
-    if (cp.page === page - 1) return walked;
+    if (cp.page === page - 1) return walked; // continuesWalk's case when the position is known
     options.push(walked);
   }
   const ranked = start.ranked;
@@ -56,6 +56,16 @@ export function placePage(page: number, pageSize: number, start: ReadStart, useR
   options.push(fromStart);
   // Fewest items counted; on a tie the earlier option (the walk's own page first).
   return options.reduce((best, o) => (o.skip < best.skip ? o : best));
+}
+
+/**
+ * True when the walk remembers where the page before ended: placePage then starts the
+ * page right after that position, as the page statement's own continuation (its
+ * `after`) reads it, so that statement's rows are the page.
+ */
+export function continuesWalk(page: number, start: ReadStart): boolean {
+  const cp = start.checkpoint;
+  return cp !== null && cp.page === page - 1 && cp.position !== null;
 }
 
 /** False when the page started from a ranked position that no longer holds: read it again placed otherwise. */

@@ -6,7 +6,7 @@ import type { CityResource } from '../../db/tables/city-data.js';
 import { cursorCodec } from '../../lib/cursor.js';
 import { AppError } from '../../lib/errors.js';
 import { JsonText } from '../../lib/json-text.js';
-import { endRank, placePage, placementHeld, rankToCheck, type Placement } from './place.js';
+import { continuesWalk, endRank, placePage, placementHeld, rankToCheck, type Placement } from './place.js';
 import { matchingPlan, pageTotal } from './total.js';
 import type { ServiceDeps } from '../deps.js';
 
@@ -214,12 +214,13 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
     // loop reads) that one statement is the page; out of order it read no item, and
     // the page is placed from the start it read, as below.
     let first: PageResult | null = null;
+    const target = (page - 1) * pageSize;
     if (since === null) {
       first = await readPage(db, kind.resource, {
         tenantId: reader.tenantId,
         since: null,
         horizon: null,
-        after: page === 1 ? null : { walk: key, page, target: (page - 1) * pageSize },
+        after: page === 1 ? null : { walk: key, page, target },
         skip: 0,
         limit: pageSize,
         rankHorizon: null,
@@ -227,14 +228,13 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
       });
       const start: ReadStart = first.start ?? { horizon: first.horizon!, total: null, checkpoint: null, ranked: null };
       const place = placePage(page, pageSize, start);
-      const cp = start.checkpoint;
-      if (page === 1 || (cp !== null && cp.page === page - 1 && cp.position !== null)) {
+      if (page === 1 || continuesWalk(page, start)) {
         return { start, matching: { kind: 'none' } as const, place, result: first, broken: null, onReplica };
       }
     }
     // The horizon first, in its own statement (with what the walk remembers), unless the
     // first read gave them; the rows are read by a later statement.
-    const start = first?.start ?? (await readStart(db, key, page, (page - 1) * pageSize));
+    const start = first?.start ?? (await readStart(db, key, page, target));
     const matching = matchingPlan(since, start.horizon, start.total);
     const read = (place: Placement) =>
       readPage(db, kind.resource, { tenantId: reader.tenantId, since, horizon: start.horizon, after: place.after, skip: place.skip, limit: pageSize, rankHorizon: rankToCheck(place), matching });

@@ -166,7 +166,7 @@ const horizonOf = (q: Pick<PageStatement, 'horizon'>) => (q.horizon === null ? s
  * prepared statement on every connection, and a process names at most
  * MAX_NAMED_STATEMENTS of them (src/db/database.ts).
  */
-export function rowsToRead(limit: number): number {
+function rowsToRead(limit: number): number {
   const step = LIMIT_STEPS.find((s) => s >= limit) ?? limit;
   return step + 1;
 }
