@@ -1,3 +1,4 @@
+import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { copyAllPolesSql } from '../harness/pole-sql.js';
 import { psqlWall } from '../harness/postgres.js';
@@ -12,6 +13,8 @@ interface Walk {
   ms: number;
   pages: number;
   bytes: number;
+  /** CPU per page of Lumen's process and of the bench database's PostgreSQL processes. */
+  cpu: CpuPerRequest;
 }
 
 /**
@@ -32,6 +35,7 @@ export const fullSyncRow: RowDefinition = {
     const pageWalk = async (): Promise<Walk> => {
       const partner = await ctx.createPartner({ tenantId: city.tenantId, scopes: ['canReadCityData'] });
       const client = new HttpClient(server.baseUrl, { 'x-api-key': partner.apiKey });
+      const sampler = new CpuSampler(ctx.db.name, server.pid).start();
       const started = process.hrtime.bigint();
       let bytes = 0;
       let lastItems = 0;
@@ -43,15 +47,17 @@ export const fullSyncRow: RowDefinition = {
         if (page === pages) lastItems = json<{ items: unknown[] }>(r, 'last page').items.length;
       }
       const ms = msSince(started);
+      const cpu = perRequest(sampler.stop(), null, pages);
       client.close();
       const expected = city.poles - (pages - 1) * pageSize;
       if (lastItems !== expected) throw new Error(`page walk: the last page had ${lastItems} items, expected ${expected}`);
-      return { ms, pages, bytes };
+      return { ms, pages, bytes, cpu };
     };
 
     const cursorWalk = async (): Promise<Walk> => {
       const partner = await ctx.createPartner({ tenantId: city.tenantId, scopes: ['canReadCityData'] });
       const client = new HttpClient(server.baseUrl, { 'x-api-key': partner.apiKey });
+      const sampler = new CpuSampler(ctx.db.name, server.pid).start();
       const started = process.hrtime.bigint();
       let bytes = 0;
       let count = 0;
@@ -70,17 +76,17 @@ export const fullSyncRow: RowDefinition = {
         if (count > pages + 1) throw new Error(`cursor walk did not end after ${count} pages`);
       }
       const ms = msSince(started);
+      const cpu = perRequest(sampler.stop(), null, count);
       client.close();
       if (count !== pages) throw new Error(`cursor walk read ${count} pages, expected ${pages}`);
-      return { ms, pages: count, bytes };
+      return { ms, pages: count, bytes, cpu };
     };
 
     const walks: Walk[] = [];
     const cursors: Walk[] = [];
     const copies: number[] = [];
-    // The page walk is measured first in each round, so without this it alone would
-    // read the city right after its seed (cold caches, the seed's writes still being
-    // checkpointed). One COPY, not measured, reads every row once for all three.
+    // One COPY, not measured, reads every row before the first round, so that the
+    // walk measured first does not alone read the city from disk after its seed.
     if (ctx.tools.psql) {
       ctx.log('full sync: reading the city once before measuring (COPY, not measured)');
       await psqlWall(ctx.tools.psql, ctx.db.url, copyAllPolesSql(city.tenantId));
@@ -102,11 +108,13 @@ export const fullSyncRow: RowDefinition = {
     const rw = ratioOf(walkSeries, anchor);
     const rc = ratioOf(cursorSeries, anchor);
     const mb = (w: Walk[]) => (median(w.map((x) => x.bytes)) / 1e6).toFixed(0);
+    // The client reads bodies without parsing them; its CPU is not sampled.
+    const cpuText = (w: Walk[]) => `; CPU per page: ${describeCpu(medianCpu(w.map((x) => x.cpu)), null)}`;
     const lines: Line[] = [
       {
         label: `by cursor (${pages} requests)`,
         lumen: cursorSeries,
-        detail: `${mb(cursors)} MB of JSON`,
+        detail: `${mb(cursors)} MB of JSON${cpuText(cursors)}`,
         anchor: anchorInfo,
         ratio: rc,
         checks: [check('≤ 2× COPY', rc === null ? null : rc <= 2)],
@@ -114,7 +122,7 @@ export const fullSyncRow: RowDefinition = {
       {
         label: `by page walk (page 1..${pages})`,
         lumen: walkSeries,
-        detail: `${mb(walks)} MB of JSON`,
+        detail: `${mb(walks)} MB of JSON${cpuText(walks)}`,
         anchor: anchorInfo,
         ratio: rw,
         checks: [check('≤ 2.5× COPY', rw === null ? null : rw <= 2.5)],
@@ -122,7 +130,7 @@ export const fullSyncRow: RowDefinition = {
     ];
     return {
       lines,
-      notes: ['One request at a time, as a partner\'s sync loop makes them; the anchor\'s time is psql\'s wall time with its output discarded. One COPY, not measured, reads the city before the first round, so the walk measured first does not meet the seed\'s cold caches alone.'],
+      notes: ['One request at a time, as a partner\'s sync loop makes them; the anchor\'s time is psql\'s wall time with its output discarded. One COPY, not measured, reads the city before the first round. CPU per page: Lumen\'s process and the bench database\'s PostgreSQL processes over each walk, from /proc.'],
       params: { poles: city.poles, telegestors: city.telegestors, pageSize, pages, runs: ctx.opts.runs },
     };
   },

@@ -136,6 +136,7 @@ export const intakeRow: RowDefinition = {
         ? 'Load: wrk (C), a new protocolNumber and Idempotency-Key per request from its Lua script. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers: Lumen\'s process, the PostgreSQL backends of the bench database with its WAL and buffer writers, and the client.'
         : 'Load: autocannon (wrk is missing: `apt-get install wrk`), which shares the cores with Lumen. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers.',
       'The anchor writes exactly the rows the POST writes, in the same two statements: both counters in one upsert committed on its own (synchronous_commit off for it), then the numbered order and its status history, the alert and its status history and the idempotency row with the stored response in one statement (see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
+      'After each warm-up the bench database is analyzed (ANALYZE), as autovacuum does within a minute of a service\'s start: plans made from the statistics of the freshly migrated, empty tables would otherwise be kept by every connection for the whole row.',
     );
     return {
       lines,
