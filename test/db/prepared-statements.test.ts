@@ -2,7 +2,9 @@
  * Every statement a hot path sends is a named prepared statement (issue 26): intake,
  * the key check, pages by number and by cursor (with the horizon), the events page,
  * the webhook claim and settle, a telemetry batch. The pg client's query calls are
- * observed on the app's own pool; a statement sent without a name fails the test.
+ * observed on the app's own pool; a statement sent without a name fails the test. The
+ * console's grouped inbox writes the same texts on every request, so its statements too
+ * are prepared once per connection.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +12,8 @@ import { sql } from 'kysely';
 import { createPool, statementName } from '../../src/db/database.js';
 import { createTelemetryKey } from '../../src/services/city-data/telemetry.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { makeCityPole, makePartner, makeTenant } from '../support/factories.js';
+import { makeAlert, makeCityPole, makePartner, makeTenant } from '../support/factories.js';
+import { adminFetch, adminToken } from '../operations/support.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from '../events/support.js';
 import { intakeBody, postJson } from '../intake/support.js';
 import { BACKGROUND, statementObserver, type SentStatement } from '../support/statements.js';
@@ -119,6 +122,33 @@ describe('named prepared statements on the hot paths', () => {
       await pool.end();
     }
   }, 60_000);
+
+  it("the console's grouped inbox sends the same statement texts on every request, whether its city changed or not", async () => {
+    const tenant = await makeTenant(t.rt, { name: 'Tromsø kommune, vei- og gatelysavdelingen (nordlige driftsområde)', intakePolicy: 'manual' });
+    const partner = await makePartner(t.rt, { tenantId: tenant.id });
+    const api = adminFetch(t, await adminToken(t, 'prepared-inbox'));
+    const near = (i: number) => ({ latitude: 69.6492 + i * 0.00003, longitude: 18.9553 });
+    await makeAlert(t.rt, { tenantId: tenant.id, externalSystemId: partner.id, ...near(0), street: 'Storgata' });
+    /** One grouped inbox page, after a new alert 3 m from the others when `change` (the groups are then computed again). */
+    const round = async (i: number, change: boolean): Promise<Set<string>> => {
+      if (change) await makeAlert(t.rt, { tenantId: tenant.id, externalSystemId: partner.id, ...near(i), street: 'Storgata' });
+      const sent = await observer.during(async () => {
+        const res = await api(`/alerts?tenantId=${tenant.id}&status=Pending&grouped=true&sort=priority&pageSize=50`);
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as { items: unknown[]; groups: { others: number }[] };
+        expect(body.items).toHaveLength(1);
+        expect(body.groups).toEqual([expect.objectContaining({ others: i })]);
+      });
+      expect(sent.filter((s) => s.name === undefined && !CONTROL.test(s.text))).toEqual([]);
+      return new Set(sent.filter((s) => !BACKGROUND.test(s.text)).map((s) => s.text));
+    };
+    await round(1, true);
+    const changed = await round(2, true);
+    expect([...(await round(3, true))].filter((x) => !changed.has(x))).toEqual([]);
+    const unchanged = await round(3, false);
+    expect([...unchanged].filter((x) => !changed.has(x))).toEqual([]);
+    expect(unchanged.size).toBeLessThan(changed.size);
+  });
 
   it('intake, key check, pages, cursor pages, events page, telemetry batch, webhook claim and settle send only named statements', async () => {
     const tenant = await makeTenant(t.rt, { name: 'Manaus' });

@@ -286,6 +286,15 @@ describe('at volume', () => {
     // One pass over both (an anti-join by hash or merge), never a lookup in the list per row.
     expect(count.some((l) => / Anti Join/.test(l))).toBe(true);
     expect(count.filter((l) => /SubPlan/.test(l))).toEqual([]);
+    // The console's page (Pending, Critical first) reads its rows in order from the index
+    // kept for it and looks each up in the list hashed once: no sort of every Pending
+    // alert, no pass over the list per row (migration 0107, notAmongInOrder).
+    const { alertPageQuery } = await import('../../src/db/repositories/operations/triage.repository.js');
+    const pageQ = alertPageQuery(t.rt.db, { tenantId, status: 'Pending', hidden }, 0, 100, 'priority').compile();
+    const pagePlan = (await t.rt.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${pageQ.sql}`, [...pageQ.parameters])).rows.map((r) => r['QUERY PLAN']);
+    expect(pagePlan.some((l) => /Index Scan using alert_inbox_priority_idx on alert a\b/.test(l))).toBe(true);
+    expect(pagePlan.some((l) => /NOT \(hashed SubPlan/.test(l))).toBe(true);
+    expect(pagePlan.filter((l) => /\bSort\b|Anti Join/.test(l))).toEqual([]);
     const started = performance.now();
     const res = await api(`/alerts?tenantId=${tenantId}&status=Pending&grouped=true&sort=number&pageSize=50`);
     const ms = performance.now() - started;

@@ -38,9 +38,9 @@ const KEPT_CITIES = 64;
  * 100 ms for 10,000); an inbox is read far more often than its city changes. So each
  * process keeps the last list per city with the fingerprint of everything it was
  * computed from (groupedInboxInputs: the Pending alerts, the dark-pole records, the
- * poles' revision, the settings), and every request reads the fingerprint again in the
- * statement that would compute the list: the same inputs, the kept list; any change,
- * on any instance, a new list from that statement's snapshot. Nothing is ever served
+ * poles' revision, the settings), and every request reads the fingerprint again
+ * (groupedInboxHiddenUnless): the same inputs, the kept list; any change, on any
+ * instance, a new list read with its inputs from one statement's snapshot. Nothing is ever served
  * from a list whose inputs differ from the database's at the time of the request.
  */
 export async function inboxHiddenAlerts(db: Database, tenantId: string, poleMeters: number): Promise<readonly string[]> {

@@ -29,16 +29,17 @@ function box(lat: string, lon: string, latB: string, lonB: string, meters: strin
   return `${latB} BETWEEN ${lat} - ${dLat} AND ${lat} + ${dLat} AND ${lonB} BETWEEN ${lon} - ${dLon} AND ${lon} + ${dLon}`;
 }
 
-let seq = 0;
-
 /**
  * The neighbours of the alert row aliased `x` as rows (id, supply, distance_m,
  * same_pole, circuit): a subquery to use in FROM (LATERAL) or EXISTS. `poleMeters` is
- * LUMEN_POLE_MATCH_METERS.
+ * LUMEN_POLE_MATCH_METERS. Its own aliases are named after `x`, so one statement may
+ * hold the neighbours of two rows, and the same call always writes the same text: the
+ * statement is then prepared once per connection and keeps its plan (a counter in the
+ * aliases made every request a new statement to parse and plan).
  */
 export function neighboursOf(x: string, poleMeters: number, light = false): RawBuilder<unknown> {
-  const n = ++seq;
-  const [t, y, lx, px, py, ly, yy] = ['t', 'y', 'lx', 'px', 'py', 'ly', 'yy'].map((s) => `${s}_${n}`) as [string, string, string, string, string, string, string];
+  if (!/^[a-z][a-z0-9_]*$/.test(x)) throw new Error(`neighboursOf: not an alias: ${x}`);
+  const [t, y, lx, px, py, ly, yy] = ['t', 'y', 'lx', 'px', 'py', 'ly', 'yy'].map((s) => `nb_${x}_${s}`) as [string, string, string, string, string, string, string];
   const pm = Number(poleMeters);
   const xPole = `lumen_nearest_pole(${x}.tenant_id, ${x}.latitude, ${x}.longitude, ${pm})`;
   const yPole = `lumen_nearest_pole(${y}.tenant_id, ${y}.latitude, ${y}.longitude, ${pm})`;
@@ -122,20 +123,42 @@ export function groupedInboxInputs(tenantId: string): RawBuilder<string> {
 
 /**
  * The city's inputs (groupedInboxInputs) and, unless they are `known`, the alerts the
- * grouped inbox leaves out, read in one statement (one snapshot): `ids` is null when the
- * inputs are still `known`, and the list is then not computed at all.
+ * grouped inbox leaves out: `ids` is null when the inputs are still `known`. The inputs
+ * are read alone first, because PostgreSQL plans a statement whole before it runs it:
+ * with the list's statement inside, every unchanged read paid for planning the list
+ * (about 12 ms) even though the list was not computed. When they differ (or nothing is
+ * known), one statement reads them again with the list, both from its one snapshot.
  */
 export async function groupedInboxHiddenUnless(db: Executor, tenantId: string, poleMeters: number, known: string | null): Promise<{ inputs: string; ids: string[] | null }> {
-  const { rows } = await sql<{ inputs: string; ids: string[] | null }>`
-    SELECT f.inputs, CASE WHEN f.inputs IS DISTINCT FROM ${known}::text THEN ARRAY(${groupedInboxHiddenQuery(tenantId, poleMeters)}) END AS ids
+  if (known !== null) {
+    const { rows } = await sql<{ inputs: string }>`SELECT ${groupedInboxInputs(tenantId)} AS inputs`.execute(db);
+    if (rows[0]!.inputs === known) return { inputs: known, ids: null };
+  }
+  const { rows } = await sql<{ inputs: string; ids: string[] }>`
+    SELECT f.inputs, ARRAY(${groupedInboxHiddenQuery(tenantId, poleMeters)}) AS ids
       FROM (SELECT ${groupedInboxInputs(tenantId)} AS inputs OFFSET 0) f`.execute(db);
   const row = rows[0]!;
   return { inputs: row.inputs, ids: row.ids };
 }
 
-/** True for an alert row aliased `a` whose id is not among `hidden` (a hashed anti-join over the list). */
+/**
+ * True for an alert row aliased `a` whose id is not among `hidden`, for a statement that
+ * reads all the rows it matches (a count): an anti-join, one pass over each side.
+ */
 export function notAmong(a: string, hidden: readonly string[]): RawBuilder<SqlBool> {
   return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM unnest(${hidden as string[]}::uuid[]) h(id) WHERE h.id = ${sql.ref(`${a}.id`)})`;
+}
+
+/**
+ * The same condition for a page read in an index's order up to a LIMIT: a filter that
+ * looks each row up in the list hashed once (a hashed SubPlan), so the scan stays in the
+ * index's order and stops at the page's end. As an anti-join under a LIMIT, PostgreSQL
+ * picks a nested loop that reads the whole list for every row it passes (11 ms for a
+ * page of 100 beside 1,000 left out, against 0.7 ms). `NOT IN` is exact here: neither
+ * an id nor an element of the list is ever null.
+ */
+export function notAmongInOrder(a: string, hidden: readonly string[]): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${sql.ref(`${a}.id`)} NOT IN (SELECT unnest(${hidden as string[]}::uuid[]))`;
 }
 
 /** The statement of groupedInboxHidden: one row (x) per alert left out. */
