@@ -109,6 +109,18 @@ describe('create-order: Pending -> Linked with a new order', () => {
     expect((await (await api(`/alerts/${alert.id}`)).json()) as Record<string, any>).toMatchObject({ reasonName: 'Lâmpada apagada' });
   });
 
+  it('refuses an unknown status filter of the alert list (400 naming it), and lists Pending alerts for a known one', async () => {
+    const alert = await pending();
+    for (const status of ['pending', "Pending' OR true --"]) {
+      const res = await api(`/alerts?tenantId=${tenantId}&status=${encodeURIComponent(status)}`);
+      expect(res.status).toBe(400);
+      expect((await problemOf(res)).errors?.map((e) => e.pointer).join(' ')).toMatch(/status/);
+    }
+    const res = await api(`/alerts?tenantId=${tenantId}&status=Pending&sort=priority&pageSize=500`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { items: { id: string }[] }).items.map((i) => i.id)).toContain(alert.id);
+  });
+
   it('numbers orders per tenant and year', async () => {
     const a = await pending();
     const b = await pending();

@@ -2,6 +2,8 @@ import type { ColumnType, Generated } from 'kysely';
 
 export type Priority = 'Low' | 'Medium' | 'High' | 'Critical';
 export type AlertStatus = 'Pending' | 'Linked' | 'Resolved' | 'Cancelled';
+/** Every alert status, for checks at run time (the list filter validates against it; the inbox writes a status into its statement only when it is one). */
+export const ALERT_STATUSES: readonly AlertStatus[] = ['Pending', 'Linked', 'Resolved', 'Cancelled'];
 export type ServiceOrderStatus = 'OPEN' | 'ASSIGNED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED';
 export type LocationSource = 'payload' | 'poles' | 'geocoder' | 'operator';
 

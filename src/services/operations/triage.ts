@@ -3,7 +3,7 @@ import type { Alert, AlertPage, ServiceOrder } from '../../../generated/admin/ty
 import { AppError, type FieldError } from '../../lib/errors.js';
 import type { Language } from '../../lib/i18n.js';
 import type { Executor, Tx } from '../../db/database.js';
-import type { AlertStatus } from '../../db/tables/domain.js';
+import { ALERT_STATUSES, type AlertStatus } from '../../db/tables/domain.js';
 import { findAlert } from '../../db/repositories/intake/alert.repository.js';
 import { allocateServiceOrderNumber } from '../../db/repositories/counter.repository.js';
 import { findTeam } from '../../db/repositories/operations/team.repository.js';
@@ -51,7 +51,6 @@ import { canSee, inScope, visibleTenants, type AdminAccess } from '../operators/
 
 const OPEN_ORDER_STATUSES = new Set(['OPEN', 'ASSIGNED', 'IN_PROGRESS']);
 
-export const ALERT_STATUSES: readonly AlertStatus[] = ['Pending', 'Linked', 'Resolved', 'Cancelled'];
 export const ALERT_PAGE_SIZE_DEFAULT = 50;
 export const ALERT_PAGE_SIZE_MAX = 500;
 const ALERT_SORTS: readonly AlertSort[] = ['number', 'age', 'priority', 'newest'];

@@ -3,7 +3,7 @@ import type { Executor, Tx } from '../../database.js';
 import { notAmong, notAmongInOrder } from './alert-group.repository.js';
 import type { DB } from '../../schema.js';
 import { matchesWords, searchWords } from './search.js';
-import type { AlertStatus, AlertTable, ReasonTable, ServiceOrderStatus, ServiceOrderTable } from '../../tables/domain.js';
+import { ALERT_STATUSES, type AlertStatus, type AlertTable, type ReasonTable, type ServiceOrderStatus, type ServiceOrderTable } from '../../tables/domain.js';
 
 export type AlertRow = Selectable<AlertTable>;
 export type ReasonRow = Selectable<ReasonTable>;
@@ -68,8 +68,6 @@ export interface AlertFilter {
 
 /** `number`: oldest first by alert number; `age`: longest waiting first; `priority`: Critical first, then earliest deadline; `newest`: newest first. */
 export type AlertSort = 'number' | 'age' | 'priority' | 'newest';
-
-const ALERT_STATUSES: readonly AlertStatus[] = ['Pending', 'Linked', 'Resolved', 'Cancelled'];
 
 /**
  * The WHERE of the inbox list and its count (exported for the search test's EXPLAIN).
