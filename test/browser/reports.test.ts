@@ -43,6 +43,9 @@ describe('Reports', () => {
     const { page, problems } = await openPage(browser, lumen.baseUrl, { as: viewer });
     await page.getByRole('link', { name: 'Relatórios' }).click();
     await page.getByTestId('report-backlog').waitFor();
+    // The period reads as the operator's calendar: "to" is today in the city (both days included).
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+    expect(await page.getByLabel('Até', { exact: true }).inputValue()).toBe(today);
     // The backlog: two open orders under a day old, one Pending alert; a chart drawn.
     await expect.poll(() => page.getByTestId('report-backlog-table').locator('tbody tr').first().innerText()).toMatch(/Menos de 1 dia\s+2\s+0\s+0\s+1/);
     expect(await page.locator('[data-testid="report-backlog"] canvas').count()).toBeGreaterThan(0);
@@ -53,6 +56,9 @@ describe('Reports', () => {
     const text = await page.locator('main').innerText();
     for (const raw of ['COMPLETED', 'IN_PROGRESS', 'd0_1', 'p50Seconds', 'undefined', 'NaN']) expect(text).not.toContain(raw);
     expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}/);
+    // At 1366 px every column of every table fits its panel: none is cut or scrolled sideways.
+    const tablesFit = "[...document.querySelectorAll('.report-grid .table-wrap')].every((w) => w.scrollWidth <= w.clientWidth)";
+    expect(await page.evaluate(tablesFit)).toBe(true);
     await screenshots(page, 'reports');
 
     // The CSV of the orders: a download with a BOM and a header in Portuguese.
@@ -80,6 +86,7 @@ describe('Reports', () => {
     await page.getByTestId('language').selectOption('en');
     await expect.poll(() => page.getByTestId('report-sla').innerText()).toMatch(/100% on time \(2 of 2 completed orders\)/);
     expect(await page.locator('main').innerText()).not.toMatch(/Relatórios|Acúmulo|no prazo/);
+    expect(await page.evaluate(tablesFit)).toBe(true);
     await screenshots(page, 'reports-en');
     await page.setViewportSize(PHONE);
     expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);

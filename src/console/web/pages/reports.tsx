@@ -17,8 +17,15 @@ const DAY = 86_400_000;
 /** Where each age bucket starts and ends, in days before now (the order list's openedAfter/openedBefore). */
 const AGE_DAYS: Record<(typeof AGES)[number], [number | null, number]> = { d0_1: [1, 0], d1_3: [3, 1], d3_7: [7, 3], d7_30: [30, 7], d30_plus: [null, 30] };
 
+/** A day of the operator's calendar (their browser's zone), as the date inputs write it. */
 function isoDay(d: Date): string {
-  return d.toISOString().slice(0, 10);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** The local midnight that starts a day `plus` days after `day` (YYYY-MM-DD), as an instant. */
+function midnight(day: string, plus = 0): string {
+  const [y = 0, m = 1, d = 1] = day.split('-').map(Number);
+  return new Date(y, m - 1, d + plus).toISOString();
 }
 
 export function ReportsPage() {
@@ -26,14 +33,16 @@ export function ReportsPage() {
   const { tenantId } = useSession();
   const { query } = useLocation();
   const today = new Date();
-  const from = query.get('from') ?? isoDay(new Date(today.getTime() - 30 * DAY));
-  const to = query.get('to') ?? isoDay(new Date(today.getTime() + DAY));
+  // Both days are included, as the fields read ("from 30 days ago to today"), in the operator's own calendar.
+  const dayOr = (value: string | null, otherwise: string) => (value !== null && /^\d{4}-\d{2}-\d{2}$/.test(value) ? value : otherwise);
+  const from = dayOr(query.get('from'), isoDay(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 30)));
+  const to = dayOr(query.get('to'), isoDay(today));
   const set = (name: string, value: string) => {
     const q = new URLSearchParams(query);
     q.set(name, value);
     navigate(`/reports?${q.toString()}`, { replace: true });
   };
-  const period = { from: `${from}T00:00:00Z`, to: `${to}T00:00:00Z` };
+  const period = { from: midnight(from), to: midnight(to, 1) };
   const report = useApi('getTenantReport', { path: { tenantId }, query: period });
   const hours = (s: number | null) => (s === null ? '—' : s < 5400 ? t('time.minutes', { n: Math.round(s / 60) }) : s < 172800 ? t('time.hours', { n: Math.round(s / 3600) }) : t('time.days', { n: Math.round(s / 86400) }));
   const percent = new Intl.NumberFormat(lang, { style: 'percent', maximumFractionDigits: 0 });
