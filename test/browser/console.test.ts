@@ -126,6 +126,9 @@ describe('the console', () => {
     const thumb = page.locator('img.thumb[alt="poste.png"]');
     await thumb.waitFor();
     await expect.poll(() => thumb.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(96);
+    // Each row says in words how long ago it came and how long is left (the city's 24 h deadline).
+    const row = page.getByTestId('inbox').locator('li', { hasText: 'Poste apagado na esquina' });
+    expect(await row.innerText()).toMatch(/recebido há \d+ min[\s\S]*prazo em (24 h|23 h)/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'inbox');
     // Most urgent first, then by age: move to the second row and open it.

@@ -403,10 +403,10 @@ function InboxRow({
           </span>
         ) : null}
         <span class="age" title={t('col.age')}>
-          {d.age(a.createdAt)}
+          {t('inbox.received', { time: d.age(a.createdAt) })}
         </span>
         <span class={overdue ? 'sla overdue' : 'sla'} title={t('col.sla')}>
-          {overdue ? `${t('time.overdue')} ${d.until(a.slaDueAt)}` : d.until(a.slaDueAt)}
+          {overdue ? t('inbox.overdueBy', { time: d.until(a.slaDueAt) }) : t('inbox.dueIn', { time: d.until(a.slaDueAt) })}
         </span>
         <Badge kind={a.priority.toLowerCase()}>{t(`priority.${a.priority}`)}</Badge>
       </div>
