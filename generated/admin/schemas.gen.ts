@@ -2750,7 +2750,7 @@ export const UndoneActionSchema = {
 export const TimelineEntrySchema = {
     type: 'object',
     title: 'TimelineEntry',
-    description: 'One moment in an alert\'s or an order\'s story. `kind`:\n`status` (a status change: `data.from`, `data.to`), `audit` (an audited action:\n`title` is the action, `data.before` and `data.after` the state around it), `event`\n(an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or\n`delivery` (a webhook delivery of such an event, at its end or, while it is still\ngoing, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).\n',
+    description: 'One moment in an alert\'s or an order\'s story. `kind`:\n`status` (a status change: `data.from`, `data.to`), `audit` (an audited action:\n`title` is the action, `data.before` and `data.after` the state around it), `event`\n(an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`, and\n`data.alertNumber`, the alert it is about: an order\'s timeline holds the events of each\nof its alerts) or `delivery` (a webhook delivery of such an event, at its end or, while\nit is still going, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`,\n`data.alertNumber`).\n',
     required: [
         'at',
         'kind',

@@ -1019,9 +1019,11 @@ export type UndoneAction = {
  * One moment in an alert's or an order's story. `kind`:
  * `status` (a status change: `data.from`, `data.to`), `audit` (an audited action:
  * `title` is the action, `data.before` and `data.after` the state around it), `event`
- * (an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`) or
- * `delivery` (a webhook delivery of such an event, at its end or, while it is still
- * going, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`).
+ * (an event written for a partner: `data.eventId`, `data.partner`, `data.sequence`, and
+ * `data.alertNumber`, the alert it is about: an order's timeline holds the events of each
+ * of its alerts) or `delivery` (a webhook delivery of such an event, at its end or, while
+ * it is still going, at its start: `data.status`, `data.attempts`, `data.lastStatusCode`,
+ * `data.alertNumber`).
  *
  */
 export type TimelineEntry = {

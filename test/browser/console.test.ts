@@ -220,6 +220,8 @@ describe('the console', () => {
     expect(completed.map((e) => e.note)).toEqual(['Lâmpada trocada por LED 100 W.', 'Lâmpada trocada por LED 100 W.']);
     expect(completed.map((e) => e.alert.status).sort()).toEqual(['Resolved', 'Resolved']);
     await page.getByTestId('timeline').getByText('Lâmpada trocada por LED 100 W.').first().waitFor();
+    // Two alerts, two events of each kind: each names its alert, so none reads as a repeat.
+    await page.getByTestId('timeline').getByText(`Evento ao parceiro ${city.partnerCode}: ordem concluída (alerta nº ${dup.alertNumber})`).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 

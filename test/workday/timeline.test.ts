@@ -43,7 +43,7 @@ describe('timelines', () => {
     ]);
     expect(items[2]!.actor).toBe('admin-token:timeline-desk');
     expect(items[2]!.data).toMatchObject({ before: { status: 'Pending' }, after: { status: 'Linked' } });
-    expect(items[3]!.data).toMatchObject({ partner: partner.code });
+    expect(items[3]!.data).toMatchObject({ partner: partner.code, alertNumber: alert.alertNumber });
     expect([...items].map((e) => e.at)).toEqual([...items].map((e) => e.at).sort());
 
     const orderItems = ((await (await api(`/service-orders/${order.number}/timeline`)).json()) as { items: Entry[] }).items;
@@ -56,6 +56,8 @@ describe('timelines', () => {
         ['event', 'ServiceOrder.Cancelled'],
       ]),
     );
+    // An order's events come from each of its alerts: each says which one.
+    for (const e of orderItems.filter((x) => x.kind === 'event' || x.kind === 'delivery')) expect(e.data.alertNumber).toBe(alert.alertNumber);
     const cli = cliJson(await t.cli('order', 'timeline', order.number, '--json'));
     expect(cli.items).toHaveLength(orderItems.length);
     expect(cliJson(await t.cli('alert', 'timeline', `#${alert.alertNumber}`, '--tenant', tenantId, '--json')).items).toHaveLength(items.length);

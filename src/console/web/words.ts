@@ -154,6 +154,7 @@ export const WORDS_PT = {
   'timeline.status': '{from} → {to}',
   'timeline.event': 'Evento ao parceiro {partner}: {type}',
   'timeline.delivery': 'Entrega de “{type}”: {outcome}',
+  'timeline.forAlert': '{text} (alerta nº {number})',
   'timeline.delivery.attempts.one': '1 tentativa',
   'timeline.delivery.attempts.other': '{count} tentativas',
   'eventType.ServiceOrder.Created': 'ordem criada',
@@ -411,6 +412,7 @@ export const WORDS_EN: Record<WordKey, string> = {
   'timeline.status': '{from} → {to}',
   'timeline.event': 'Event to partner {partner}: {type}',
   'timeline.delivery': 'Delivery of “{type}”: {outcome}',
+  'timeline.forAlert': '{text} (alert #{number})',
   'timeline.delivery.attempts.one': '1 attempt',
   'timeline.delivery.attempts.other': '{count} attempts',
   'eventType.ServiceOrder.Created': 'order created',
@@ -591,17 +593,22 @@ export function valueWords(t: T, dateTime: (iso: string | null) => string, field
 }
 
 /** What a timeline entry says, in words. */
-export function timelineWords(t: T, e: types.TimelineEntry): string {
+/**
+ * An entry of a timeline in words. `ofOrder`: an order's timeline, which holds the events
+ * of each of its alerts, so an event and its delivery say which alert they are about.
+ */
+export function timelineWords(t: T, e: types.TimelineEntry, ofOrder = false): string {
   const tt = t as (k: string, p?: Record<string, string | number>) => string;
   const data = (e.data ?? {}) as Record<string, unknown>;
   if (e.kind === 'status') return data.from ? tt('timeline.status', { from: statusWords(t, data.from), to: statusWords(t, data.to) }) : statusWords(t, data.to);
   if (e.kind === 'audit') return actionWords(t, e.title);
-  if (e.kind === 'event') return tt('timeline.event', { partner: String(data.partner ?? ''), type: eventTypeWords(t, e.title) });
+  const forAlert = (text: string) => (ofOrder && typeof data.alertNumber === 'number' ? tt('timeline.forAlert', { text, number: data.alertNumber }) : text);
+  if (e.kind === 'event') return forAlert(tt('timeline.event', { partner: String(data.partner ?? ''), type: eventTypeWords(t, e.title) }));
   const type = e.title.replace(/ delivery \w+$/, '');
   const outcome = ['pending', 'failed', 'succeeded', 'dead'].includes(String(data.status)) ? tt(`delivery.${String(data.status)}`) : tt('eventType.other');
   const attempts = typeof data.attempts === 'number' && data.attempts > 0 ? ` · ${tt(data.attempts === 1 ? 'timeline.delivery.attempts.one' : 'timeline.delivery.attempts.other', { count: data.attempts })}` : '';
   const answer = typeof data.lastStatusCode === 'number' ? ` · ${tt('deliveryError.status', { code: data.lastStatusCode })}` : '';
-  return `${tt('timeline.delivery', { type: eventTypeWords(t, type), outcome })}${attempts}${answer}`;
+  return forAlert(`${tt('timeline.delivery', { type: eventTypeWords(t, type), outcome })}${attempts}${answer}`);
 }
 
 /** An event type (`ServiceOrder.Created`) in words. */

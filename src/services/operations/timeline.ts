@@ -23,14 +23,14 @@ async function entriesOf(db: Executor, status: StatusRow[], entity: 'alert' | 's
   const out: TimelineEntry[] = [
     ...statusEntries(status),
     ...audit.map((a): TimelineEntry => ({ at: a.at.toISOString(), kind: 'audit', actor: a.actor, title: a.action, note: a.note, data: { before: a.before ?? null, after: a.after ?? null } })),
-    ...events.map((e): TimelineEntry => ({ at: e.at.toISOString(), kind: 'event', actor: null, title: e.event_type, note: null, data: { eventId: e.id, partner: e.partner, sequence: e.sequence } })),
+    ...events.map((e): TimelineEntry => ({ at: e.at.toISOString(), kind: 'event', actor: null, title: e.event_type, note: null, data: { eventId: e.id, partner: e.partner, sequence: e.sequence, alertNumber: e.alert_number } })),
     ...deliveries.map((d): TimelineEntry => ({
       at: (d.finished_at ?? d.created_at).toISOString(),
       kind: 'delivery',
       actor: d.requested_by === 'event' ? null : d.requested_by,
       title: `${eventType.get(d.event_id)?.event_type ?? 'event'} delivery ${d.status}`,
       note: d.last_error,
-      data: { deliveryId: d.id, eventId: d.event_id, partner: eventType.get(d.event_id)?.partner ?? null, status: d.status, attempts: d.attempts, lastStatusCode: d.last_status_code, redeliveryOf: d.redelivery_of },
+      data: { deliveryId: d.id, eventId: d.event_id, partner: eventType.get(d.event_id)?.partner ?? null, alertNumber: eventType.get(d.event_id)?.alert_number ?? null, status: d.status, attempts: d.attempts, lastStatusCode: d.last_status_code, redeliveryOf: d.redelivery_of },
     })),
   ];
   return out.sort((a, b) => a.at.localeCompare(b.at) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);

@@ -16,12 +16,12 @@ export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: strin
   useEffect(() => void timeline.mutate(), [version]);
   if (timeline.error) return <LoadError error={timeline.error} />;
   if (!timeline.data) return <Loading />;
-  return <TimelineList items={timeline.data.items} />;
+  return <TimelineList items={timeline.data.items} ofOrder={of === 'order'} />;
 }
 
 const KIND: Record<types.TimelineEntry['kind'], string> = { status: 'count', audit: 'neutral', event: 'ok', delivery: 'warn' };
 
-function TimelineList({ items }: { items: types.TimelineEntry[] }) {
+function TimelineList({ items, ofOrder }: { items: types.TimelineEntry[]; ofOrder: boolean }) {
   const { t, dateTime } = useI18n();
   const newestFirst = [...items].sort((a, b) => b.at.localeCompare(a.at));
   if (newestFirst.length === 0) return <p class="muted">{t('alert.timeline.empty')}</p>;
@@ -30,7 +30,7 @@ function TimelineList({ items }: { items: types.TimelineEntry[] }) {
       {newestFirst.map((e, i) => (
         <li key={i}>
           <div class="timeline-head">
-            <Badge kind={KIND[e.kind]}>{t(`timeline.kind.${e.kind}`)}</Badge> <strong>{timelineWords(t, e)}</strong>
+            <Badge kind={KIND[e.kind]}>{t(`timeline.kind.${e.kind}`)}</Badge> <strong>{timelineWords(t, e, ofOrder)}</strong>
           </div>
           <div class="muted small">
             {dateTime(e.at)} · {actorWords(t, e.actor)}

@@ -23,6 +23,8 @@ export interface EventRowLite {
   event_type: string;
   partner: string;
   sequence: number;
+  /** The number of the alert the event is about (an order's events come from each of its alerts). */
+  alert_number: number;
 }
 
 export interface DeliveryRowLite {
@@ -58,7 +60,8 @@ export async function eventRowsOf(db: Executor, by: { alertId: string } | { orde
   let q = db
     .selectFrom('event as e')
     .innerJoin('external_system as es', 'es.id', 'e.external_system_id')
-    .select(['e.id', 'e.created_at as at', 'e.event_type', 'es.code as partner', 'e.sequence']);
+    .innerJoin('alert as a', 'a.id', 'e.alert_id')
+    .select(['e.id', 'e.created_at as at', 'e.event_type', 'es.code as partner', 'e.sequence', 'a.alert_number']);
   q = 'alertId' in by ? q.where('e.alert_id', '=', by.alertId) : q.where('e.service_order_id', '=', by.orderId);
   return q.orderBy('e.write_seq').limit(CAP).execute();
 }
