@@ -438,6 +438,9 @@ describe('the console', () => {
     await screenshots(page, 'teams');
     await page.goto(`${lumen.baseUrl}/console/audit`);
     await page.getByTestId('audit').waitFor();
+    // Every detail of the day's entries (redeliveries, the test event, a mapping applied, keys, teams) is named in words.
+    await page.getByTestId('audit').getByText('Mapeamento de motivo aplicado aos pendentes').first().waitFor();
+    expect(await page.getByTestId('audit').innerText()).not.toContain('Outro dado');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'audit');
     await page.goto(`${lumen.baseUrl}/console/operators`);
