@@ -3,7 +3,7 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id
      WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz AND "p"."updated_at" >= $3::timestamptz
      ORDER BY p.updated_at, p.id
      LIMIT 501),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $4 AND resource = $5)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $6 AND updated_at >= $7::timestamptz) AS tail_now,
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $4 AND resource = $5)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $6 AND updated_at >= $7::timestamptz AND updated_at <= 'infinity') AS tail_now,
                                NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM "pole" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz AND updated_at < $10::timestamptz ORDER BY updated_at LIMIT (SELECT rows / 2 + 1 FROM n)) x) AS mid FROM n)
 SELECT p.items,

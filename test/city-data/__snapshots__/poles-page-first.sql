@@ -3,7 +3,7 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id
      WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz
      ORDER BY p.updated_at, p.id
      LIMIT 501),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $3 AND resource = $4)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $5 AND updated_at >= $6::timestamptz) AS tail_now,
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $3 AND resource = $4)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $5 AND updated_at >= $6::timestamptz AND updated_at <= 'infinity') AS tail_now,
                                NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,

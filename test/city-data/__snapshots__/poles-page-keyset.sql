@@ -3,8 +3,8 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY p.updated_at, p.id
      WHERE "p"."tenant_id" = $1 AND "p"."updated_at" < $2::timestamptz AND "p"."updated_at" >= $3::timestamptz AND ("p"."updated_at", "p"."id") > ((SELECT $4::timestamptz), (SELECT $5::uuid))
      ORDER BY p.updated_at, p.id
      LIMIT 1001),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $6 AND resource = $7)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz) AS tail_now,
-                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "pole" WHERE tenant_id = $10 AND updated_at >= $11::timestamptz) AS tail_cache),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $6 AND resource = $7)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz AND updated_at <= 'infinity') AS tail_now,
+                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "pole" WHERE tenant_id = $10 AND updated_at >= $11::timestamptz AND updated_at <= 'infinity') AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,
        (SELECT count(*) FROM page WHERE ord <= $12) AS fetched,

@@ -3,8 +3,8 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY k.updated_at, k.id
              ORDER BY x.updated_at, x.id OFFSET $5 LIMIT $6) k
       JOIN "pole" p ON p.id = k.id LEFT JOIN telegestor t ON t.pole_id = p.id
      ORDER BY k.updated_at, k.id),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $7 AND resource = $8)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $9 AND updated_at >= $10::timestamptz) AS tail_now,
-                               (SELECT count(*) FROM "pole" WHERE tenant_id = $11 AND updated_at >= $12::timestamptz) AS tail_rank, NULL::bigint AS tail_cache),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $7 AND resource = $8)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $9 AND updated_at >= $10::timestamptz AND updated_at <= 'infinity') AS tail_now,
+                               (SELECT count(*) FROM "pole" WHERE tenant_id = $11 AND updated_at >= $12::timestamptz AND updated_at <= 'infinity') AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,
        (SELECT count(*) FROM page WHERE ord <= $13) AS fetched,

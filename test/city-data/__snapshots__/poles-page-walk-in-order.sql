@@ -27,7 +27,7 @@ WITH horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), start AS
      WHERE "p"."tenant_id" = $11 AND "p"."updated_at" < (SELECT at FROM horizon) AND ("p"."updated_at", "p"."id") > ((SELECT c_u FROM start WHERE c_page = $12)::timestamptz, (SELECT c_id FROM start WHERE c_page = $13))
      ORDER BY p.updated_at, p.id
      LIMIT 1001),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $14 AND resource = $15)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $16 AND updated_at >= (SELECT at FROM horizon)) AS tail_now,
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $14 AND resource = $15)::bigint AS rows, (SELECT count(*) FROM "pole" WHERE tenant_id = $16 AND updated_at >= (SELECT at FROM horizon) AND updated_at <= 'infinity') AS tail_now,
                                NULL::bigint AS tail_rank, NULL::bigint AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,

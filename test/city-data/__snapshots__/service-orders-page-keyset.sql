@@ -10,8 +10,8 @@ WITH page AS MATERIALIZED (SELECT row_number() OVER (ORDER BY so.updated_at, so.
      WHERE "so"."tenant_id" = $1 AND "so"."updated_at" < $2::timestamptz AND "so"."updated_at" >= $3::timestamptz AND ("so"."updated_at", "so"."id") > ((SELECT $4::timestamptz), (SELECT $5::uuid))
      ORDER BY so.updated_at, so.id
      LIMIT 1001),
-     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $6 AND resource = $7)::bigint AS rows, (SELECT count(*) FROM "service_order" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz) AS tail_now,
-                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "service_order" WHERE tenant_id = $10 AND updated_at >= $11::timestamptz) AS tail_cache),
+     n AS MATERIALIZED (SELECT (SELECT coalesce(sum(row_count), 0) FROM city_data_count WHERE tenant_id = $6 AND resource = $7)::bigint AS rows, (SELECT count(*) FROM "service_order" WHERE tenant_id = $8 AND updated_at >= $9::timestamptz AND updated_at <= 'infinity') AS tail_now,
+                               NULL::bigint AS tail_rank, (SELECT count(*) FROM "service_order" WHERE tenant_id = $10 AND updated_at >= $11::timestamptz AND updated_at <= 'infinity') AS tail_cache),
      m AS MATERIALIZED (SELECT NULL::bigint AS mid FROM n)
 SELECT p.items,
        (SELECT count(*) FROM page WHERE ord <= $12) AS fetched,
