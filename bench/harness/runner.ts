@@ -119,6 +119,11 @@ export async function runBench(repo: string, opts: BenchOptions, rows: readonly 
       log(`— ${row.title}`);
       const t0 = Date.now();
       try {
+        // Each row starts with a fresh WAL budget: a checkpoint now, so that one the rows
+        // before it made due (by max_wal_size) does not start inside this row's
+        // measurement, with its writes and the full-page images of every page first
+        // touched after it charged to this row (bench/FINDINGS.md, "Checkpoints").
+        await pool.query('CHECKPOINT');
         const outcome = await row.run(ctx);
         results.push({ id: row.id, title: row.title, status: 'measured', ...outcome, seconds: (Date.now() - t0) / 1000 });
       } catch (err) {
