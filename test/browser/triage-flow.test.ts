@@ -140,6 +140,10 @@ describe('triage flow on the alert page', () => {
     })()`);
     expect(await page.locator('.toasts .toast').count()).toBeGreaterThan(1);
     expect(covered).toEqual([]);
+    // On a phone only the newest confirmation shows (the undo offer stays).
+    await page.setViewportSize(PHONE);
+    await expect.poll(() => page.locator('.toasts .toast-ok').allInnerTexts()).toEqual([expect.stringContaining(`Alerta nº ${a5!.alertNumber} reclassificado`)]);
+    await page.setViewportSize(DESKTOP);
     await screenshots(page, 'triage-flow');
     await noSidewaysScroll(page);
 

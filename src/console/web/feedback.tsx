@@ -28,6 +28,22 @@ interface Feedback {
 
 const FeedbackContext = createContext<Feedback>({ ok: () => {}, error: () => {} });
 
+/** The layout's phone breakpoint (styles.css). */
+const PHONE_WIDTH = '(max-width: 820px)';
+
+/** Whether the window is phone-sized now (follows rotation and resizing). */
+function usePhoneWidth(): boolean {
+  const query = typeof window.matchMedia === 'function' ? window.matchMedia(PHONE_WIDTH) : null;
+  const [phone, setPhone] = useState(query?.matches ?? false);
+  useEffect(() => {
+    if (!query) return;
+    const changed = () => setPhone(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return phone;
+}
+
 export function FeedbackProvider({ children }: { children: ComponentChildren }) {
   const { t } = useI18n();
   const [messages, setMessages] = useState<Message[]>([]);
@@ -41,6 +57,11 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
     if (m.kind === 'ok') setTimeout(() => setMessages((list) => list.filter((x) => x.id !== id)), 6000);
   }, []);
   const undo = useUndo(push);
+  // On a phone only the newest confirmation shows (errors stay until dismissed): a stack
+  // of them would cover the page the crew is working on.
+  const phone = usePhoneWidth();
+  const lastOk = [...messages].reverse().find((m) => m.kind === 'ok');
+  const shown = phone ? messages.filter((m) => m.kind === 'error' || m === lastOk) : messages;
   const feedback: Feedback = {
     ok: (title, link) => push({ kind: 'ok', title, ...(link ? { link } : {}) }),
     error: (err) => push(err instanceof ApiError ? { kind: 'error', ...problemWords(t, err) } : { kind: 'error', title: t('common.error'), detail: err instanceof Error ? err.message : String(err) }),
@@ -50,13 +71,13 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   useEffect(() => {
     const height = bar.current ? bar.current.offsetHeight : 0;
     document.body.style.paddingBottom = height ? `${height + 16}px` : '';
-  }, [messages, undo !== null]);
+  }, [shown.length, phone, undo !== null]);
   return (
     <FeedbackContext.Provider value={feedback}>
       {children}
       <div class="toasts" role="status" aria-live="polite" ref={bar}>
         {undo}
-        {messages.map((m) => (
+        {shown.map((m) => (
           <div key={m.id} class={`toast toast-${m.kind}`} data-testid={`toast-${m.kind}`}>
             <strong>{m.title}</strong>
             {m.detail ? <span>{m.detail}</span> : null}

@@ -264,7 +264,7 @@ export function InboxPage() {
           <span>{t('inbox.filter.overdue')}</span>
         </label>
       </form>
-      <p class="muted small">{t('inbox.keys')}</p>
+      <p class="muted small keys-hint">{t('inbox.keys')}</p>
       {list.error ? <LoadError error={list.error} retry={() => void list.mutate()} /> : null}
       {!list.data && !list.error ? <Loading /> : null}
       {list.data && items.length === 0 ? <p class="empty">{t('inbox.empty')}</p> : null}
