@@ -71,7 +71,7 @@ export function FeedbackProvider({ children }: { children: ComponentChildren }) 
   useEffect(() => {
     const height = bar.current ? bar.current.offsetHeight : 0;
     document.body.style.paddingBottom = height ? `${height + 16}px` : '';
-  }, [shown.length, phone, undo !== null]);
+  }, [messages, phone, undo !== null]);
   return (
     <FeedbackContext.Provider value={feedback}>
       {children}
