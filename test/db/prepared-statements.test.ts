@@ -140,7 +140,8 @@ describe('named prepared statements on the hot paths', () => {
         expect(body.groups).toEqual([expect.objectContaining({ others: i })]);
       });
       expect(sent.filter((s) => s.name === undefined && !CONTROL.test(s.text))).toEqual([]);
-      return new Set(sent.filter((s) => !BACKGROUND.test(s.text)).map((s) => s.text));
+      // Without session control: a connection the pool opens during one round sends its `SET jit = off` there only.
+      return new Set(sent.filter((s) => !BACKGROUND.test(s.text) && !CONTROL.test(s.text)).map((s) => s.text));
     };
     await round(1, true);
     const changed = await round(2, true);
