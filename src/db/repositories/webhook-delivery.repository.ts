@@ -129,10 +129,12 @@ const ASYNC_COMMIT = sql`async_commit AS MATERIALIZED (SELECT set_config('synchr
  * held at their limit without reading their rows, and takes at most each partner's
  * remaining slots before keeping the oldest `limit`; the NOT EXISTS probe walks
  * webhook_delivery_open_key_idx). The statement is the function
- * lumen_claim_webhook_deliveries (migrations 0099, 0103, 0104), which turns bitmap and
- * sequential scans off and is planned on each call: with a burst of new deliveries
- * beyond the statistics, the planner would otherwise read every due row, probe each and
- * sort them to keep the oldest batch.
+ * lumen_claim_webhook_deliveries (migrations 0099, 0103, 0104, 0109), which turns bitmap
+ * and sequential scans off: with a burst of new deliveries beyond the statistics, the
+ * planner would otherwise read every due row, probe each and sort them to keep the
+ * oldest batch, and a plan made on an empty table would scan it. With those off, every
+ * plan left is the index walk above, so the function keeps one plan per connection
+ * (planning the statement cost more than running it).
  */
 export async function claimDueDeliveries(
   db: Executor,
