@@ -1,4 +1,5 @@
 import http from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -7,7 +8,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { testEnv } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { emit, makeEventPartner, subjectFor, waitFor } from './support.js';
+import { emit, makeEventPartner, startReceiver, subjectFor, waitFor } from './support.js';
 
 let db: TestDatabase | undefined;
 let rt: Runtime | undefined;
@@ -50,4 +51,51 @@ it('a stopping delivery worker finishes and records the attempts in flight, and 
     [0, null],
   ]);
   expect(held).toHaveLength(1);
+});
+
+it('a fan-out to one partner claims again only when there is a reason to: a claim that came back short is not followed by an empty one', async () => {
+  db ??= await createTestDatabase();
+  rt ??= await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 4 });
+  const receiver = await startReceiver();
+  // The rows each claim of the pump returned, in order.
+  const claims: number[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = typeof first === 'string' ? first : first?.text;
+    if (text?.includes('lumen_claim_webhook_deliveries') && result instanceof Promise) {
+      result.then((r: pg.QueryResult) => claims.push(r.rows.length), () => {});
+    }
+    return result;
+  } as typeof pg.Client.prototype.query;
+  try {
+    // Nothing left from the test before: this partner's deliveries are the only ones.
+    await rt.db.deleteFrom('webhook_delivery').execute();
+    const p = await makeEventPartner(rt, { webhookUrl: receiver.url });
+    const items = [];
+    for (let i = 0; i < 400; i++) items.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
+    await emit(rt, ...items);
+    // 64 attempts in flight and claims of 128 (the defaults); the partner may hold 128
+    // leases here and is claimed for again once fewer than 64 are left. No poll inside the test.
+    const pump = await WebhookPump.start(rt, { url: db.url, concurrency: 64, pollMs: 600_000 });
+    try {
+      await waitFor(async () => {
+        const open = await rt!.db.selectFrom('webhook_delivery').select((eb) => eb.fn.countAll<number>().as('n')).where('external_system_id', '=', p.partner.id).where('status', '!=', 'succeeded').executeTakeFirstOrThrow();
+        return Number(open.n) === 0;
+      }, 30_000, 'every delivery made');
+    } finally {
+      await pump.stop();
+    }
+    expect(receiver.received).toHaveLength(400);
+    expect(claims.reduce((a, b) => a + b, 0)).toBe(400);
+    // The first claim is full (nothing held yet), so one empty claim may follow it, and
+    // one at the end finds nothing left; a claim that came back short of 128 is followed
+    // by a record, never by a claim that finds the partner at its limit.
+    expect(claims.filter((n) => n === 0).length).toBeLessThanOrEqual(2);
+    expect(claims.length).toBeLessThanOrEqual(claims.filter((n) => n > 0).length + 2);
+  } finally {
+    pg.Client.prototype.query = original;
+    await receiver.close();
+  }
 });
