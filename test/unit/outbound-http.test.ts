@@ -134,6 +134,24 @@ describe('outbound HTTP', () => {
     expect(await kind(outboundRequest({ ...opts, timeoutMs: 150, url: `${base}/stalled-body` }))).toBe('timeout');
   });
 
+  it("stops at the caller's abort, before sending or mid-answer, and the origin's next request still gets its answer", async () => {
+    const early = new AbortController();
+    early.abort();
+    expect(await kind(outboundRequest({ ...opts, url: `${base}/ok`, signal: early.signal }))).toBe('aborted');
+    const late = new AbortController();
+    const before = stalledBodies.length;
+    const stalled = outboundRequest({ ...opts, url: `${base}/stalled-body`, signal: late.signal });
+    // The answer's headers and first bytes have arrived when the server holds the rest back.
+    await new Promise<void>((resolve) => {
+      const check = () => (stalledBodies.length > before ? resolve() : setImmediate(check));
+      check();
+    });
+    late.abort();
+    expect(await kind(stalled)).toBe('aborted');
+    const after = await outboundRequest({ ...opts, url: `${base}/ok` });
+    expect([after.status, after.body.toString()]).toEqual([200, 'hello']);
+  });
+
   it('answers a 204 with an empty body', async () => {
     const r = await outboundRequest({ ...opts, url: `${base}/no-content`, method: 'POST', body: '{}' });
     expect(r.status).toBe(204);
