@@ -259,6 +259,10 @@ export class WebhookPump {
     const permitsValid = Date.now() < this.permitsValidUntil;
     const startBy = this.startBy();
     let short = false;
+    // Partners found at their limit in this pass: the rest of their waiting deliveries are
+    // passed over at the cost of a lookup (this runs after every attempt, over a backlog
+    // of up to a claim's deliveries, most of them a busy partner's).
+    const full = new Set<string>();
     let i = 0;
     while (!this.stopping && this.attempts.size < this.concurrency && i < this.waiting.length) {
       if (this.waiting[i]!.leasedAt < startBy) {
@@ -267,11 +271,16 @@ export class WebhookPump {
         continue;
       }
       const partner = this.waiting[i]!.delivery.external_system_id;
+      if (full.has(partner)) {
+        i++;
+        continue;
+      }
       const sending = this.sendingByPartner.get(partner) ?? 0;
       const permitted = permitsValid ? Math.min(limit, this.permits.get(partner) ?? 0) : 0;
       if (sending >= permitted) {
         // More permits are asked for (one statement for every partner short of them).
         if (sending < limit && !this.permitBackoff.has(partner)) short = true;
+        full.add(partner);
         i++;
         continue;
       }
