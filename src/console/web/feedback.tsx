@@ -31,13 +31,22 @@ const FeedbackContext = createContext<Feedback>({ ok: () => {}, error: () => {} 
 /** The layout's phone breakpoint (styles.css). */
 const PHONE_WIDTH = '(max-width: 820px)';
 
+/** The phone breakpoint's query, made once (null where the browser has no matchMedia). */
+let phoneQuery: MediaQueryList | null | undefined;
+function phoneWidthQuery(): MediaQueryList | null {
+  if (phoneQuery === undefined) phoneQuery = typeof window.matchMedia === 'function' ? window.matchMedia(PHONE_WIDTH) : null;
+  return phoneQuery;
+}
+
 /** Whether the window is phone-sized now (follows rotation and resizing). */
 function usePhoneWidth(): boolean {
-  const query = typeof window.matchMedia === 'function' ? window.matchMedia(PHONE_WIDTH) : null;
-  const [phone, setPhone] = useState(query?.matches ?? false);
+  const [phone, setPhone] = useState(() => phoneWidthQuery()?.matches ?? false);
   useEffect(() => {
-    if (!query) return;
+    const query = phoneWidthQuery();
+    if (!query) return undefined;
     const changed = () => setPhone(query.matches);
+    // A change between the first render and this subscription is not missed.
+    changed();
     query.addEventListener('change', changed);
     return () => query.removeEventListener('change', changed);
   }, []);
