@@ -72,6 +72,8 @@ describe('triage flow on the alert page', () => {
     await page.keyboard.press('Enter');
     const [, a2, a3, a4, a5, a6] = filtered;
     await onAlert(page, a2!);
+    // The panel lists its keys on a keyboard's screen.
+    expect(await page.getByTestId('flow-keys-hint').isVisible()).toBe(true);
     // The markers of the map are not in the tab order.
     await page.locator('path.marker').first().waitFor();
     expect(await page.locator('path.marker:not([tabindex="-1"])').count()).toBe(0);
@@ -171,9 +173,14 @@ describe('triage flow on the alert page', () => {
     await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${CODE}&sort=number`);
     await page.getByTestId('inbox').waitFor();
     await page.getByTestId('language').selectOption('en');
+    // A touch screen has no keys: neither the inbox nor the triage panel lists them.
+    expect(await page.locator('.keys-hint').count()).toBe(1);
+    expect(await page.locator('.keys-hint').isVisible()).toBe(false);
     const first = (await page.locator('.inbox-row').first().getAttribute('data-alert-id'))!;
     await page.locator('.inbox-row').first().locator('.inbox-link').click();
     await page.getByTestId('triage').waitFor();
+    expect(await page.getByTestId('flow-keys-hint').count()).toBe(1);
+    expect(await page.getByTestId('flow-keys-hint').isVisible()).toBe(false);
     await page.getByTestId('after-triage').selectOption('inbox');
     // Typing in the order field: "n" and "p" are letters there, not steps.
     await page.getByTestId('link-order').fill('');

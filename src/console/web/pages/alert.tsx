@@ -394,7 +394,7 @@ function TriageActions({ alert: a, pole, flow, onChanged, reload }: { alert: typ
   return (
     <section class="panel triage-panel" data-testid="triage" ref={panel} tabIndex={-1} aria-labelledby="triage-title">
       <h2 id="triage-title">{t('alert.actions')}</h2>
-      <p class="muted small">{t('flow.keys.hint')}</p>
+      <p class="muted small keys-hint" data-testid="flow-keys-hint">{t('flow.keys.hint')}</p>
       <ReasonPicker tenantId={a.tenantId} value={reasonCode} onChange={setReasonCode} emptyLabel={t('flow.reason.keep', { reason: a.reasonName ?? a.reasonCode })} label={t('alert.reasonCode')} testid="reason-picker" />
       {reclassifiable ? (
         <button type="button" class="secondary" disabled={reclassify.busy || !reasonCode} onClick={() => void reclassify.run()}>
