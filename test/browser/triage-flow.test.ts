@@ -59,6 +59,9 @@ async function onAlert(page: Page, a: { alertNumber: number }) {
 /** The focused element's test id (or its tag name). */
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.dataset.testid || document.activeElement.tagName : ""');
 
+/** The window is phone-sized and the page has been drawn since (the console follows the change event). */
+const phoneLaidOut = (page: Page) => page.evaluate<boolean>(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(matchMedia('(max-width: 820px)').matches))))`);
+
 const statusOf = async (id: string) => (await lumen.admin(curitiba.token, 'GET', `/api/admin/alerts/${id}`)).body;
 
 describe('triage flow on the alert page', () => {
@@ -142,9 +145,11 @@ describe('triage flow on the alert page', () => {
     })()`);
     expect(await page.locator('.toasts .toast').count()).toBeGreaterThan(1);
     expect(covered).toEqual([]);
-    // On a phone only the newest confirmation shows (the undo offer stays).
+    // On a phone only the newest confirmation shows (the undo offer stays). Read at once
+    // once the layout is a phone's: waited for, the older ones would go by themselves (6 s).
     await page.setViewportSize(PHONE);
-    await expect.poll(() => page.locator('.toasts .toast-ok').allInnerTexts()).toEqual([expect.stringContaining(`Alerta nº ${a5!.alertNumber} reclassificado`)]);
+    await expect.poll(() => phoneLaidOut(page)).toBe(true);
+    expect(await page.locator('.toasts .toast-ok').allInnerTexts()).toEqual([expect.stringContaining(`Alerta nº ${a5!.alertNumber} reclassificado`)]);
     await page.setViewportSize(DESKTOP);
     await screenshots(page, 'triage-flow');
     await noSidewaysScroll(page);
@@ -210,6 +215,45 @@ describe('triage flow on the alert page', () => {
     await noSidewaysScroll(page);
     expect(problems).toEqual([]);
   });
+  it('at 390 px a newer confirmation replaces the shown one, and the room below the page follows its height', async () => {
+    const SHORT = 'LUMINARIA-QUEBRADA-CWB';
+    for (const [i, street] of ['Rua Voluntários da Pátria', 'Rua Emiliano Perneta', 'Rua Visconde de Nacar'].entries()) {
+      await sendRequest(lumen, curitiba, { latitude: -25.4351 + i * 0.0005, longitude: -49.2689, street, reasonCode: SHORT, description: `Luminária quebrada na ${street}.` });
+    }
+    const mine = (await alertsOf(lumen, curitiba)).filter((a) => a.partnerReasonCode === SHORT).sort((a, b) => a.alertNumber - b.alertNumber);
+    expect(mine).toHaveLength(3);
+    const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: PHONE });
+    await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${SHORT}&sort=number`);
+    await page.getByTestId('inbox').waitFor();
+    await expect.poll(() => page.locator('.inbox-row').count()).toBe(3);
+    await page.locator('.inbox-row').first().locator('.inbox-link').click();
+    await onAlert(page, mine[0]!);
+    /** The page's bottom padding is the toast bar's height and a margin, so nothing ends up under it. */
+    const room = () => page.evaluate<[string, string]>(`new Promise((r) => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r([document.body.style.paddingBottom, document.querySelector('.toasts').offsetHeight + 16 + 'px']))), 300))`);
+    // 1. A new order: its confirmation has two lines or more (the words and the link to the order).
+    await page.keyboard.press('o');
+    await page.keyboard.press('Enter');
+    await toast(page, 'ok', `criada para o alerta nº ${mine[0]!.alertNumber}.`);
+    await onAlert(page, mine[1]!);
+    await expect.poll(async () => { const [a, b] = await room(); return a === b; }).toBe(true);
+    // 2. Discarded: a shorter confirmation (one line, no link) takes the place of the first.
+    await page.keyboard.press('d');
+    await page.keyboard.type('Mesma luminária do alerta anterior.');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('discard-yes');
+    await page.keyboard.press('Enter');
+    await toast(page, 'ok', `Alerta nº ${mine[1]!.alertNumber} descartado.`);
+    // Read at once: the first confirmation would go by itself after 6 s.
+    expect(await page.locator('.toasts .toast-ok').allInnerTexts()).toEqual([expect.stringContaining(`Alerta nº ${mine[1]!.alertNumber} descartado.`)]);
+    await onAlert(page, mine[2]!);
+    // Read once the page has settled, not polled: when the confirmation goes by itself (6 s)
+    // the room would be recomputed anyway.
+    const [padding, needed] = await room();
+    expect(padding).toBe(needed);
+    expect(problems).toEqual([]);
+  });
+
   it('bulk "assign team": two reports of different lamps, each its own order for the team; the reason picker in the orders filter and the mapping table', async () => {
     const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: DESKTOP });
     await page.goto(`${lumen.baseUrl}/console/inbox?sort=number`);
