@@ -4,6 +4,7 @@
  * desktop and a phone width into docs/console/.
  */
 import { createHmac } from 'node:crypto';
+import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +119,12 @@ describe('the console', () => {
     const withPhoto = await sendRequest(lumen, city, { latitude: -23.5612, longitude: -46.6558, description: 'Poste apagado na esquina', photos: [{ filename: 'poste.png', png: lampPng() }] });
     expect(withPhoto.body.alert.attachments[0].success, JSON.stringify(withPhoto.body)).toBe(true);
     await sendRequest(lumen, city, { description: 'Lâmpada piscando a noite toda', noLocation: true, street: 'Rua Sem Número' });
+    // One of them past its deadline by three hours.
+    const late = (await alertsOf(lumen, city)).find((a) => a.description === 'Lâmpada piscando a noite toda')!;
+    const db = new pg.Client({ connectionString: lumen.databaseUrl });
+    await db.connect();
+    await db.query(`UPDATE alert SET sla_due_at = now() - interval '3 hours' WHERE id = $1`, [late.id]);
+    await db.end();
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: city.admin });
     await page.goto(`${lumen.baseUrl}/console/`);
     await page.getByTestId('inbox').waitFor();
@@ -129,6 +136,8 @@ describe('the console', () => {
     // Each row says in words how long ago it came and how long is left (the city's 24 h deadline).
     const row = page.getByTestId('inbox').locator('li', { hasText: 'Poste apagado na esquina' });
     expect(await row.innerText()).toMatch(/recebido há \d+ min[\s\S]*prazo em (24 h|23 h)/);
+    const lateRow = page.getByTestId('inbox').locator('li', { hasText: 'Lâmpada piscando a noite toda' });
+    expect(await lateRow.innerText()).toMatch(/recebido há \d+ min[\s\S]*atrasado há 3 h/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'inbox');
     // Most urgent first, then by age: move to the second row and open it.
@@ -221,7 +230,7 @@ describe('the console', () => {
     expect(completed.map((e) => e.alert.status).sort()).toEqual(['Resolved', 'Resolved']);
     await page.getByTestId('timeline').getByText('Lâmpada trocada por LED 100 W.').first().waitFor();
     // Two alerts, two events of each kind: each names its alert, so none reads as a repeat.
-    await page.getByTestId('timeline').getByText(`Evento ao parceiro ${city.partnerCode}: ordem concluída (alerta nº ${dup.alertNumber})`).waitFor();
+    for (const n of [lost.alertNumber, dup.alertNumber]) await page.getByTestId('timeline').getByText(`Evento ao parceiro ${city.partnerCode}: ordem concluída (alerta nº ${n})`).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 
