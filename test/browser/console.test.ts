@@ -450,6 +450,9 @@ describe('the console', () => {
     // Every detail of the day's entries (redeliveries, the test event, a mapping applied, keys, teams) is named in words.
     await page.getByTestId('audit').getByText('Mapeamento de motivo aplicado aos pendentes').first().waitFor();
     expect(await page.getByTestId('audit').innerText()).not.toContain('Outro dado');
+    // A team whose name says it is a team is not called 'Equipe Equipe Noturna'.
+    expect(await page.getByTestId('audit').innerText()).toContain('Equipe criada · Equipe Noturna');
+    expect(await page.getByTestId('audit').innerText()).not.toContain('Equipe Equipe');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'audit');
     await page.goto(`${lumen.baseUrl}/console/operators`);

@@ -2,7 +2,8 @@
  * Every console route at 390×844, in Portuguese and English, with long data (long e-mails,
  * event types, addresses, team and partner names) in Manaus, far from São Paulo: the page
  * never scrolls sideways (scrollWidth ≤ innerWidth) and no text is squeezed into a column
- * a letter wide. Routes from src/console/web/router.tsx's list (app.tsx's Routes).
+ * a letter wide, and no part of a table card's cell falls into its label's column. Routes
+ * from src/console/web/router.tsx's list (app.tsx's Routes).
  * Screenshots: docs/console/phone-*.png.
  */
 import path from 'node:path';
@@ -82,6 +83,14 @@ const SQUEEZED = `Array.from(document.querySelectorAll('main td, main dd, main l
   .filter((el) => { const r = el.getBoundingClientRect(); const text = (el.textContent || '').trim(); return r.width > 0 && r.width < 22 && text.length > 2 && getComputedStyle(el).position !== 'absolute'; })
   .map((el) => el.tagName + ': ' + (el.textContent || '').trim().slice(0, 40))`;
 
+/** In a table shown as cards, a cell is a grid of its column's name and its content: a second loose part of the content falls into the name's column. */
+const STRAY = `Array.from(document.querySelectorAll('.table-cards td:not([data-label=""])'))
+  .filter((td) => getComputedStyle(td).display === 'grid')
+  .flatMap((td) => Array.from(td.childNodes)
+    .filter((n) => n.nodeType === 1 || (n.nodeType === 3 && (n.textContent || '').trim() !== ''))
+    .filter((n) => { let r; if (n.nodeType === 1) r = n.getBoundingClientRect(); else { const g = document.createRange(); g.selectNode(n); r = g.getBoundingClientRect(); } return r.width > 0 && r.left - td.getBoundingClientRect().left < 90; })
+    .map((n) => td.getAttribute('data-label') + ': ' + (n.textContent || '').trim().slice(0, 30)))`;
+
 describe('Every console page on a 390 px phone', () => {
   it('never scrolls sideways and never squeezes words, in Portuguese and English', { timeout: 300_000 }, async () => {
     const w = await openPage(browser, lumen.baseUrl, { as: boss, viewport: PHONE });
@@ -101,6 +110,8 @@ describe('Every console page on a 390 px phone', () => {
         if (sizes[0] > sizes[1]) failures.push(`${lang} ${r.path}: scrollWidth ${sizes[0]} > ${sizes[1]} (${((await page.evaluate(WIDE)) as string[]).join(' | ')})`);
         const squeezed = (await page.evaluate(SQUEEZED)) as string[];
         if (squeezed.length) failures.push(`${lang} ${r.path}: squeezed ${squeezed.slice(0, 3).join(' | ')}`);
+        const stray = (await page.evaluate(STRAY)) as string[];
+        if (stray.length) failures.push(`${lang} ${r.path}: in a label's column ${stray.slice(0, 3).join(' | ')}`);
         if (r.name === 'alert') expect(await page.getByTestId('tel').getAttribute('href')).toBe('tel:+5511987654321');
         if (r.name === 'my-team') expect(await page.getByTestId('my-team-none').count()).toBe(1);
         if (lang === 'pt-BR' && ['audit', 'partner', 'order', 'alert-linked', 'operators', 'teams'].includes(r.name)) {

@@ -118,9 +118,17 @@ export function AuditPage() {
   );
 }
 
+/** Whether `text` begins with the word `word` (any case), followed by a space or its end. */
+function startsWithWord(text: string, word: string): boolean {
+  const head = text.slice(0, word.length);
+  return head.toLocaleLowerCase() === word.toLocaleLowerCase() && (text.length === word.length || text[word.length] === ' ');
+}
+
 function EntityLink({ e }: { e: types.AuditEntry }) {
   const { t } = useI18n();
-  const words = e.entityLabel ? `${entityWords(t, e.entityType)} ${e.entityLabel}` : entityWords(t, e.entityType);
+  const kind = entityWords(t, e.entityType);
+  // A name that already says what it is ('Equipe Noturna', a team) is not prefixed again.
+  const words = e.entityLabel ? (startsWithWord(e.entityLabel, kind) ? e.entityLabel : `${kind} ${e.entityLabel}`) : kind;
   if (e.entityType === 'alert') return <Link to={`/alerts/${e.entityId}`}>{words}</Link>;
   if (e.entityType === 'service_order') return <Link to={`/orders/${e.entityId}`}>{words}</Link>;
   return <span>{words}</span>;
@@ -135,7 +143,10 @@ function AuditTable({ items, teamNames }: { items: types.AuditEntry[]; teamNames
               <td class="nowrap">{dateTime(e.at)}</td>
               <td>{actorWords(t, e.actor)}</td>
               <td>
-                <strong>{actionWords(t, e.action)}</strong> · <EntityLink e={e} />
+                {/* One element: on a phone the cell is a grid of label and content, and loose parts would fall into the label's column. */}
+                <span>
+                  <strong>{actionWords(t, e.action)}</strong> · <EntityLink e={e} />
+                </span>
               </td>
               <td>
                 <Change before={e.before} after={e.after} teamNames={teamNames} />
