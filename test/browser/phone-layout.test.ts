@@ -2,8 +2,9 @@
  * Every console route at 390×844, in Portuguese and English, with long data (long e-mails,
  * event types, addresses, team and partner names) in Manaus, far from São Paulo: the page
  * never scrolls sideways (scrollWidth ≤ innerWidth) and no text is squeezed into a column
- * a letter wide, and no part of a table card's cell falls into its label's column. Routes
- * from src/console/web/router.tsx's list (app.tsx's Routes).
+ * a letter wide, no part of a table card's cell falls into its label's column, and no map's
+ * scale is under its attribution. Routes from src/console/web/router.tsx's list (app.tsx's
+ * Routes).
  * Screenshots: docs/console/phone-*.png.
  */
 import path from 'node:path';
@@ -91,6 +92,14 @@ const STRAY = `Array.from(document.querySelectorAll('.table-cards td:not([data-l
     .filter((n) => { let r; if (n.nodeType === 1) r = n.getBoundingClientRect(); else { const g = document.createRange(); g.selectNode(n); r = g.getBoundingClientRect(); } return r.width > 0 && r.left - td.getBoundingClientRect().left < 90; })
     .map((n) => td.getAttribute('data-label') + ': ' + (n.textContent || '').trim().slice(0, 30)))`;
 
+/** A map's scale under its attribution (a narrow map's attribution runs along most of its bottom). */
+const MAP_OVERLAP = `Array.from(document.querySelectorAll('.leaflet-container')).filter((map) => {
+  const a = map.querySelector('.leaflet-control-attribution'), s = map.querySelector('.leaflet-control-scale');
+  if (!a || !s) return false;
+  const x = a.getBoundingClientRect(), y = s.getBoundingClientRect();
+  return x.width > 0 && y.width > 0 && x.left < y.right && y.left < x.right && x.top < y.bottom && y.top < x.bottom;
+}).length`;
+
 describe('Every console page on a 390 px phone', () => {
   it('never scrolls sideways and never squeezes words, in Portuguese and English', { timeout: 300_000 }, async () => {
     const w = await openPage(browser, lumen.baseUrl, { as: boss, viewport: PHONE });
@@ -112,6 +121,7 @@ describe('Every console page on a 390 px phone', () => {
         if (squeezed.length) failures.push(`${lang} ${r.path}: squeezed ${squeezed.slice(0, 3).join(' | ')}`);
         const stray = (await page.evaluate(STRAY)) as string[];
         if (stray.length) failures.push(`${lang} ${r.path}: in a label's column ${stray.slice(0, 3).join(' | ')}`);
+        if ((await page.evaluate(MAP_OVERLAP)) as number) failures.push(`${lang} ${r.path}: the map's scale is under its attribution`);
         if (r.name === 'alert') expect(await page.getByTestId('tel').getAttribute('href')).toBe('tel:+5511987654321');
         if (r.name === 'my-team') expect(await page.getByTestId('my-team-none').count()).toBe(1);
         if (lang === 'pt-BR' && ['audit', 'partner', 'order', 'alert-linked', 'operators', 'teams'].includes(r.name)) {
