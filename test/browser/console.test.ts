@@ -231,6 +231,9 @@ describe('the console', () => {
     await page.getByTestId('timeline').getByText('Lâmpada trocada por LED 100 W.').first().waitFor();
     // Two alerts, two events of each kind: each names its alert, so none reads as a repeat.
     for (const n of [lost.alertNumber, dup.alertNumber]) await page.getByTestId('timeline').getByText(`Evento ao parceiro ${city.partnerCode}: ordem concluída (alerta nº ${n})`).waitFor();
+    // The assignment's note names the team once ('Equipe São Paulo 01', not 'equipe Equipe São Paulo 01').
+    expect(await page.getByTestId('timeline').innerText()).toContain('Equipe São Paulo 01');
+    expect(await page.getByTestId('timeline').innerText()).not.toMatch(/equipe Equipe/i);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 

@@ -669,6 +669,12 @@ export function eventTypeWords(t: T, type: string): string {
   return (t as (k: string) => string)(has(key) ? key : 'eventType.other');
 }
 
+/** Whether `text` begins with the word `word` (any case), followed by a space or its end: 'Equipe Noturna' already says it is a team. */
+export function startsWithWord(text: string, word: string): boolean {
+  const head = text.slice(0, word.length);
+  return head.toLocaleLowerCase() === word.toLocaleLowerCase() && (text.length === word.length || text[word.length] === ' ');
+}
+
 /**
  * A status change's note: Lumen's own phrases (written by the API in English, for logs
  * and the CLI) in the operator's words; anything else is an operator's or a partner's
@@ -682,7 +688,7 @@ export function noteWords(t: T, note: string): string {
   if ((m = /^created at intake of (.+)$/.exec(note))) return tt('note.createdAtIntake', { protocol: m[1]! });
   if ((m = /^new order (\S+)$/.exec(note))) return tt('note.newOrder', { number: m[1]! });
   if ((m = /^linked to order (\S+)$/.exec(note))) return tt('note.linked', { number: m[1]! });
-  if ((m = /^team (.+)$/.exec(note))) return tt('note.team', { name: m[1]! });
+  if ((m = /^team (.+)$/.exec(note))) return startsWithWord(m[1]!, tt('entity.team')) ? m[1]! : tt('note.team', { name: m[1]! });
   if (note === 'demo city') return tt('note.demo');
   if (note === 'undone') return tt('note.undone');
   return note;

@@ -6,7 +6,7 @@ import { useI18n } from '../i18n.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 import { LoadError, Loading, Page, Table } from '../ui.js';
-import { actionWords, actorWords, entityWords, fieldWords, QUIET_FIELDS, valueWords } from '../words.js';
+import { actionWords, actorWords, entityWords, fieldWords, QUIET_FIELDS, startsWithWord, valueWords } from '../words.js';
 
 const ENTITY_TYPES = ['alert', 'service_order', 'partner', 'team', 'tenant', 'admin_token', 'operator'] as const;
 
@@ -116,12 +116,6 @@ export function AuditPage() {
       {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} /> : null}
     </Page>
   );
-}
-
-/** Whether `text` begins with the word `word` (any case), followed by a space or its end. */
-function startsWithWord(text: string, word: string): boolean {
-  const head = text.slice(0, word.length);
-  return head.toLocaleLowerCase() === word.toLocaleLowerCase() && (text.length === word.length || text[word.length] === ' ');
 }
 
 function EntityLink({ e }: { e: types.AuditEntry }) {
