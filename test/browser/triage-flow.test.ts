@@ -56,6 +56,21 @@ async function onAlert(page: Page, a: { alertNumber: number }) {
   await expect.poll(() => focused(page)).toBe('triage');
 }
 
+/**
+ * Three new alerts of one partner reason at the given streets, and the inbox filtered to
+ * them (oldest first) open at this viewport with its three rows shown.
+ */
+async function inboxOfThree(reasonCode: string, streets: readonly string[], at: (i: number) => { latitude: number; longitude: number }, description: (street: string) => string, viewport: typeof PHONE) {
+  for (const [i, street] of streets.entries()) await sendRequest(lumen, curitiba, { ...at(i), street, reasonCode, description: description(street) });
+  const mine = (await alertsOf(lumen, curitiba)).filter((a) => a.partnerReasonCode === reasonCode).sort((a, b) => a.alertNumber - b.alertNumber);
+  expect(mine).toHaveLength(3);
+  const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport });
+  await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${reasonCode}&sort=number`);
+  await page.getByTestId('inbox').waitFor();
+  await expect.poll(() => page.locator('.inbox-row').count()).toBe(3);
+  return { mine, page, problems };
+}
+
 /** The focused element's test id (or its tag name). */
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.dataset.testid || document.activeElement.tagName : ""');
 
@@ -217,15 +232,13 @@ describe('triage flow on the alert page', () => {
   });
   it('at 390 px a newer confirmation replaces the shown one, and the room below the page follows its height', async () => {
     const SHORT = 'LUMINARIA-QUEBRADA-CWB';
-    for (const [i, street] of ['Rua Voluntários da Pátria', 'Rua Emiliano Perneta', 'Rua Visconde de Nacar'].entries()) {
-      await sendRequest(lumen, curitiba, { latitude: -25.4351 + i * 0.0005, longitude: -49.2689, street, reasonCode: SHORT, description: `Luminária quebrada na ${street}.` });
-    }
-    const mine = (await alertsOf(lumen, curitiba)).filter((a) => a.partnerReasonCode === SHORT).sort((a, b) => a.alertNumber - b.alertNumber);
-    expect(mine).toHaveLength(3);
-    const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: PHONE });
-    await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${SHORT}&sort=number`);
-    await page.getByTestId('inbox').waitFor();
-    await expect.poll(() => page.locator('.inbox-row').count()).toBe(3);
+    const { mine, page, problems } = await inboxOfThree(
+      SHORT,
+      ['Rua Voluntários da Pátria', 'Rua Emiliano Perneta', 'Rua Visconde de Nacar'],
+      (i) => ({ latitude: -25.4351 + i * 0.0005, longitude: -49.2689 }),
+      (street) => `Luminária quebrada na ${street}.`,
+      PHONE,
+    );
     await page.locator('.inbox-row').first().locator('.inbox-link').click();
     await onAlert(page, mine[0]!);
     /** The page's bottom padding is the toast bar's height and a margin, so nothing ends up under it. */
@@ -304,15 +317,13 @@ describe('triage flow on the alert page', () => {
 
   it('an action taken before the filter\'s list has arrived still opens the alert after it, not the first of the filter', async () => {
     const HELD = 'POSTE-INCLINADO-CWB';
-    for (const [i, street] of ['Rua Saldanha Marinho', 'Rua Cruz Machado', 'Rua André de Barros'].entries()) {
-      await sendRequest(lumen, curitiba, { latitude: -25.4402 + i * 0.004, longitude: -49.2811, street, reasonCode: HELD, description: `Poste inclinado na ${street}, com risco de cair sobre a calçada.` });
-    }
-    const mine = (await alertsOf(lumen, curitiba)).filter((a) => a.partnerReasonCode === HELD).sort((a, b) => a.alertNumber - b.alertNumber);
-    expect(mine).toHaveLength(3);
-    const { page, problems } = await openPage(browser, lumen.baseUrl, { as: curitiba.admin, viewport: DESKTOP });
-    await page.goto(`${lumen.baseUrl}/console/inbox?partnerReason=${HELD}&sort=number`);
-    await page.getByTestId('inbox').waitFor();
-    await expect.poll(() => page.locator('.inbox-row').count()).toBe(3);
+    const { mine, page, problems } = await inboxOfThree(
+      HELD,
+      ['Rua Saldanha Marinho', 'Rua Cruz Machado', 'Rua André de Barros'],
+      (i) => ({ latitude: -25.4402 + i * 0.004, longitude: -49.2811 }),
+      (street) => `Poste inclinado na ${street}, com risco de cair sobre a calçada.`,
+      DESKTOP,
+    );
     // The alert page's read of the filter's list (the list as the page opened) is held
     // back until the action is done; the reads after the action pass.
     let release = () => {};
