@@ -13,6 +13,8 @@ let lumen: Lumen;
 let browser: Browser;
 let natal: City;
 let orderNumber = '';
+/** The reasons before and after the third alert's reclassification, as the console names them. */
+let reclassified = { from: '', to: '' };
 
 beforeAll(async () => {
   [lumen, browser] = await Promise.all([startLumenForBrowser(), launch()]);
@@ -23,6 +25,20 @@ beforeAll(async () => {
   orderNumber = order.body.number;
   expect((await lumen.admin(natal.token, 'POST', `/api/admin/service-orders/${order.body.id}/assign`, { teamId: natal.teamId })).status).toBe(200);
   expect((await lumen.admin(natal.token, 'POST', `/api/admin/alerts/${second.id}/discard`, { reason: 'Iluminação de condomínio particular.' })).status).toBe(200);
+  await sendRequest(lumen, natal, { description: 'Poste com a lâmpada queimada na Rua Apodi, em frente à escola.' });
+  // The only Pending alert now: the first is linked to its order, the second discarded.
+  const pending = await alertsOf(lumen, natal);
+  expect(pending).toHaveLength(1);
+  const third = pending[0]!;
+  expect((await lumen.admin(natal.token, 'POST', `/api/admin/tenants/${natal.tenantId}/reasons`, { code: 'LAMP_OUT', namePt: 'Lâmpada apagada', nameEn: 'Lamp out', priority: 'High', slaHours: 24 })).status).toBe(201);
+  const reasons = (await lumen.admin(natal.token, 'GET', `/api/admin/tenants/${natal.tenantId}/reasons`)).body.items as { code: string; namePt: string }[];
+  const named = (code: string) => {
+    const reason = reasons.find((r) => r.code === code);
+    if (!reason) throw new Error(`no reason ${code} in Natal (it has ${reasons.map((r) => r.code).join(', ')})`);
+    return `${reason.namePt} (${code})`;
+  };
+  reclassified = { from: named(third.reasonCode), to: named('LAMP_OUT') };
+  expect((await lumen.admin(natal.token, 'POST', `/api/admin/alerts/${third.id}/reclassify`, { reasonCode: 'LAMP_OUT' })).status).toBe(200);
 });
 afterAll(async () => {
   await browser?.close();
@@ -39,6 +55,9 @@ describe('the audit log page', () => {
     expect(text).toContain(`Ordem de serviço: nenhum → ${orderNumber}`);
     expect(text).toContain('Alerta descartado · Alerta #2');
     expect(text).not.toMatch(/service_order|alert\.discard/);
+    // A reason by its name with its code, as the other pages show it; a field empty on both sides is left out.
+    expect(text).toContain(`Motivo: ${reclassified.from} → ${reclassified.to}`);
+    expect(text).not.toMatch(/nenhum → nenhum/);
 
     await page.getByTestId('audit-number').fill(orderNumber);
     await page.getByTestId('audit-number').press('Enter');

@@ -16,7 +16,7 @@ function dayStart(day: string): string | undefined {
 }
 
 export function AuditPage() {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const { tenantId } = useSession();
   const [entityType, setEntityType] = useState<(typeof ENTITY_TYPES)[number] | ''>('');
   const [who, setWho] = useState('');
@@ -39,6 +39,8 @@ export function AuditPage() {
   const entries = useApi('listAuditEntries', { query });
   const teams = useApi('listTeams', { query: { tenantId } });
   const teamNames = new Map((teams.data?.items ?? []).map((x) => [x.id, x.name]));
+  const reasons = useApi('listReasons', { path: { tenantId } });
+  const reasonNames = new Map((reasons.data?.items ?? []).map((r) => [r.code, `${lang === 'en' ? r.nameEn : r.namePt} (${r.code})`]));
   const find = async (ref: string) => {
     setNotFound(false);
     const r = ref.trim().replace(/^#/, '');
@@ -113,7 +115,7 @@ export function AuditPage() {
       {entries.error ? <LoadError error={entries.error} /> : null}
       {!entries.data && !entries.error ? <Loading /> : null}
       {entries.data && entries.data.items.length === 0 ? <p class="empty">{t('audit.empty')}</p> : null}
-      {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} /> : null}
+      {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} reasonNames={reasonNames} /> : null}
     </Page>
   );
 }
@@ -128,7 +130,7 @@ function EntityLink({ e }: { e: types.AuditEntry }) {
   return <span>{words}</span>;
 }
 
-function AuditTable({ items, teamNames }: { items: types.AuditEntry[]; teamNames: ReadonlyMap<string, string> }) {
+function AuditTable({ items, teamNames, reasonNames }: { items: types.AuditEntry[]; teamNames: ReadonlyMap<string, string>; reasonNames: ReadonlyMap<string, string> }) {
   const { t, dateTime } = useI18n();
   return (
     <Table testid="audit" headers={[t('col.when'), t('col.who'), t('col.what'), t('col.change')]}>
@@ -143,7 +145,7 @@ function AuditTable({ items, teamNames }: { items: types.AuditEntry[]; teamNames
                 </span>
               </td>
               <td>
-                <Change before={e.before} after={e.after} teamNames={teamNames} />
+                <Change before={e.before} after={e.after} teamNames={teamNames} reasonNames={reasonNames} />
               </td>
             </tr>
       ))}
@@ -152,12 +154,17 @@ function AuditTable({ items, teamNames }: { items: types.AuditEntry[]; teamNames
 }
 
 /** The fields that differ between before and after, one line each. */
-export function Change({ before, after, teamNames }: { before: unknown; after: unknown; teamNames?: ReadonlyMap<string, string> }) {
+export function Change({ before, after, teamNames, reasonNames }: { before: unknown; after: unknown; teamNames?: ReadonlyMap<string, string>; reasonNames?: ReadonlyMap<string, string> }) {
   const { t, dateTime } = useI18n();
   const b = before && typeof before === 'object' ? (before as Record<string, unknown>) : {};
   const a = after && typeof after === 'object' ? (after as Record<string, unknown>) : {};
+  // Absent, null and '' all read "none": a field empty on both sides did not change.
+  const empty = (v: unknown) => v === undefined || v === null || v === '';
+  // Teams and reasons by their names (a reason with its code), as the other pages show them.
+  const shown = (k: string, v: unknown) =>
+    k === 'teamId' && teamNames?.has(String(v)) ? teamNames.get(String(v)) : k === 'reasonCode' && reasonNames?.has(String(v)) ? reasonNames.get(String(v)) : valueWords(t, dateTime, k, v);
   const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])]
-    .filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]))
+    .filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]) && !(empty(b[k]) && empty(a[k])))
     .filter((k) => !QUIET_FIELDS.has(k))
     // The order's number says which order; its id adds nothing.
     .filter((k) => !(k === 'serviceOrderId' && ('serviceOrderNumber' in a || 'serviceOrder' in a)));
@@ -166,8 +173,7 @@ export function Change({ before, after, teamNames }: { before: unknown; after: u
     <ul class="changes">
       {keys.map((k) => (
         <li key={k}>
-          {fieldWords(t, k)}: <span class="before">{k === 'teamId' && teamNames?.has(String(b[k])) ? teamNames.get(String(b[k])) : valueWords(t, dateTime, k, b[k])}</span> →{' '}
-          <span class="after">{k === 'teamId' && teamNames?.has(String(a[k])) ? teamNames.get(String(a[k])) : valueWords(t, dateTime, k, a[k])}</span>
+          {fieldWords(t, k)}: <span class="before">{shown(k, b[k])}</span> → <span class="after">{shown(k, a[k])}</span>
         </li>
       ))}
     </ul>
