@@ -382,8 +382,12 @@ export class WebhookPump {
     const startBy = this.startBy();
     void releaseLeases(this.deps.db, given.filter((w) => w.leasedAt >= startBy).map((w) => w.delivery.id)).catch((err: unknown) => this.deps.log.warn({ err }, 'giving back webhook leases failed; they run out'));
     const timer = setTimeout(() => {
+      // The backoffs this timer was set for end now, unless a later backoff replaced one.
+      // Not "those whose time has come by the clock": a timer counts from the event loop's
+      // own clock, read at the start of the tick, so it may fire a few ms before `until`,
+      // and a partner left in backoff then was left out of every claim for good.
       const now = Date.now();
-      for (const [p, t] of this.permitBackoff) if (t <= now) this.permitBackoff.delete(p);
+      for (const [p, t] of this.permitBackoff) if (t <= now || (t === until && set.has(p))) this.permitBackoff.delete(p);
       this.wake();
     }, PERMIT_BACKOFF_MS);
     timer.unref();

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { acquirePermits } from '../../src/db/repositories/webhook-permit.repository.js';
 import { WebhookPump } from '../../src/jobs/webhook-pump.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -96,6 +98,37 @@ it('a fan-out to one partner claims again only when there is a reason to: a clai
     expect(claims.length).toBeLessThanOrEqual(claims.filter((n) => n > 0).length + 2);
   } finally {
     pg.Client.prototype.query = original;
+    await receiver.close();
+  }
+});
+
+it("a partner whose permits another instance holds is claimed for again when they lapse, also when the backoff's timer fires before the time it noted", async () => {
+  db ??= await createTestDatabase();
+  rt ??= await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 4 });
+  await rt.db.deleteFrom('webhook_delivery').execute();
+  const receiver = await startReceiver();
+  const realNow = Date.now;
+  try {
+    const p = await makeEventPartner(rt, { webhookUrl: receiver.url });
+    // Another instance holds every permit of the partner, for 1.5 s more.
+    const limit = rt.config.webhookMaxInFlightPerPartner;
+    expect((await acquirePermits(rt.db, randomUUID(), new Map([[p.partner.id, limit]]), limit, 1500)).get(p.partner.id)).toBe(limit);
+    await emit(rt, ['ServiceOrder.Created', await subjectFor(rt, p)]);
+    // The clock reads 100 ms ahead while the pump first backs off, then not: its timer,
+    // counted from the event loop's clock, fires before the end of the backoff it noted,
+    // as it can by a few ms on a busy machine. No poll inside the test.
+    Date.now = () => realNow() + 100;
+    const pump = await WebhookPump.start(rt, { url: db.url, concurrency: 8, pollMs: 600_000 });
+    try {
+      await waitFor(() => pump.state().backingOff.includes(p.partner.id), 10_000, 'the pump backing off');
+      Date.now = realNow;
+      await waitFor(() => receiver.received.length === 1, 15_000, 'the event delivered once the other instance’s permits lapsed');
+    } finally {
+      Date.now = realNow;
+      await pump.stop();
+    }
+  } finally {
+    Date.now = realNow;
     await receiver.close();
   }
 });
