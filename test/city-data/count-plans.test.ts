@@ -42,7 +42,7 @@ async function genericPlan(q: PageStatement): Promise<string> {
   try {
     await client.query('SET plan_cache_mode = force_generic_plan');
     await client.query(`PREPARE count_plan AS ${compiled.sql}`);
-    const values = compiled.parameters.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v))));
+    const values = compiled.parameters.map((v) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : client.escapeLiteral(String(v))));
     const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE count_plan(${values.join(', ')})`);
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   } finally {

@@ -80,7 +80,7 @@ describe('round trips per request', () => {
       cursor = ((await res.json()) as { nextCursor: string | null }).nextCursor;
     });
     expect(short(numbered)).toHaveLength(2);
-    expect(numbered[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
+    expect(numbered[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT greatest\(lumen_visibility_horizon\(\), \$1::timestamptz\)/);
     expect(cursor).toBeTruthy();
 
     const items: string[] = [];
@@ -90,7 +90,7 @@ describe('round trips per request', () => {
       items.push(...((await res.json()) as { items: { code: string }[] }).items.map((i) => i.code));
     });
     expect(short(byCursor)).toHaveLength(1);
-    expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT lumen_visibility_horizon\(\)/);
+    expect(byCursor[0]).toMatch(/^WITH horizon AS MATERIALIZED \(SELECT greatest\(lumen_visibility_horizon\(\), \$1::timestamptz\)/);
     expect(items).toHaveLength(3);
 
     const since = await sentDuring(async () => {

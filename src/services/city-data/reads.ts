@@ -61,6 +61,12 @@ interface CursorState {
   p?: number;
   /** cached total (city-data/total.ts): [matchingBelow, below, horizon] */
   c: [number, number, string] | null;
+  /**
+   * The horizon (microseconds ISO) of the page that issued the cursor: the next page's
+   * horizon is at least this on the primary (page.repository.ts, `floor`), so a walk does
+   * not end short of where it already stood (absent in cursors issued before it was kept).
+   */
+  h?: string;
 }
 
 interface ListKind {
@@ -105,10 +111,21 @@ function readCursor(deps: ServiceDeps, purpose: string, tenantId: string, token:
     value.n! >= 1 &&
     value.n! <= MAX_PAGE &&
     (value.p === undefined || (Number.isInteger(value.p) && value.p >= 1 && value.p <= MAX_PAGE_SIZE)) &&
-    (c === null || (Array.isArray(c) && c.length === 3 && count(c[0]) && count(c[1]) && typeof c[2] === 'string' && MICROS_ISO.test(c[2])));
+    (c === null || (Array.isArray(c) && c.length === 3 && count(c[0]) && count(c[1]) && typeof c[2] === 'string' && MICROS_ISO.test(c[2]))) &&
+    (value.h === undefined || (typeof value.h === 'string' && MICROS_ISO.test(value.h)));
   if (!ok) throw invalidCursor('not a cursor of this list');
   if (value.t !== tenantId) throw invalidCursor('the cursor belongs to another tenant');
-  return { v: 2, t: value.t!, s: value.s ?? null, u: value.u!, i: value.i!, n: value.n!, ...(value.p === undefined ? {} : { p: value.p }), c: c as CursorState['c'] };
+  return {
+    v: 2,
+    t: value.t!,
+    s: value.s ?? null,
+    u: value.u!,
+    i: value.i!,
+    n: value.n!,
+    ...(value.p === undefined ? {} : { p: value.p }),
+    c: c as CursorState['c'],
+    ...(value.h === undefined ? {} : { h: value.h }),
+  };
 }
 
 /** The envelope around the items PostgreSQL wrote, in the order the contract lists its fields. */
@@ -127,6 +144,8 @@ interface Served {
   readonly cache: TotalCache | null;
   /** Where the walk stood before this page (a cursor's item, a page's placement), for a resume cursor when the page is empty. */
   readonly before: { u: string; id: string } | null;
+  /** The horizon the page was read at, carried by its next cursor. */
+  readonly horizon: string;
 }
 
 /**
@@ -146,7 +165,7 @@ function answer<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: 
   let resumeCursor: string | null = null;
   if (s.result.fetched > pageSize && last !== null && s.page < MAX_PAGE) {
     const c = s.cache;
-    const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, p: pageSize, c: c ? [c.matchingBelow, c.below, c.horizon] : null };
+    const state: CursorState = { v: 2, t: reader.tenantId, s: s.since, u: last.u, i: last.id, n: s.page + 1, p: pageSize, c: c ? [c.matchingBelow, c.below, c.horizon] : null, h: s.horizon };
     nextCursor = codec.encode(kind.purpose, state);
   } else {
     const at = last ?? s.before ?? (s.since !== null ? { u: s.since, id: BEFORE_ANY_ID } : null);
@@ -164,16 +183,30 @@ async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, 
   const cache = state.c ? { matchingBelow: state.c[0], below: state.c[1], horizon: state.c[2] } : null;
   // Without updatedSince the answer needs nothing measured at the horizon: one
   // statement reads it and the page from its own snapshot (the usual walk, a full sync).
+  // The page before's horizon holds on the primary; a replica may not have replayed as far.
+  const floor = (onReplica: boolean) => (onReplica ? null : (state.h ?? null));
   if (state.s === null) {
-    const result = await deps.reads.run((db) =>
-      readPage(db, kind.resource, { tenantId: reader.tenantId, since: null, horizon: null, after: { u: state.u, id: state.i }, skip: 0, limit: pageSize, rankHorizon: null, matching: { kind: 'none' } }),
+    const result = await deps.reads.run((db, onReplica) =>
+      readPage(db, kind.resource, {
+        tenantId: reader.tenantId,
+        since: null,
+        horizon: null,
+        floor: floor(onReplica),
+        after: { u: state.u, id: state.i },
+        skip: 0,
+        limit: pageSize,
+        rankHorizon: null,
+        matching: { kind: 'none' },
+      }),
     );
-    return answer(deps, kind, reader, pageSize, { page: state.n, since: null, result, total: result.rows, cache: null, before: { u: state.u, id: state.i } });
+    return answer(deps, kind, reader, pageSize, { page: state.n, since: null, result, total: result.rows, cache: null, before: { u: state.u, id: state.i }, horizon: result.horizon! });
   }
   // On the replica when it is usable: the horizon and the page from the same server.
-  const { horizon, matching, result } = await deps.reads.run(async (db) => {
+  const { horizon, matching, result } = await deps.reads.run(async (db, onReplica) => {
     // The horizon first, in its own statement (the count's plan depends on it); the rows are read by a later one.
-    const horizon = await readHorizon(db);
+    const read = await readHorizon(db);
+    const least = floor(onReplica);
+    const horizon = least !== null && least > read ? least : read;
     const matching = matchingPlan(state.s, horizon, cache);
     const result = await readPage(db, kind.resource, {
       tenantId: reader.tenantId,
@@ -188,7 +221,7 @@ async function cursorPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, 
     return { horizon, matching, result };
   });
   const t = pageTotal(matching, horizon, cache, result);
-  return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t, before: { u: state.u, id: state.i } });
+  return answer(deps, kind, reader, pageSize, { page: state.n, since: state.s, result, ...t, before: { u: state.u, id: state.i }, horizon });
 }
 
 async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, pageSize: number, page: number, since: string | null): Promise<JsonText<P>> {
@@ -264,7 +297,7 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
       total: freshTotal ? t.cache : null,
     }),
   ]);
-  return answer(deps, kind, reader, pageSize, { page, since, result, ...t, before: place.after });
+  return answer(deps, kind, reader, pageSize, { page, since, result, ...t, before: place.after, horizon: start.horizon });
 }
 
 async function readList<P>(deps: ServiceDeps, kind: ListKind, reader: Reader, req: ListRequest): Promise<JsonText<P>> {

@@ -50,6 +50,16 @@ export interface PageStatement {
    */
   readonly horizon: string | null;
   /**
+   * With `horizon` null: a lower bound of the horizon the statement reads, or null. A
+   * horizon once read stays a valid horizon for every later snapshot of the same server
+   * (every transaction a later snapshot does not see was unseen by the earlier one too,
+   * so it stamps at or after the earlier horizon), while the horizon a later snapshot
+   * reads can be lower: a transaction that started before it and takes its id only now
+   * holds it back to its start. A cursor walk passes the horizon of its page before, so
+   * its next page never stops short of where the walk already stood.
+   */
+  readonly floor?: string | null;
+  /**
    * Exclusive keyset start; null = the start of the list. A WalkStart: what the walk
    * remembers, read by this statement (a page > 1 of a walk without updatedSince); the
    * page continues right after the walk's end of the page before, and reads no item
@@ -306,7 +316,7 @@ export function pageStatement(resource: CityResource, q: PageStatement) {
     mid: number | null;
     low: number | null;
     h: string | null;
-  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT lumen_visibility_horizon() AS at), ` : sql``}${start}page AS MATERIALIZED (${pageRows(shape, q)}),
+  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT greatest(lumen_visibility_horizon(), ${q.floor ?? null}::timestamptz) AS at), ` : sql``}${start}page AS MATERIALIZED (${pageRows(shape, q)}),
      n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, horizonOf(q))} AS tail_now,
                                ${rankTail} AS tail_rank, ${cacheTail} AS tail_cache),
      m AS MATERIALIZED (SELECT ${counts.mid} AS mid FROM n)
