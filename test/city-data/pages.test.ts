@@ -208,7 +208,7 @@ describe('page writes', () => {
     const tenant = await makeTenant(t.rt);
     const reader = await partner(tenant.id);
     const key = { externalSystemId: reader.id, tenantId: tenant.id, resource: 'pole' as const, since: null, pageSize: 5 };
-    const q = walkPageStatement(key, { page: 1, restart: true, checkpoint: { position: null, rank: null }, total: null }).compile(t.rt.db);
+    const q = walkPageStatement(key, { page: 1, restart: true, checkpoint: { position: null, rank: null, horizon: '2026-03-14T12:00:00.000000Z' }, total: null }).compile(t.rt.db);
     const c = await t.rt.pool.connect();
     try {
       const r = await c.query<{ async_commit: string }>(q.sql, q.parameters as unknown[]);

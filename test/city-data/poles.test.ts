@@ -219,32 +219,37 @@ describe('GET /api/external/poles: keyset cursor (N5)', () => {
   });
 
   it('does not end a walk short when a transaction that began before it takes its id mid-walk', async () => {
-    for (const since of [null, '2000-01-01T00:00:00.000Z']) {
-      const { tenantId, apiKey } = await cityWithReader();
-      const filter = since === null ? {} : { updatedSince: since };
-      // Open before the poles are written, without an id yet: the horizon does not wait for it.
-      const early = await t.rt.pool.connect();
-      try {
-        await early.query('BEGIN');
-        await early.query('SELECT 1');
-        await insertPoles(tenantId, 6, 'H');
-        await settle(t);
-        const first = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { ...filter, pageSize: 2 });
-        expect(first.items).toHaveLength(2);
-        // Now it takes an id: a horizon read from here on alone is its start, before every pole.
-        await early.query('SELECT pg_current_xact_id()');
-        expect((await getPage<PoleItem>(t, '/api/external/poles', apiKey, { ...filter, pageSize: 100 })).items).toHaveLength(0);
-        // The walk keeps the horizon it stood at: its next pages are there, to its end.
-        const second = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { cursor: first.nextCursor! });
-        expect(second).toMatchObject({ page: 2, pageSize: 2, total: 6 });
-        expect(second.items).toHaveLength(2);
-        const third = await getPage<PoleItem>(t, '/api/external/poles', apiKey, { cursor: second.nextCursor! });
-        expect(third.nextCursor).toBeNull();
-        const walked = [...first.items, ...second.items, ...third.items].map((p) => p.code);
-        expect(walked.sort()).toEqual(['H000001', 'H000002', 'H000003', 'H000004', 'H000005', 'H000006']);
-      } finally {
-        await early.query('ROLLBACK');
-        early.release();
+    for (const by of ['cursor', 'page'] as const) {
+      for (const since of [null, '2000-01-01T00:00:00.000Z']) {
+        const { tenantId, apiKey } = await cityWithReader();
+        const filter: Record<string, string | number> = since === null ? { pageSize: 2 } : { pageSize: 2, updatedSince: since };
+        // Open before the poles are written, without an id yet: the horizon does not wait for it.
+        const early = await t.rt.pool.connect();
+        try {
+          await early.query('BEGIN');
+          await early.query('SELECT 1');
+          await insertPoles(tenantId, 6, 'H');
+          await settle(t);
+          const first = await getPage<PoleItem>(t, '/api/external/poles', apiKey, filter);
+          expect(first.items).toHaveLength(2);
+          // Now it takes an id: a horizon read from here on alone is its start, before every pole.
+          await early.query('SELECT pg_current_xact_id()');
+          expect((await getPage<PoleItem>(t, '/api/external/poles', apiKey, { ...filter, pageSize: 100 })).items).toHaveLength(0);
+          // The walk keeps the horizon it stood at: its next pages are there, to its end.
+          const next = (before: { nextCursor: string | null }, page: number) =>
+            getPage<PoleItem>(t, '/api/external/poles', apiKey, by === 'cursor' ? { cursor: before.nextCursor! } : { ...filter, page });
+          const second = await next(first, 2);
+          expect(second).toMatchObject({ page: 2, pageSize: 2, total: 6 });
+          expect(second.items).toHaveLength(2);
+          const third = await next(second, 3);
+          expect(third.items).toHaveLength(2);
+          expect(third.nextCursor).toBeNull();
+          const walked = [...first.items, ...second.items, ...third.items].map((p) => p.code);
+          expect(walked.sort()).toEqual(['H000001', 'H000002', 'H000003', 'H000004', 'H000005', 'H000006']);
+        } finally {
+          await early.query('ROLLBACK');
+          early.release();
+        }
       }
     }
   });

@@ -68,7 +68,7 @@ describe('compiled SQL of the list reads', () => {
     const write = walkPageStatement(walk, {
       page: 7,
       restart: false,
-      checkpoint: { position: { u: '2026-03-14T12:01:00.123456Z', id: 'I' }, rank: { rank: 7000, horizon: '2026-03-14T12:02:00.000000Z', below: 9000 } },
+      checkpoint: { position: { u: '2026-03-14T12:01:00.123456Z', id: 'I' }, rank: { rank: 7000, horizon: '2026-03-14T12:02:00.000000Z', below: 9000 }, horizon: '2026-03-14T12:02:00.000000Z' },
       total: null,
     });
     await expect(render(write)).toMatchFileSnapshot('./__snapshots__/walk-save-page.sql');

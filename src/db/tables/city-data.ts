@@ -35,6 +35,8 @@ export interface CityReadCheckpointTable {
   rank: number | null;
   rank_horizon: ColumnType<Date | null, string | null, string | null>;
   rank_below: number | null;
+  /** The horizon the page was read at: its walk's next page reads at no lower one on the primary (0110). */
+  read_horizon: ColumnType<Date | null, string | null, string | null>;
 }
 
 /** Cached `total` of an updatedSince filter (0010_city_read_positions.sql). */

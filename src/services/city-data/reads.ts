@@ -293,7 +293,7 @@ async function numberedPage<P>(deps: ServiceDeps, kind: ListKind, reader: Reader
     saveWalkPage(deps.db, key, {
       page,
       restart: page === 1,
-      checkpoint: keep ? { position, rank: endRank(place, start.horizon, result, pageSize, !onReplica) } : null,
+      checkpoint: keep ? { position, rank: endRank(place, start.horizon, result, pageSize, !onReplica), horizon: start.horizon } : null,
       total: freshTotal ? t.cache : null,
     }),
   ]);

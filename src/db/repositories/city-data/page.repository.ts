@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../database.js';
 import type { CityResource } from '../../tables/city-data.js';
 import { microsIso, type Position } from './position.repository.js';
-import { readStartOf, readStartStatement, type ReadStart, type ReadStartRow, type WalkKey } from './read-walk.repository.js';
+import { readStartOf, readStartStatement, walkHorizonFloor, type ReadStart, type ReadStartRow, type WalkKey } from './read-walk.repository.js';
 
 /**
  * One page of a city-data list (GET /api/external/poles, /service-orders) in ONE
@@ -316,7 +316,7 @@ export function pageStatement(resource: CityResource, q: PageStatement) {
     mid: number | null;
     low: number | null;
     h: string | null;
-  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT greatest(lumen_visibility_horizon(), ${q.floor ?? null}::timestamptz) AS at), ` : sql``}${start}page AS MATERIALIZED (${pageRows(shape, q)}),
+  }>`WITH ${q.horizon === null ? sql`horizon AS MATERIALIZED (SELECT greatest(lumen_visibility_horizon(), ${q.floor ?? null}::timestamptz${walk ? sql`, ${walkHorizonFloor(walk.walk, walk.page)}` : sql``}) AS at), ` : sql``}${start}page AS MATERIALIZED (${pageRows(shape, q)}),
      n AS MATERIALIZED (SELECT ${rowCount(q.tenantId, resource)}::bigint AS rows, ${tail(shape, q.tenantId, horizonOf(q))} AS tail_now,
                                ${rankTail} AS tail_rank, ${cacheTail} AS tail_cache),
      m AS MATERIALIZED (SELECT ${counts.mid} AS mid FROM n)

@@ -65,6 +65,26 @@ export interface ReadStart {
 
 const sinceValue = (since: string | null) => sql<Date>`${since ?? '-infinity'}::timestamptz`;
 
+/** The walk's row (city_read_walk `w`), for a statement that reads what the walk remembers. */
+const theWalk = (key: WalkKey) =>
+  sql`w.external_system_id = ${key.externalSystemId} AND w.resource = ${key.resource} AND w.updated_since = ${sinceValue(key.since)} AND w.page_size = ${key.pageSize}`;
+
+/**
+ * The least horizon page `page` of the walk reads at: the horizon its nearest earlier
+ * page was read at (0110_walk_read_horizon.sql), on the primary; null on a standby (it
+ * may not have replayed as far as the server that page was read on), for page 1 and
+ * when the walk remembers none. Every transaction a later snapshot of the same server
+ * does not see was unseen by that page's snapshot too, so it stamps at or after that
+ * horizon: the bound is a valid horizon, and the page cannot stop short of where the
+ * walk stood because a transaction older than the walk took its id in between.
+ */
+export function walkHorizonFloor(key: WalkKey, page: number): RawBuilder<string | null> {
+  if (page <= 1) return sql<null>`NULL::timestamptz`;
+  return sql<string | null>`(SELECT c.read_horizon FROM city_read_walk w
+    CROSS JOIN LATERAL (SELECT c.read_horizon FROM city_read_checkpoint c WHERE c.walk_id = w.id AND c.page < ${page} ORDER BY c.page DESC LIMIT 1) c
+    WHERE ${theWalk(key)} AND NOT pg_is_in_recovery())`;
+}
+
 export interface ReadStartRow {
   h: string;
   t_matching: number | null;
@@ -91,7 +111,7 @@ export interface ReadStartRow {
  * or before `target` items. `horizon`: the
  * expression of the horizon (the page statement that reads the start itself gives its own).
  */
-export function readStartStatement(key: WalkKey, page: number, target: number, horizon: RawBuilder<unknown> = sql`lumen_visibility_horizon()`) {
+export function readStartStatement(key: WalkKey, page: number, target: number, horizon: RawBuilder<unknown> = sql`greatest(lumen_visibility_horizon(), ${walkHorizonFloor(key, page)})`) {
   const total: RawBuilder<unknown> =
     key.since === null
       ? sql`LEFT JOIN city_read_total t ON false`
@@ -110,8 +130,7 @@ export function readStartStatement(key: WalkKey, page: number, target: number, h
              SELECT c.page, c.last_updated_at, c.last_id, c.rank, c.rank_horizon, c.rank_below FROM city_read_checkpoint c
               WHERE c.walk_id = w.id AND c.page < ${page}
               ORDER BY c.page DESC LIMIT 1) c
-           WHERE w.external_system_id = ${key.externalSystemId} AND w.resource = ${key.resource}
-             AND w.updated_since = ${sinceValue(key.since)} AND w.page_size = ${key.pageSize}) cp ON true`;
+           WHERE ${theWalk(key)}) cp ON true`;
   // Not looked for when the checkpoint is the page before's: the page then continues after it (placePage).
   const ranked =
     page <= 1
@@ -181,7 +200,7 @@ export interface WalkPageWrite {
   /** Page 1: a new walk begins; the walk's other pages are forgotten, and stale walks and totals of the partner and tenant. */
   readonly restart: boolean;
   /** Where the page ended, or null to keep no checkpoint (a page placed beyond the list's end). */
-  readonly checkpoint: { readonly position: Position | null; readonly rank: Rank | null } | null;
+  readonly checkpoint: { readonly position: Position | null; readonly rank: Rank | null; /** The horizon the page was read at. */ readonly horizon: string } | null;
   /** The filter's total to cache (updatedSince walks). */
   readonly total: TotalCache | null;
 }
@@ -206,10 +225,10 @@ export function walkPageStatement(key: WalkKey, w: WalkPageWrite) {
     parts.push(sql`later AS (DELETE FROM city_read_checkpoint c USING w WHERE c.walk_id = w.id AND c.page > ${w.page})`);
     const p = w.checkpoint.position;
     const r = w.checkpoint.rank;
-    parts.push(sql`cp AS (INSERT INTO city_read_checkpoint (walk_id, page, last_updated_at, last_id, rank, rank_horizon, rank_below)
-      SELECT w.id, ${w.page}, ${p?.u ?? null}::timestamptz, ${p?.id ?? null}::uuid, ${r?.rank ?? null}::bigint, ${r?.horizon ?? null}::timestamptz, ${r?.below ?? null}::bigint FROM w
+    parts.push(sql`cp AS (INSERT INTO city_read_checkpoint (walk_id, page, last_updated_at, last_id, rank, rank_horizon, rank_below, read_horizon)
+      SELECT w.id, ${w.page}, ${p?.u ?? null}::timestamptz, ${p?.id ?? null}::uuid, ${r?.rank ?? null}::bigint, ${r?.horizon ?? null}::timestamptz, ${r?.below ?? null}::bigint, ${w.checkpoint.horizon}::timestamptz FROM w
       ON CONFLICT (walk_id, page) DO UPDATE SET last_updated_at = excluded.last_updated_at, last_id = excluded.last_id,
-        rank = excluded.rank, rank_horizon = excluded.rank_horizon, rank_below = excluded.rank_below)`);
+        rank = excluded.rank, rank_horizon = excluded.rank_horizon, rank_below = excluded.rank_below, read_horizon = excluded.read_horizon)`);
   }
   if (w.total && key.since !== null) {
     const t = w.total;
