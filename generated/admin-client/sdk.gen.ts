@@ -1692,7 +1692,7 @@ export const listAuditEntries = <ThrowOnError extends boolean = false>(options?:
  *
  * The partner's webhook deliveries, newest first, each with every attempt: when it was
  * sent, the partner's HTTP status, the latency and the error. Same as
- * `lumen webhook deliveries --partner CODE [--status failed|dead] [--since TS]`.
+ * `lumen webhook deliveries --partner CODE [--status failed|dead] [--since TS] [--order ID]`.
  *
  * Each event is posted as soon as its transaction commits; a failed attempt is retried
  * on the deployment's schedule (by default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and

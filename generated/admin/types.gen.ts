@@ -10142,6 +10142,13 @@ export type ListWebhookDeliveriesData = {
          */
         since?: string;
         /**
+         * Only deliveries of this service order's events (the order page's "events sent"
+         * table): however many newer deliveries the partner has, the order's own are all
+         * there, up to `limit`.
+         *
+         */
+        serviceOrderId?: string;
+        /**
          * At most this many deliveries, default 50.
          */
         limit?: number;

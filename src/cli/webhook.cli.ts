@@ -29,10 +29,13 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
       .requiredOption('--partner <code>', 'partner code')
       .option('--status <status>', 'only deliveries in this state: pending, failed (retrying), succeeded or dead')
       .option('--since <timestamp>', 'only deliveries created at or after this ISO 8601 time')
+      .option('--order <id>', "only deliveries of this service order's events (its id)")
       .option('--limit <n>', 'at most this many deliveries (1..500)', '50'),
-  ).action(async (opts: JsonOption & { partner: string; status?: string; since?: string; limit: string }) => {
+  ).action(async (opts: JsonOption & { partner: string; status?: string; since?: string; order?: string; limit: string }) => {
     const limit = Number(opts.limit);
-    const result = await withRuntime(io, (rt) => listWebhookDeliveries(rt, PLATFORM_ACCESS, { partnerCode: opts.partner, status: opts.status, since: opts.since, limit }));
+    const result = await withRuntime(io, (rt) =>
+      listWebhookDeliveries(rt, PLATFORM_ACCESS, { partnerCode: opts.partner, status: opts.status, since: opts.since, serviceOrderId: opts.order, limit }),
+    );
     printResult(io, opts, result, () =>
       result.deliveries.length === 0 ? `No webhook deliveries for ${result.partnerCode}${opts.status ? ` with status ${opts.status}` : ''}.` : result.deliveries.flatMap((d) => [line(d), ...attemptLines(d)]).join('\n'),
     );

@@ -234,6 +234,11 @@ describe('the console', () => {
     // The assignment's note names the team once ('Equipe São Paulo 01', not 'equipe Equipe São Paulo 01').
     expect(await page.getByTestId('timeline').innerText()).toContain('Equipe São Paulo 01');
     expect(await page.getByTestId('timeline').innerText()).not.toMatch(/equipe Equipe/i);
+    // Events sent: the order's own deliveries, read by order (not the partner's newest few), in words.
+    const sent = page.getByTestId('deliveries');
+    await expect.poll(() => sent.locator('tr[data-event-type="ServiceOrder.Completed"]').count(), { timeout: 15_000 }).toBe(2);
+    expect(await sent.locator('tr[data-event-type="ServiceOrder.Created"]').count()).toBe(2);
+    expect(await sent.innerText()).not.toMatch(/ServiceOrder\.|succeeded|pending/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'order');
 

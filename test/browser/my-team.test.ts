@@ -3,7 +3,7 @@
  * navigation, the team's open orders most urgent first with the distance from the phone,
  * the planned visits (one overdue, flagged in words); an order opened from there with
  * Start / Complete at the top within the viewport, tel: and geo: links; the visit planned
- * from the order page. Screenshots: docs/console/my-team-phone.png, order-phone.png,
+ * from the order page. Screenshots: docs/console/my-team-phone.png, my-team-order-phone.png,
  * my-team-desktop.png.
  */
 import path from 'node:path';
@@ -107,7 +107,7 @@ describe('My team today, on a phone', () => {
     expect(await page.getByTestId('order-visit').innerText()).toMatch(/das \d\d:\d\d às \d\d:\d\d/);
     expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     await page.evaluate('window.scrollTo(0, 0)');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'order-phone.png'), fullPage: false });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'my-team-order-phone.png'), fullPage: false });
 
     // Start from the top of the page.
     await page.getByTestId('start').click();

@@ -1,7 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event, EventsPage } from '../../generated/partner/types.gen.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { cliJson, startTestApp, type TestApp } from '../support/app.js';
 import { makeCityTeam } from '../support/factories.js';
 import { adminFetch, adminToken } from '../operations/support.js';
 import { emit, makeEventPartner, startReceiver, subjectFor, waitFor, WEBHOOK_SECRET } from './support.js';
@@ -58,6 +58,36 @@ describe('admin API: webhook deliveries', () => {
     expect((await admin(`/partners/${polling.partner.code}/webhook-deliveries/redeliver`, { json: { since } })).status).toBe(409);
     expect((await admin(`/partners/${p.partner.code}/webhook-deliveries?status=lost`)).status).toBe(400);
     expect((await adminFetch(t, undefined)(`/partners/${p.partner.code}/webhook-deliveries`)).status).toBe(401);
+  });
+});
+
+describe('admin API: one service order\'s deliveries', () => {
+  it('lists an order\'s deliveries however many newer ones the partner has, and refuses an id that is not one', async () => {
+    down = false;
+    const p = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const older = await subjectFor(t.rt, p);
+    const newer = await subjectFor(t.rt, p);
+    const [mine] = await emit(t.rt, ['ServiceOrder.Created', older]);
+    await emit(t.rt, ['ServiceOrder.Created', newer], ['ServiceOrder.StatusChanged', newer], ['ServiceOrder.Completed', newer]);
+    const list = async (query: string) => {
+      const res = await admin(`/partners/${p.partner.code}/webhook-deliveries?${query}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { deliveries: { eventId: string; serviceOrderId: string; status: string }[] }).deliveries;
+    };
+    await waitFor(async () => (await list('limit=10')).filter((d) => d.status === 'succeeded').length === 4, 10_000, 'four deliveries');
+    // The partner's newest two are the newer order's: the older order's delivery is not among them.
+    expect((await list('limit=2')).map((d) => d.serviceOrderId)).toEqual([newer.serviceOrderId, newer.serviceOrderId]);
+    const ofOrder = await list(`limit=2&serviceOrderId=${older.serviceOrderId}`);
+    expect(ofOrder.map((d) => [d.eventId, d.serviceOrderId])).toEqual([[mine!.eventId, older.serviceOrderId]]);
+    expect(await list(`serviceOrderId=${newer.serviceOrderId}`)).toHaveLength(3);
+    // The same from the command line.
+    const cli = await t.cli('webhook', 'deliveries', '--partner', p.partner.code, '--order', older.serviceOrderId!, '--limit', '2', '--json');
+    expect(cli.code).toBe(0);
+    expect((cliJson(cli) as { deliveries: { eventId: string }[] }).deliveries.map((d) => d.eventId)).toEqual([mine!.eventId]);
+
+    const bad = await admin(`/partners/${p.partner.code}/webhook-deliveries?serviceOrderId=OS-2026-00001`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('serviceOrderId');
   });
 });
 

@@ -335,6 +335,8 @@ export interface DeliveryFilter {
   status?: DeliveryStatus;
   /** Deliveries created at or after this instant. */
   since?: Date;
+  /** Deliveries of this service order's events (event_service_order_idx, 0111). */
+  serviceOrderId?: string;
   limit: number;
 }
 
@@ -369,6 +371,7 @@ export async function listDeliveries(db: Executor, f: DeliveryFilter) {
   if (f.id) q = q.where('d.id', '=', f.id);
   if (f.status) q = q.where('d.status', '=', f.status);
   if (f.since) q = q.where('d.created_at', '>=', f.since);
+  if (f.serviceOrderId) q = q.where('e.service_order_id', '=', f.serviceOrderId);
   return q.orderBy('d.position', 'desc').limit(f.limit).execute();
 }
 

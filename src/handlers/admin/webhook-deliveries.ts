@@ -7,7 +7,13 @@ export const listWebhookDeliveries: Handler<AdminPrincipal> = async (ctx) => {
   const limit = queryOf(ctx, 'limit');
   return {
     status: 200,
-    body: await list(ctx.deps, ctx.principal.access, { partnerCode: ctx.request.params.code!, status: queryOf(ctx, 'status'), since: queryOf(ctx, 'since'), limit: limit === undefined ? undefined : Number(limit) }),
+    body: await list(ctx.deps, ctx.principal.access, {
+      partnerCode: ctx.request.params.code!,
+      status: queryOf(ctx, 'status'),
+      since: queryOf(ctx, 'since'),
+      serviceOrderId: queryOf(ctx, 'serviceOrderId'),
+      limit: limit === undefined ? undefined : Number(limit),
+    }),
   };
 };
 

@@ -62,6 +62,8 @@ export interface DeliveryQuery {
   status?: string;
   /** Deliveries created at or after this ISO instant. */
   since?: string;
+  /** Deliveries of this service order's events. */
+  serviceOrderId?: string;
   /** Default 50, at most 500. */
   limit?: number;
 }
@@ -74,10 +76,11 @@ export async function listWebhookDeliveries(deps: ServiceDeps, access: AdminAcce
   if (since === null) errors.push({ pointer: '/query/since', message: 'must be an ISO 8601 date-time' });
   const limit = q.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ pointer: '/query/limit', message: 'must be a whole number from 1 to 500' });
+  if (q.serviceOrderId !== undefined && !isUuid(q.serviceOrderId)) errors.push({ pointer: '/query/serviceOrderId', message: 'must be a service order id (UUID)' });
   // Query values: 400, as every other query problem.
   if (errors.length > 0) throw new AppError('invalid-parameter', {}, errors);
   const partner = await requirePartner(deps, access, q.partnerCode, 'viewer');
-  const rows = await listDeliveries(deps.db, { externalSystemId: partner.id, status: q.status as DeliveryStatus | undefined, since: since ?? undefined, limit });
+  const rows = await listDeliveries(deps.db, { externalSystemId: partner.id, status: q.status as DeliveryStatus | undefined, since: since ?? undefined, serviceOrderId: q.serviceOrderId, limit });
   const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
   return { partnerCode: partner.code, deliveries: rows.map((r) => deliveryView(partner.code, r, attempts)) };
 }

@@ -1,6 +1,6 @@
 /** One service order: its state, the moves its status allows, linked alerts, events sent, timeline. */
-import { useState } from 'preact/hooks';
-import { call, useApi, type types } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { call, useApi, useApiEach, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { MapView } from '../map.js';
@@ -115,15 +115,22 @@ function OrderDeliveries({ order, alerts }: { order: types.AdminServiceOrder; al
   const { can } = useSession();
   const { tenantId } = order;
   const partners = [...new Set(alerts.map((a) => a.partner.code))];
-  const first = partners[0];
-  // The delivery log is read per partner; most orders have one.
-  const log = useApi('listWebhookDeliveries', first && can('administer', tenantId) ? { path: { code: first }, query: { limit: 200 } } : null, { refreshInterval: 10_000 });
-  if (!first || !can('administer', tenantId)) return null;
-  const mine = (log.data?.deliveries ?? []).filter((d) => d.serviceOrderId === order.id);
+  const shown = partners.length > 0 && can('administer', tenantId);
+  // The order's own deliveries, of every partner whose alert it carries (the delivery log is read per partner).
+  const logs = useApiEach(
+    'listWebhookDeliveries',
+    shown ? partners.map((code) => ({ path: { code }, query: { serviceOrderId: order.id, limit: 200 } })) : null,
+    { refreshInterval: 10_000 },
+  );
+  // A move of the order writes its events: read again when it changes.
+  const { mutate } = logs;
+  useEffect(() => void mutate(), [order.updatedAt, mutate]);
+  if (!shown) return null;
+  const mine = (logs.data ?? []).flatMap((l) => l.deliveries).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return (
     <section class="panel">
       <h2>{t('order.deliveries')}</h2>
-      {log.error ? <LoadError error={log.error} /> : <DeliveryTable deliveries={mine} />}
+      {logs.error ? <LoadError error={logs.error} /> : <DeliveryTable deliveries={mine} withPartner={partners.length > 1} />}
     </section>
   );
 }

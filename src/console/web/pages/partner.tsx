@@ -361,7 +361,7 @@ function Deliveries({ code, admin, canSendTest }: { code: string; admin: boolean
 }
 
 /** A delivery log: event, state, attempts, the last answer; redeliver one when allowed. */
-export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types.WebhookDelivery[]; onRedelivered?: () => void }) {
+export function DeliveryTable({ deliveries, onRedelivered, withPartner = false }: { deliveries: types.WebhookDelivery[]; onRedelivered?: () => void; withPartner?: boolean }) {
   const { t, dateTime } = useI18n();
   const again = useAction(
     (id: string) => call('redeliverWebhook', { path: { deliveryId: id } }),
@@ -372,10 +372,14 @@ export function DeliveryTable({ deliveries, onRedelivered }: { deliveries: types
   );
   if (deliveries.length === 0) return <p class="muted">{t('partner.deliveries.empty')}</p>;
   return (
-    <Table testid="deliveries" headers={[t('col.when'), t('col.event'), t('col.status'), t('col.attempts'), t('col.result'), ...(onRedelivered ? [{ hidden: t('partner.redeliver') }] : [])]}>
+    <Table
+      testid="deliveries"
+      headers={[t('col.when'), ...(withPartner ? [t('col.partner')] : []), t('col.event'), t('col.status'), t('col.attempts'), t('col.result'), ...(onRedelivered ? [{ hidden: t('partner.redeliver') }] : [])]}
+    >
           {deliveries.map((d) => (
             <tr key={d.id} data-status={d.status} data-event-type={d.eventType}>
               <td class="nowrap">{dateTime(d.occurredAt)}</td>
+              {withPartner ? <td>{d.partnerCode}</td> : null}
               <td>
                 {eventTypeWords(t, d.eventType)}
               </td>
