@@ -73,8 +73,11 @@ export async function runPartnerPollJob(deps: RuntimeDeps, job: Job<PartnerPollJ
 
   let outcome: RunOutcome;
   let pages = 0;
+  // When the first request left: the interval runs from there, as the partner counts it
+  // (the state's lock and the key's decryption before it take longer on a loaded machine).
+  let sentAt = startedAt;
   try {
-    outcome = await readPages(deps, partner, state.cursor, job.signal, startedAt, (n) => (pages = n));
+    outcome = await readPages(deps, partner, state.cursor, job.signal, startedAt, (n) => (pages = n), (at) => (sentAt = at));
   } catch (err) {
     if (err instanceof PollAborted || job.signal.aborted) throw new PollAborted();
     if (!(err instanceof PollError)) throw err;
@@ -87,7 +90,7 @@ export async function runPartnerPollJob(deps: RuntimeDeps, job: Job<PartnerPollJ
     const fresh = await findExternalSystem(tx, id);
     const finishedAt = new Date();
     const interval = fresh?.polling_interval_seconds ?? partner.polling_interval_seconds;
-    let next: Date | null = new Date(Math.max(finishedAt.getTime(), startedAt.getTime() + interval * 1000));
+    let next: Date | null = new Date(Math.max(finishedAt.getTime(), sentAt.getTime() + interval * 1000));
     if (current.poll_requested_at || outcome === 'more') next = finishedAt;
     if (!fresh || notPolledBecause(fresh)) next = null;
     await updatePollState(
@@ -117,6 +120,7 @@ async function readPages(
   signal: AbortSignal,
   startedAt: Date,
   onPage: (pages: number) => void,
+  onFirstSend: (at: Date) => void,
 ): Promise<RunOutcome> {
   if (!partner.scopes.includes('canCreateServiceOrders') && !partner.scopes.includes('canCreateAlerts')) {
     throw new PollError('configuration', 'the partner has neither canCreateServiceOrders nor canCreateAlerts: its requests cannot be taken in');
@@ -134,6 +138,7 @@ async function readPages(
   let since = cursor;
   for (let pages = 1; ; pages++) {
     if (signal.aborted) throw new PollAborted();
+    if (pages === 1) onFirstSend(new Date());
     const batch = await fetchPartnerBatch({
       url: partner.polling_url!,
       apiKey,
