@@ -44,7 +44,36 @@ async function reachable(url: string): Promise<boolean> {
 
 let embedded: EmbeddedDatabase | null = null;
 
+interface Shared {
+  readonly serverUrl: string;
+  readonly template: string;
+  readonly runId: string;
+  readonly teardown: () => Promise<void>;
+}
+
+/**
+ * The suite's projects (vitest.config.ts) each call the global setup: they share one
+ * server and one template, built by the first call and dropped by the last teardown.
+ */
+const SHARED = Symbol.for('lumen.test.global-setup');
+type Holder = { done: Promise<Shared>; users: number };
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const g = globalThis as { [SHARED]?: Holder };
+  const holder = (g[SHARED] ??= { done: prepare(), users: 0 });
+  holder.users++;
+  const shared = await holder.done;
+  project.provide('pgServerUrl', shared.serverUrl);
+  project.provide('pgTemplate', shared.template);
+  project.provide('pgRunId', shared.runId);
+  return async () => {
+    if (--holder.users > 0) return;
+    delete g[SHARED];
+    await shared.teardown();
+  };
+}
+
+async function prepare(): Promise<Shared> {
   let serverUrl = withDatabase(process.env.DATABASE_URL || DEFAULT_SERVER, 'postgres');
   // LUMEN_TEST_EMBEDDED=1 runs the suite on the embedded server even where a local one answers.
   const forceEmbedded = process.env.LUMEN_TEST_EMBEDDED === '1' && !process.env.DATABASE_URL;
@@ -68,11 +97,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const jobs = await Jobs.start({ url: withDatabase(serverUrl, template), log: createLogger('silent'), work: false });
   await jobs.stop();
 
-  project.provide('pgServerUrl', serverUrl);
-  project.provide('pgTemplate', template);
-  project.provide('pgRunId', runId);
-
-  return async () => {
+  const teardown = async () => {
     const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`lumen_%${runId}%`]);
     for (const { datname } of rows.filter((r) => r.datname !== template)) {
       await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
@@ -81,4 +106,5 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await admin.end();
     await embedded?.stop();
   };
+  return { serverUrl, template, runId, teardown };
 }
