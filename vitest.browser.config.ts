@@ -15,5 +15,6 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    expect: { poll: { timeout: 10_000 } },
   },
 });

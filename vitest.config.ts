@@ -24,9 +24,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'node_modules/**', ...ISOLATED], isolate: false },
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/browser/**', 'node_modules/**', ...ISOLATED], isolate: false },
       },
       { extends: true, test: { name: 'isolated', include: ISOLATED } },
+      // The console in a real browser: a day's flow per test, and a page waited for as a
+      // person would (a poll gives up after 10 s, not 1 s, on a machine busy with two
+      // browsers and their servers), as in vitest.browser.config.ts.
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], isolate: false, testTimeout: 120_000, hookTimeout: 120_000, expect: { poll: { timeout: 10_000 } } } },
     ],
   },
 });

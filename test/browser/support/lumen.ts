@@ -2,14 +2,16 @@
  * The Lumen a browser test talks to, on a database of the test file's own: the built
  * executable (`dist/lumen serve`, as in CI after `npm run build`) when it exists, else
  * the app started in-process from the sources. LUMEN_BROWSER_TARGET=in-process forces
- * the latter (a stale dist/lumen while developing).
+ * the latter (a stale dist/lumen while developing). The setup's CLI commands run
+ * in-process either way, on the same database: the executable's own CLI is the e2e
+ * suite's (test/e2e), and a new process per command cost a browser file 5-15 s.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { EXECUTABLE, lumenJson, startLumen } from '../../e2e/conformance-support.js';
-import { startTestApp, testEnv, cliJson } from '../../support/app.js';
+import { EXECUTABLE, startLumen } from '../../e2e/conformance-support.js';
+import { cli, startTestApp, testEnv, cliJson } from '../../support/app.js';
 import { createTestDatabase } from '../../support/database.js';
 
 export interface Lumen {
@@ -50,7 +52,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
       baseUrl: server.base,
       target: 'executable',
       databaseUrl: db.url,
-      cli: (...args) => lumenJson(args, cwd, env),
+      cli: async (...args) => cliJson(await cli(env, ...args, '--json')),
       admin: (token, method, p, body) => admin(server.base, token, method, p, body),
       async stop() {
         await server.stop();
@@ -63,7 +65,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
     baseUrl: app.baseUrl,
     target: 'in-process',
     databaseUrl: db.url,
-    cli: async (...args) => cliJson(await app.cli(...args, '--json')),
+    cli: async (...args) => cliJson(await cli(env, ...args, '--json')),
     admin: (token, method, p, body) => admin(app.baseUrl, token, method, p, body),
     async stop() {
       await app.stop();
