@@ -80,6 +80,12 @@ describe('admin API: one service order\'s deliveries', () => {
     const ofOrder = await list(`limit=2&serviceOrderId=${older.serviceOrderId}`);
     expect(ofOrder.map((d) => [d.eventId, d.serviceOrderId])).toEqual([[mine!.eventId, older.serviceOrderId]]);
     expect(await list(`serviceOrderId=${newer.serviceOrderId}`)).toHaveLength(3);
+    // Another city's order, whose event was delivered to that city's partner: never through this partner.
+    const elsewhere = await makeEventPartner(t.rt, { webhookUrl: rx.url });
+    const foreign = await subjectFor(t.rt, elsewhere);
+    const [theirs] = await emit(t.rt, ['ServiceOrder.Created', foreign]);
+    await waitFor(() => rx.received.some((r) => r.headers['x-lumen-event-id'] === theirs!.eventId), 10_000, 'the other city\'s delivery');
+    expect(await list(`serviceOrderId=${foreign.serviceOrderId}`)).toEqual([]);
     // The same from the command line.
     const cli = await t.cli('webhook', 'deliveries', '--partner', p.partner.code, '--order', older.serviceOrderId!, '--limit', '2', '--json');
     expect(cli.code).toBe(0);
