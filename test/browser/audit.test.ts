@@ -48,8 +48,23 @@ afterAll(async () => {
 describe('the audit log page', () => {
   it('names objects and teams, and filters by number, by who and by period', async () => {
     const { page, problems, context } = await openPage(browser, lumen.baseUrl, { as: natal.admin });
+    // The city's reasons are held back until the entries have arrived: the page waits for
+    // them rather than show an entry with a reason's code first.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reasonsRead = (url: URL) => url.pathname === `/api/admin/tenants/${natal.tenantId}/reasons`;
+    await context.route(reasonsRead, async (route) => {
+      await held;
+      await route.continue().catch(() => undefined);
+    });
+    const entriesRead = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/admin/audit' && r.ok());
     await page.goto(`${lumen.baseUrl}/console/audit`);
+    await entriesRead;
+    await page.getByRole('status').filter({ hasText: 'Carregando…' }).waitFor();
+    expect(await page.getByTestId('audit').count()).toBe(0);
+    release();
     await page.getByTestId('audit').waitFor();
+    await context.unroute(reasonsRead);
     const text = await page.getByTestId('audit').innerText();
     expect(text).toContain('Ordem de serviço criada a partir do alerta · Alerta #1');
     expect(text).toContain(`Ordem de serviço: nenhum → ${orderNumber}`);

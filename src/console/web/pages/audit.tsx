@@ -41,6 +41,9 @@ export function AuditPage() {
   const teamNames = new Map((teams.data?.items ?? []).map((x) => [x.id, x.name]));
   const reasons = useApi('listReasons', { path: { tenantId } });
   const reasonNames = new Map((reasons.data?.items ?? []).map((r) => [r.code, `${lang === 'en' ? r.nameEn : r.namePt} (${r.code})`]));
+  // The entries wait for the names of their teams and reasons: a table drawn before them would
+  // show an id or a code first. A read of names that failed leaves those values as they are.
+  const namesSettled = (teams.data !== undefined || teams.error !== undefined) && (reasons.data !== undefined || reasons.error !== undefined);
   const find = async (ref: string) => {
     setNotFound(false);
     const r = ref.trim().replace(/^#/, '');
@@ -113,9 +116,9 @@ export function AuditPage() {
         </p>
       ) : null}
       {entries.error ? <LoadError error={entries.error} /> : null}
-      {!entries.data && !entries.error ? <Loading /> : null}
+      {(!entries.data && !entries.error) || (entries.data && entries.data.items.length > 0 && !namesSettled) ? <Loading /> : null}
       {entries.data && entries.data.items.length === 0 ? <p class="empty">{t('audit.empty')}</p> : null}
-      {entries.data && entries.data.items.length > 0 ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} reasonNames={reasonNames} /> : null}
+      {entries.data && entries.data.items.length > 0 && namesSettled ? <AuditTable items={[...entries.data.items].reverse()} teamNames={teamNames} reasonNames={reasonNames} /> : null}
     </Page>
   );
 }
