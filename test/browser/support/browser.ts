@@ -17,14 +17,20 @@ import { expect, vi } from 'vitest';
 // supply-fault legend, once).
 vi.setConfig({ testTimeout: 120_000, expect: { poll: { timeout: 15_000 } } });
 
-export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? '/usr/bin/chromium';
+/**
+ * Debian's Chromium headless shell (package chromium-headless-shell: the same engine
+ * without the desktop browser around it) when the machine has it, else Debian's full
+ * Chromium in headless mode. The shell took a fifth less CPU on the same three files
+ * (82-85 s against 100-116 s on two cores), which is what the suite waits on there.
+ */
+export const CHROMIUM = process.env.LUMEN_CHROMIUM ?? (existsSync('/usr/bin/chromium-headless-shell') ? '/usr/bin/chromium-headless-shell' : '/usr/bin/chromium');
 export const SCREENSHOTS = path.resolve('docs/console');
 export const DESKTOP = { width: 1366, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 
 export async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: install the machine's package (Debian: apt-get install -y chromium; .ci/run does) or point LUMEN_CHROMIUM at one. Nothing is downloaded.`);
+    throw new Error(`No Chromium at ${CHROMIUM}: install the machine's package (Debian: apt-get install -y chromium-headless-shell, or chromium; .ci/run does) or point LUMEN_CHROMIUM at one. Nothing is downloaded.`);
   }
   // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
