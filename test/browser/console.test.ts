@@ -211,8 +211,20 @@ describe('the console', () => {
     await suggestion.getByRole('button', { name: 'Vincular' }).click();
     await page.getByTestId('toast-ok').filter({ hasText: `Alerta vinculado à ordem ${order.number}.` }).waitFor();
 
+    // The page reads the order's timeline and its deliveries once when it opens (again
+    // only when the order changes).
+    const reads: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      const p = new URL(r.url()).pathname;
+      if (p.endsWith('/timeline') || p.endsWith('/webhook-deliveries')) reads.push(p.slice(p.lastIndexOf('/') + 1));
+    };
+    page.on('request', onRequest);
     await page.goto(`${lumen.baseUrl}/console/orders/${orderId}`);
     await page.getByTestId('order-alerts').getByText('Mesmo poste apagado (vizinho)').waitFor();
+    await page.getByTestId('timeline').waitFor();
+    await page.getByTestId('deliveries').waitFor();
+    page.off('request', onRequest);
+    expect(reads.sort()).toEqual(['timeline', 'webhook-deliveries']);
     await page.getByTestId('start').click();
     await page.getByTestId('toast-ok').filter({ hasText: 'Ordem iniciada.' }).waitFor();
     // Complete, at the top, leads to the one completion form (note, materials, photos).

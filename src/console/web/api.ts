@@ -4,6 +4,7 @@
  * Reads go through SWR (cache, revalidation on focus, retries with backoff);
  * changes go through `call`, which throws an ApiError carrying the problem+json.
  */
+import { useEffect, useRef } from 'preact/hooks';
 import useSWR, { type SWRConfiguration, type SWRResponse } from 'swr';
 import { createClient } from '../../../generated/admin-client/client/index.js';
 import * as sdk from '../../../generated/admin-client/sdk.gen.js';
@@ -132,6 +133,19 @@ export function useApi<K extends Operation>(operation: K, input: Input<K> | null
     errorRetryCount: 4,
     ...config,
   });
+}
+
+/**
+ * Reads again when `version` changes (an entity's updatedAt after a change made on the
+ * page), not when the component mounts: the first read is the hook's own.
+ */
+export function useRefreshOn(version: string, read: { mutate: () => unknown }): void {
+  const seen = useRef(version);
+  useEffect(() => {
+    if (seen.current === version) return;
+    seen.current = version;
+    void read.mutate();
+  }, [version, read]);
 }
 
 /** The same read for each of several inputs (a list's per-item detail), as one cached answer in the inputs' order. */

@@ -1,6 +1,6 @@
 /** One service order: its state, the moves its status allows, linked alerts, events sent, timeline. */
-import { useEffect, useState } from 'preact/hooks';
-import { call, useApi, useApiEach, type types } from '../api.js';
+import { useState } from 'preact/hooks';
+import { call, useApi, useApiEach, useRefreshOn, type types } from '../api.js';
 import { useAction } from '../feedback.js';
 import { useI18n } from '../i18n.js';
 import { MapView } from '../map.js';
@@ -123,14 +123,13 @@ function OrderDeliveries({ order, alerts }: { order: types.AdminServiceOrder; al
     { refreshInterval: 10_000 },
   );
   // A move of the order writes its events: read again when it changes.
-  const { mutate } = logs;
-  useEffect(() => void mutate(), [order.updatedAt, mutate]);
+  useRefreshOn(order.updatedAt, logs);
   if (!shown) return null;
   const mine = (logs.data ?? []).flatMap((l) => l.deliveries).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return (
     <section class="panel">
       <h2>{t('order.deliveries')}</h2>
-      {logs.error ? <LoadError error={logs.error} /> : <DeliveryTable deliveries={mine} withPartner={partners.length > 1} />}
+      {logs.error ? <LoadError error={logs.error} /> : logs.data ? <DeliveryTable deliveries={mine} withPartner={partners.length > 1} /> : <Loading />}
     </section>
   );
 }

@@ -2,8 +2,7 @@
  * An alert's or an order's timeline from the API (status changes, audit entries,
  * events sent and their deliveries, merged), newest first.
  */
-import { useEffect } from 'preact/hooks';
-import { useApi, type types } from '../api.js';
+import { useApi, useRefreshOn, type types } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Badge, LoadError, Loading } from '../ui.js';
 import { actorWords, fieldWords, noteWords, timelineWords, valueWords } from '../words.js';
@@ -13,7 +12,7 @@ export function Timeline({ of, id, version }: { of: 'alert' | 'order'; id: strin
   const orderTimeline = useApi('getServiceOrderTimeline', of === 'order' ? { path: { serviceOrderId: id } } : null);
   const timeline = of === 'alert' ? alertTimeline : orderTimeline;
   // `version` is the entity's updatedAt: a change made on the page shows up at once.
-  useEffect(() => void timeline.mutate(), [version]);
+  useRefreshOn(version, timeline);
   if (timeline.error) return <LoadError error={timeline.error} />;
   if (!timeline.data) return <Loading />;
   return <TimelineList items={timeline.data.items} ofOrder={of === 'order'} />;
