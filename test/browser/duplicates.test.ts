@@ -44,6 +44,7 @@ beforeAll(async () => {
   // The three devices went offline together three hours ago: telemetry raises a lamp-out alert for each.
   const reports = CIRCUIT_POLES.map((c) => JSON.stringify({ deviceIdentifier: `TG-${c}`, online: false, relayOn: null, reportedAt: new Date(Date.now() - 3 * HOUR).toISOString() }));
   await lumen.cli('telemetry', 'ingest', '--tenant', cwb.tenantId, file('reports.ndjson', reports.join('\n') + '\n'));
+  // The served Lumen's minute job raises them (this file waits for it; the pole page's runs the rule at once).
   await lumen.cli('tenant', 'lamp-out', cwb.tenantId, '--after', '1');
   // Two citizens, one pole.
   await sendRequest(lumen, cwb, { street: 'Rua Padre Anchieta', latitude: -25.42841, longitude: -49.2733, description: 'Poste apagado em frente ao número 1200, rua escura.', requesterName: 'Maria Aparecida dos Santos' });

@@ -11,6 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { EXECUTABLE, startLumen } from '../../e2e/conformance-support.js';
+import { loadConfig } from '../../../src/config.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { openRuntime } from '../../../src/runtime.js';
+import { detectLampOuts } from '../../../src/services/telemetry-alerts/index.js';
 import { cli, startTestApp, testEnv, cliJson } from '../../support/app.js';
 import { createTestDatabase } from '../../support/database.js';
 
@@ -21,6 +25,11 @@ export interface Lumen {
   readonly databaseUrl: string;
   /** A `--json` CLI command; its one JSON object. */
   cli(...args: string[]): Promise<Record<string, any>>;
+  /**
+   * The telemetry lamp-out rule run now, as its minute job runs it, on this database
+   * (test/browser/duplicates.test.ts waits for the job itself).
+   */
+  lampOutRuleNow(): Promise<{ raised: number; noted: number }>;
   /** A call of the admin API with a token. */
   admin(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
@@ -35,6 +44,14 @@ export const UNREACHABLE_TILES = 'http://127.0.0.1:9/{z}/{x}/{y}.png';
 export async function startLumenForBrowser(extra: Record<string, string> = {}): Promise<Lumen> {
   const db = await createTestDatabase();
   const env = { ...testEnv(db.url), LUMEN_MAP_TILE_URL: UNREACHABLE_TILES, LUMEN_WEBHOOK_RETRY_SCHEDULE: '200ms', ...extra };
+  const lampOutRuleNow = async () => {
+    const rt = await openRuntime(loadConfig(env), createLogger('silent'), { migrate: false, work: false });
+    try {
+      return await detectLampOuts(rt);
+    } finally {
+      await rt.close();
+    }
+  };
   const useExecutable = process.env.LUMEN_BROWSER_TARGET !== 'in-process' && existsSync(EXECUTABLE);
   const admin = async (baseUrl: string, token: string, method: string, p: string, body?: unknown) => {
     const res = await fetch(`${baseUrl}${p}`, {
@@ -53,6 +70,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
       target: 'executable',
       databaseUrl: db.url,
       cli: async (...args) => cliJson(await cli(env, ...args, '--json')),
+      lampOutRuleNow,
       admin: (token, method, p, body) => admin(server.base, token, method, p, body),
       async stop() {
         await server.stop();
@@ -66,6 +84,7 @@ export async function startLumenForBrowser(extra: Record<string, string> = {}): 
     target: 'in-process',
     databaseUrl: db.url,
     cli: async (...args) => cliJson(await cli(env, ...args, '--json')),
+    lampOutRuleNow,
     admin: (token, method, p, body) => admin(app.baseUrl, token, method, p, body),
     async stop() {
       await app.stop();
