@@ -72,7 +72,21 @@ describe('A pole page', () => {
     const { page, problems } = await openPage(browser, lumen.baseUrl, { as: poa.admin });
     // The order page names its pole by code, and links to it.
     const order = await lumen.admin(poa.token, 'GET', `/api/admin/service-orders/${orderNumber}?tenantId=${poa.tenantId}`);
+    // Its reason is named once the city's reasons arrive (held back here), never its bare code before.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reasonsRead = (url: URL) => url.pathname === `/api/admin/tenants/${poa.tenantId}/reasons`;
+    await page.context().route(reasonsRead, async (route) => {
+      await held;
+      await route.continue().catch(() => undefined);
+    });
     await page.goto(`${lumen.baseUrl}/console/orders/${order.body.id}`);
+    const orderDetails = page.getByTestId('order-details');
+    await orderDetails.getByText('Carregando…').waitFor();
+    expect(await orderDetails.innerText()).not.toContain(order.body.type);
+    release();
+    await orderDetails.getByText(`Outros (sistema externo) ${order.body.type}`).waitFor();
+    await page.context().unroute(reasonsRead);
     await page.getByTestId('order-details').getByRole('link', { name: 'POA-004217' }).click();
     await page.waitForURL(/\/console\/poles\/POA-004217$/);
     await page.getByTestId('pole-details').waitFor();

@@ -54,6 +54,8 @@ export function OrderPage({ id }: { id: string }) {
               <Field label={t('alert.reason')}>
                 {(() => {
                   const r = reasons.data?.items.find((x) => x.code === o.type);
+                  // Not the bare code while the city's reasons are on their way.
+                  if (!reasons.data && !reasons.error) return <span class="muted">{t('common.loading')}</span>;
                   return r ? (
                     <>
                       {lang === 'en' ? r.nameEn : r.namePt} <code>{o.type}</code>
