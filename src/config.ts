@@ -90,6 +90,12 @@ export interface Config {
   /** Password hashes (scrypt) computed at once, on threads of their own (LUMEN_PASSWORD_HASHES). Default 2. */
   readonly passwordHashes: number;
   /**
+   * log2 of scrypt's N for new password hashes (LUMEN_PASSWORD_COST). Default 15 (32 MiB);
+   * 16-20 cost more; below 15 (down to 10) only outside production, where a test suite
+   * hashes hundreds of passwords. A stored hash keeps its own cost.
+   */
+  readonly passwordCost: number;
+  /**
    * Telemetry batches applied at once by this process (LUMEN_TELEMETRY_BATCHES); one more
    * waits for a place. Default 2: on two cores, four at once took both and a partner's
    * page took 2.4 times as long as with no ingest running; two leave it about as fast,
@@ -444,6 +450,8 @@ export function loadConfig(env: Env = process.env): Config {
   const signInFailuresPerAccount = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT', env.LUMEN_SIGN_IN_FAILURES_PER_ACCOUNT, 5, 1, 1000, problems);
   const signInFailuresPerAddress = parseInteger('LUMEN_SIGN_IN_FAILURES_PER_ADDRESS', env.LUMEN_SIGN_IN_FAILURES_PER_ADDRESS, 30, 0, 1_000_000, problems);
   const passwordHashes = parseInteger('LUMEN_PASSWORD_HASHES', env.LUMEN_PASSWORD_HASHES, 2, 1, 64, problems);
+  const passwordCost = parseInteger('LUMEN_PASSWORD_COST', env.LUMEN_PASSWORD_COST, 15, 10, 20, problems);
+  if (isProduction && passwordCost < 15) problems.push('LUMEN_PASSWORD_COST below 15 is refused when LUMEN_ENVIRONMENT=production (a weaker hash of every password set from then on)');
   const telemetryBatches = parseInteger('LUMEN_TELEMETRY_BATCHES', env.LUMEN_TELEMETRY_BATCHES, 2, 1, 64, problems);
   const dbPoolSize = parseInteger('LUMEN_DB_POOL_SIZE', env.LUMEN_DB_POOL_SIZE, 10, 2, 1000, problems);
   const proxies = parseTrustedProxies(env.LUMEN_TRUSTED_PROXIES);
@@ -560,6 +568,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInFailuresPerAccount,
     signInFailuresPerAddress,
     passwordHashes,
+    passwordCost,
     telemetryBatches,
     dbPoolSize,
     trustedProxies: Object.freeze(trustedProxies),

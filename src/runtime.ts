@@ -6,6 +6,7 @@ import type { EmbeddedDatabase, EmbeddedSupervisor } from './db/embedded/index.j
 import { migrate } from './db/migrator.js';
 import type { Logger } from './lib/logger.js';
 import { setOutboundConnectionLimit } from './lib/outbound-http.js';
+import { setPasswordCost } from './services/operators/index.js';
 import { Jobs } from './jobs/index.js';
 import { startHorizonClock, type HorizonClock } from './db/horizon-clock.js';
 import { primaryReads, replicaReads, type Reads } from './db/read-replica.js';
@@ -45,6 +46,8 @@ export interface Runtime extends AppDeps {
 export async function openRuntime(config: Config, log: Logger, opts: RuntimeOptions = {}): Promise<Runtime> {
   // Process-wide: every outbound call of this process shares LUMEN_OUTBOUND_CONNECTIONS.
   setOutboundConnectionLimit(config.outboundConnections, config.tenantBudgetShare);
+  // Likewise the cost of the password hashes it makes (server and CLI alike).
+  setPasswordCost(config.passwordCost);
   let embedded: EmbeddedDatabase | null = null;
   let supervisor: EmbeddedSupervisor | null = null;
   let url: string;

@@ -94,7 +94,8 @@ describe('roles', () => {
     expect(body.operator).toMatchObject({ email: 'bia@campinas.example', grants: [{ tenantId: tenant.id, tenantName: 'Campinas', role: 'triager' }] });
     expect(body.initialPassword.length).toBeGreaterThanOrEqual(12);
     const stored = await t.rt.db.selectFrom('operator').select('password_hash').where('id', '=', body.operator.id).executeTakeFirstOrThrow();
-    expect(stored.password_hash).toMatch(/^scrypt\$15\$8\$1\$/);
+    // scrypt at the configured cost (LUMEN_PASSWORD_COST: 15 by default, 10 in the suite's env).
+    expect(stored.password_hash).toMatch(new RegExp(`^scrypt\\$${t.env.LUMEN_PASSWORD_COST}\\$8\\$1\\$`));
     expect(stored.password_hash).not.toContain(body.initialPassword);
     const audit = await t.rt.db.selectFrom('audit_log').select(['action', 'actor', 'operator_id']).where('entity_id', '=', body.operator.id).execute();
     expect(audit).toEqual([{ action: 'operator.create', actor: `operator:${admin.email}`, operator_id: admin.id }]);

@@ -43,7 +43,8 @@ let apiKey: string;
 beforeAll(async () => {
   db = await createTestDatabase();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'lumen-floods-'));
-  const env = testEnv(db.url, { LUMEN_DATA_DIR: dataDir, LUMEN_LOG_LEVEL: 'warn', LUMEN_VALIDATE_RESPONSES: 'false', LUMEN_RATE_LIMIT_PER_MINUTE: '1000000', LUMEN_AUTH_FAILURES_PER_MINUTE: '0' });
+  // The sign-in flood below meets the production hash cost (LUMEN_PASSWORD_COST 15), not the suite's cheaper one.
+  const env = testEnv(db.url, { LUMEN_DATA_DIR: dataDir, LUMEN_LOG_LEVEL: 'warn', LUMEN_VALIDATE_RESPONSES: 'false', LUMEN_RATE_LIMIT_PER_MINUTE: '1000000', LUMEN_AUTH_FAILURES_PER_MINUTE: '0', LUMEN_PASSWORD_COST: '15' });
   rt = await openRuntime(loadConfig(env), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
   const tenant = await makeTenant(rt, { name: 'Curitiba' });
   apiKey = (await makePartner(rt, { tenantId: tenant.id, scopes: ['canCreateServiceOrders', 'canReadCityData'] })).apiKey;

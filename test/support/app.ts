@@ -36,6 +36,11 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     // (milliseconds), not before the next request. It has tests of its own
     // (test/integration/partner-key-cache.test.ts, two `lumen serve` processes).
     LUMEN_PARTNER_KEY_CACHE: 'off',
+    // Hundreds of operators sign in across the suite: scrypt at N = 2^10 (1 MiB) rather
+    // than 2^15 (32 MiB, ~100 ms of a core each). The tests of the cost itself, the
+    // sign-in flood and the stored format set 15 (test/operators/roles.test.ts,
+    // test/reliability/floods.test.ts).
+    LUMEN_PASSWORD_COST: '10',
     ...extra,
   };
 }

@@ -45,5 +45,5 @@ export {
   type OperatorView,
 } from './accounts.js';
 export { accessOfToken } from './principal.js';
-export { checkPassword, generatePassword, PASSWORD_MIN_LENGTH, setPasswordHashConcurrency } from './password.js';
+export { checkPassword, generatePassword, PASSWORD_MIN_LENGTH, setPasswordCost, setPasswordHashConcurrency } from './password.js';
 export { changeOwnPassword, currentSession, resumeSession, SESSION_ABSOLUTE_SECONDS, SESSION_COOKIE, SESSION_IDLE_SECONDS, SIGN_IN_WINDOW_SECONDS, signIn, signOut, sessionOperatorView, type SessionView } from './sessions.js';

@@ -3,13 +3,14 @@ import { AppError } from '../../lib/errors.js';
 import { HashPool } from '../../lib/hash-pool.js';
 
 /**
- * Operators' passwords: scrypt (node:crypto), memory-hard. N = 2^15, r = 8, p = 1 uses
- * 32 MiB and about 50-100 ms per hash on a server core; a fresh 16-byte salt per hash;
+ * Operators' passwords: scrypt (node:crypto), memory-hard. N = 2^15 (LUMEN_PASSWORD_COST),
+ * r = 8, p = 1 uses 32 MiB and about 50-100 ms per hash on a server core; a fresh 16-byte salt per hash;
  * 32-byte output compared in constant time. Stored as
  * `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>`, so the cost can be raised later
  * while old hashes still verify. The plain password is never stored, logged or echoed.
  */
-const LOG_N = 15;
+/** log2 N of new hashes: LUMEN_PASSWORD_COST, set when a runtime opens (15 until then). */
+let logNForNew = 15;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
@@ -28,6 +29,10 @@ export function setPasswordHashConcurrency(n: number): void {
   hashes.resize(n);
 }
 
+export function setPasswordCost(logN: number): void {
+  logNForNew = logN;
+}
+
 function derive(password: string, salt: Buffer, logN: number, r: number, p: number): Promise<Buffer> {
   const options: ScryptOptions = { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r + 1024 * 1024 };
   return hashes.scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options);
@@ -43,19 +48,22 @@ export function checkPassword(password: unknown, pointer = '/password'): string 
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await derive(password, salt, LOG_N, R, P);
-  return `scrypt$${LOG_N}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const logN = logNForNew;
+  const hash = await derive(password, salt, logN, R, P);
+  return `scrypt$${logN}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
 /** A hash of nothing anyone knows: verified against when the e-mail is unknown, so both answers take as long. */
-let dummy: Promise<string> | null = null;
+let dummy: { logN: number; hash: Promise<string> } | null = null;
 
 /**
  * True when `password` matches `stored`. With no stored hash (unknown e-mail, no
  * password set) a dummy hash is computed all the same and the answer is false.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const target = stored ?? (await (dummy ??= hashPassword(randomBytes(24).toString('base64'))));
+  // At the cost new hashes have, as the operators' own hashes mostly do.
+  if (dummy?.logN !== logNForNew) dummy = { logN: logNForNew, hash: hashPassword(randomBytes(24).toString('base64')) };
+  const target = stored ?? (await dummy.hash);
   const parts = target.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [logN, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
