@@ -1,6 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
-import { runDriverMeasured } from '../harness/drivers.js';
+import type { ChildProcess } from 'node:child_process';
+import type pg from 'pg';
+import { forkDriver, runDriverMeasured } from '../harness/drivers.js';
 import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
 import { runWrk, type LoadResult } from '../harness/wrk.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
@@ -10,8 +12,61 @@ import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { median } from '../harness/stats.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
 import type { IntakeLoadResult } from '../drivers/intake-load.js';
+import type { FloorMessage } from '../drivers/intake-floor.js';
 
 const ANCHOR_SCRIPT = 'bench/sql/intake-anchor.pgbench.sql';
+/** Lumen's default LUMEN_DB_POOL_SIZE, which the bench leaves as it is: the floor's pool is as large. */
+const POOL_SIZE = 10;
+
+/** Starts bench/drivers/intake-floor.ts on the bench database; resolves with its port and pid. */
+async function startFloor(repo: string, input: { databaseUrl: string; tenant: string; partner: string; year: number }): Promise<{ child: ChildProcess; port: number; pid: number }> {
+  const child = forkDriver(repo, 'intake-floor.ts', [JSON.stringify({ ...input, poolSize: POOL_SIZE })]);
+  const listening = await new Promise<FloorMessage>((resolve, reject) => {
+    child.once('message', (m: FloorMessage) => resolve(m));
+    child.once('exit', (code) => reject(new Error(`the intake floor exited with ${code}`)));
+  });
+  return { child, port: listening.port, pid: listening.pid };
+}
+
+/** The floor runs at the connection count the p99 target is set at. */
+const FLOOR_CONNECTIONS = 16;
+
+/**
+ * Removes what the floor wrote (its partner's alerts, their orders, both histories and
+ * the stored answers) and vacuums those tables, so that the rows after this one read
+ * the tables as they would have been without the floor.
+ */
+async function removeFloorRows(pool: pg.Pool, partnerId: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('CREATE TEMP TABLE floor_alert ON COMMIT DROP AS SELECT id, service_order_id FROM alert WHERE external_system_id = $1', [partnerId]);
+    await client.query('DELETE FROM idempotency_key WHERE external_system_id = $1', [partnerId]);
+    // Nothing in Lumen deletes an alert, so no index serves the check of this foreign key:
+    // without one each deleted alert's check reads the whole table (a minute here).
+    await client.query('CREATE INDEX floor_idempotency_alert ON idempotency_key (alert_id)');
+    await client.query('DELETE FROM alert_status_history WHERE alert_id IN (SELECT id FROM floor_alert)');
+    await client.query('DELETE FROM alert WHERE id IN (SELECT id FROM floor_alert)');
+    await client.query('DELETE FROM service_order_status_history WHERE service_order_id IN (SELECT service_order_id FROM floor_alert)');
+    await client.query('DELETE FROM service_order WHERE id IN (SELECT service_order_id FROM floor_alert)');
+    await client.query('DROP INDEX floor_idempotency_alert');
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK');
+    throw err;
+  } finally {
+    client.release();
+  }
+  await pool.query('VACUUM (ANALYZE) idempotency_key, alert_status_history, alert, service_order_status_history, service_order');
+}
+
+function stopFloor(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.disconnect();
+  });
+}
 
 /**
  * POST /api/external/service-orders in automatic mode, coordinates given, every
@@ -40,102 +95,126 @@ export const intakeRow: RowDefinition = {
 
     const year = new Date().getUTCFullYear();
     const notes: string[] = [];
+    // The floor runs only under wrk (autocannon would share the cores with it), with a
+    // partner of its own so that its rows can be removed after the row.
+    const floorPartner = ctx.tools.wrk ? await ctx.createPartner({ tenantId: tenant.id, scopes: ['canCreateServiceOrders'] }) : null;
+    const floor = floorPartner ? await startFloor(ctx.repo, { databaseUrl: ctx.db.url, tenant: tenant.id, partner: floorPartner.id, year }) : null;
     if (!ctx.tools.pgbench) notes.push('pgbench is missing, so the anchor was skipped: install it with `apt-get install postgresql-contrib` (Debian) and run again.');
     const lines: Line[] = [];
-    for (const connections of ctx.sizes.intakeConnections) {
-      const load = async (seconds: number): Promise<LoadResult & { cpu: CpuPerRequest }> => {
-        const sampler = new CpuSampler(ctx.db.name, server.pid).start();
-        let r: LoadResult;
-        if (ctx.tools.wrk) {
-          r = await runWrk(ctx.tools.wrk, {
-            url: server.baseUrl,
-            path: '/api/external/service-orders',
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-api-key': partner.apiKey, 'accept-language': 'en' },
-            body: JSON.stringify(intakeBody('BENCH-__UNIQUE__')),
-            uuidHeader: 'idempotency-key',
-            connections,
+    try {
+      for (const connections of ctx.sizes.intakeConnections) {
+        const load = async (seconds: number, target: { url: string; pid: number } = { url: server.baseUrl, pid: server.pid }): Promise<LoadResult & { cpu: CpuPerRequest }> => {
+          const sampler = new CpuSampler(ctx.db.name, target.pid).start();
+          let r: LoadResult;
+          if (ctx.tools.wrk) {
+            r = await runWrk(ctx.tools.wrk, {
+              url: target.url,
+              path: '/api/external/service-orders',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': partner.apiKey, 'accept-language': 'en' },
+              body: JSON.stringify(intakeBody('BENCH-__UNIQUE__')),
+              uuidHeader: 'idempotency-key',
+              connections,
+              seconds,
+              scriptDir: ctx.tmpDir,
+            });
+          } else {
+            const m = await runDriverMeasured<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
+            r = { client: 'autocannon', ...m.result, clientCpuMs: m.cpuMs };
+          }
+          return { ...r, cpu: perRequest(sampler.stop(), r.clientCpuMs, r.status2xx) };
+        };
+        let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
+        const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest }) | null> => {
+          if (!ctx.tools.pgbench || anchorNote) return null;
+          const free = await freeConnections(ctx.pool);
+          if (free < connections + 2) {
+            anchorNote = `the server had ${free} free connections, pgbench needs ${connections}`;
+            notes.push(`The ${connections}-client anchor was skipped: ${anchorNote} (raise max_connections, or run when fewer clients are connected).`);
+            return null;
+          }
+          const sampler = new CpuSampler(ctx.db.name, null).start();
+          const result = await runPgbench(ctx.tools.pgbench, ctx.db.url, {
+            scriptFile: path.join(ctx.repo, ANCHOR_SCRIPT),
+            clients: connections,
+            threads: os.cpus().length,
             seconds,
-            scriptDir: ctx.tmpDir,
+            vars: { tenant: tenant.id, partner: partner.id, year: String(year) },
+            logDir: ctx.tmpDir,
           });
-        } else {
-          const m = await runDriverMeasured<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
-          r = { client: 'autocannon', ...m.result, clientCpuMs: m.cpuMs };
-        }
-        return { ...r, cpu: perRequest(sampler.stop(), r.clientCpuMs, r.status2xx) };
-      };
-      let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
-      const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest }) | null> => {
-        if (!ctx.tools.pgbench || anchorNote) return null;
-        const free = await freeConnections(ctx.pool);
-        if (free < connections + 2) {
-          anchorNote = `the server had ${free} free connections, pgbench needs ${connections}`;
-          notes.push(`The ${connections}-client anchor was skipped: ${anchorNote} (raise max_connections, or run when fewer clients are connected).`);
-          return null;
-        }
-        const sampler = new CpuSampler(ctx.db.name, null).start();
-        const result = await runPgbench(ctx.tools.pgbench, ctx.db.url, {
-          scriptFile: path.join(ctx.repo, ANCHOR_SCRIPT),
-          clients: connections,
-          threads: os.cpus().length,
-          seconds,
-          vars: { tenant: tenant.id, partner: partner.id, year: String(year) },
-          logDir: ctx.tmpDir,
-        });
-        return { ...result, cpu: perRequest(sampler.stop(), result.clientCpuMs, result.transactions) };
-      };
+          return { ...result, cpu: perRequest(sampler.stop(), result.clientCpuMs, result.transactions) };
+        };
 
-      ctx.log(`intake at ${connections} connections: warm-up`);
-      await load(ctx.sizes.intakeWarmupSeconds);
-      // The row starts on an empty database, which autovacuum has not analyzed yet when
-      // the warm-up ends (its naptime is a minute). A statement's generic plan is made
-      // from those statistics and kept by each connection until they change: made on
-      // near-empty tables, it may look the partner's alert up by the wrong index and read
-      // every alert the partner has sent on every request. A service that has run for a
-      // minute has its tables analyzed; so does the row (ANALYZE also makes every
-      // connection plan again).
-      await ctx.pool.query('ANALYZE');
-      const lumenRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
-      const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest })[] = [];
-      for (let i = 0; i < ctx.opts.runs; i++) {
-        ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
-        const r = await load(ctx.sizes.intakeSeconds);
-        if (r.non2xx > 0 || r.errors > 0) {
-          throw new Error(`intake load got ${r.non2xx} non-2xx answers and ${r.errors} errors${r.statusCodes ? `: ${JSON.stringify(r.statusCodes)}` : ''}`);
+        const floorTarget = floor && connections === FLOOR_CONNECTIONS ? { url: `http://127.0.0.1:${floor.port}`, pid: floor.pid } : null;
+        ctx.log(`intake at ${connections} connections: warm-up`);
+        await load(ctx.sizes.intakeWarmupSeconds);
+        if (floorTarget) await load(ctx.sizes.intakeWarmupSeconds, floorTarget);
+        // The row starts on an empty database, which autovacuum has not analyzed yet when
+        // the warm-up ends (its naptime is a minute). A statement's generic plan is made
+        // from those statistics and kept by each connection until they change: made on
+        // near-empty tables, it may look the partner's alert up by the wrong index and read
+        // every alert the partner has sent on every request. A service that has run for a
+        // minute has its tables analyzed; so does the row (ANALYZE also makes every
+        // connection plan again).
+        await ctx.pool.query('ANALYZE');
+        const lumenRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
+        const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest })[] = [];
+        const floorRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
+        for (let i = 0; i < ctx.opts.runs; i++) {
+          ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
+          const r = await load(ctx.sizes.intakeSeconds);
+          if (r.non2xx > 0 || r.errors > 0) {
+            throw new Error(`intake load got ${r.non2xx} non-2xx answers and ${r.errors} errors${r.statusCodes ? `: ${JSON.stringify(r.statusCodes)}` : ''}`);
+          }
+          lumenRuns.push(r);
+          const a = await anchor(ctx.sizes.intakeSeconds);
+          if (a) {
+            if (a.failed > 0) throw new Error(`pgbench anchor had ${a.failed} failed transactions`);
+            anchorRuns.push(a);
+          }
+          if (floorTarget) {
+            const f = await load(ctx.sizes.intakeSeconds, floorTarget);
+            if (f.non2xx > 0 || f.errors > 0) throw new Error(`the intake floor got ${f.non2xx} non-2xx answers and ${f.errors} errors`);
+            floorRuns.push(f);
+          }
         }
-        lumenRuns.push(r);
-        const a = await anchor(ctx.sizes.intakeSeconds);
-        if (a) {
-          if (a.failed > 0) throw new Error(`pgbench anchor had ${a.failed} failed transactions`);
-          anchorRuns.push(a);
-        }
+        const rate = series('req/s', lumenRuns.map((r) => r.status2xx / r.seconds), median);
+        const p99 = median(lumenRuns.map((r) => r.latencyMs.p99));
+        const p50 = median(lumenRuns.map((r) => r.latencyMs.p50));
+        const anchorSeries = anchorRuns.length ? series('tx/s', anchorRuns.map((a) => a.tps), median) : null;
+        const ratio = ratioOf(rate, anchorSeries);
+        const checks = [check('≥ 60% of the anchor', ratio === null ? null : ratio >= 0.6)];
+        if (connections === 16) checks.push(check('p99 ≤ 40 ms', p99 <= 40));
+        const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
+        const floorDetail = floorRuns.length
+          ? `; floor (plain Node server, the anchor's two statements): ${Math.round(median(floorRuns.map((f) => f.status2xx / f.seconds)))} req/s, ` +
+            `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms, ` +
+            `CPU per request: ${describeCpu(medianCpu(floorRuns.map((f) => f.cpu)), 'wrk', 'floor')}`
+          : '';
+        lines.push({
+          label: `${connections} connections`,
+          lumen: rate,
+          detail:
+            `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}` +
+            `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
+            (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : '') +
+            floorDetail,
+          anchor: { label: `pgbench, same writes, ${connections} clients`, series: anchorSeries, ...(anchorSeries ? {} : { note: anchorNote ?? 'not measured' }) },
+          ratio,
+          checks,
+        });
+        if (anchorRuns[0]) notes.push(`Anchor command: \`${anchorRuns[0].command}\`.`);
       }
-      const rate = series('req/s', lumenRuns.map((r) => r.status2xx / r.seconds), median);
-      const p99 = median(lumenRuns.map((r) => r.latencyMs.p99));
-      const p50 = median(lumenRuns.map((r) => r.latencyMs.p50));
-      const anchorSeries = anchorRuns.length ? series('tx/s', anchorRuns.map((a) => a.tps), median) : null;
-      const ratio = ratioOf(rate, anchorSeries);
-      const checks = [check('≥ 60% of the anchor', ratio === null ? null : ratio >= 0.6)];
-      if (connections === 16) checks.push(check('p99 ≤ 40 ms', p99 <= 40));
-      const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
-      lines.push({
-        label: `${connections} connections`,
-        lumen: rate,
-        detail:
-          `latency p50 ${p50} ms, p99 ${p99} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}` +
-          `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
-          (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : ''),
-        anchor: { label: `pgbench, same writes, ${connections} clients`, series: anchorSeries, ...(anchorSeries ? {} : { note: anchorNote ?? 'not measured' }) },
-        ratio,
-        checks,
-      });
-      if (anchorRuns[0]) notes.push(`Anchor command: \`${anchorRuns[0].command}\`.`);
+    } finally {
+      if (floor) await stopFloor(floor.child);
+      if (floorPartner) await removeFloorRows(ctx.pool, floorPartner.id);
     }
     notes.push(
       ctx.tools.wrk
         ? 'Load: wrk (C), a new protocolNumber and Idempotency-Key per request from its Lua script. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers: Lumen\'s process, the PostgreSQL backends of the bench database with its WAL and buffer writers, and the client.'
         : 'Load: autocannon (wrk is missing: `apt-get install wrk`), which shares the cores with Lumen. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers.',
       'The anchor writes exactly the rows the POST writes, in the same two statements: both counters in one upsert committed on its own (synchronous_commit off for it), then the numbered order and its status history, the alert and its status history and the idempotency row with the stored response in one statement (see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
+      'The floor (bench/drivers/intake-floor.ts, at 16 connections, under wrk only) is the plainest Node HTTP server doing the same writes: it parses the body and runs the anchor\'s two statements as named prepared statements through a pool of Lumen\'s default size (10), with no authentication, validation, idempotency lookup or hash. It shows what any Node server on the same cores pays above the anchor, and what Lumen pays above that; its runs alternate with Lumen\'s and the anchor\'s, under a partner of its own whose rows are deleted (and the tables vacuumed) at the end of the row.',
       'After each warm-up the bench database is analyzed (ANALYZE), as autovacuum does within a minute of a service\'s start: plans made from the statistics of the freshly migrated, empty tables would otherwise be kept by every connection for the whole row.',
     );
     return {
