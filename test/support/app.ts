@@ -37,9 +37,10 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     // (test/integration/partner-key-cache.test.ts, two `lumen serve` processes).
     LUMEN_PARTNER_KEY_CACHE: 'off',
     // Hundreds of operators sign in across the suite: scrypt at N = 2^10 (1 MiB) rather
-    // than 2^15 (32 MiB, ~100 ms of a core each). The tests of the cost itself, the
-    // sign-in flood and the stored format set 15 (test/operators/roles.test.ts,
-    // test/reliability/floods.test.ts).
+    // than 2^15 (32 MiB, 70-100 ms of a core each). The test of the cost itself hashes at
+    // 15 too (test/operators/password-cost.test.ts), the sign-in flood runs at 15
+    // (test/reliability/floods.test.ts), and roles.test.ts checks the stored format at the
+    // configured cost.
     LUMEN_PASSWORD_COST: '10',
     ...extra,
   };
