@@ -210,8 +210,7 @@ export async function seedPendingAlerts(pool: pg.Pool, opts: { tenantId: string;
     [opts.tenantId, opts.partnerId, opts.count],
   );
   await pool.query(
-    `INSERT INTO tenant_counter (tenant_id, name, year, value) VALUES ($1, 'alert', 0, $2)
-     ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = greatest(tenant_counter.value, excluded.value)`,
+    `SELECT lumen_raise_number($1, 'alert', 0, $2)`,
     [opts.tenantId, opts.count],
   );
   return rows.map((r) => r.id);

@@ -63,8 +63,7 @@ function searchCity(ctx: BenchContext): Promise<SearchCity> {
       [tenant.id, partner.id, count],
     );
     await ctx.pool.query(
-      `INSERT INTO tenant_counter (tenant_id, name, year, value) VALUES ($1, 'alert', 0, $2)
-       ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = greatest(tenant_counter.value, excluded.value)`,
+      `SELECT lumen_raise_number($1, 'alert', 0, $2)`,
       [tenant.id, count],
     );
     await ctx.pool.query('VACUUM (ANALYZE) alert');

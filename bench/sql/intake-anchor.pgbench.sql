@@ -1,21 +1,19 @@
 -- Anchor of the intake row: the rows Lumen's POST /api/external/service-orders
 -- writes in automatic mode with an Idempotency-Key, in the statements Lumen writes
--- them with. Same tables, same triggers and indexes, the same per-tenant counter rows
--- every client contends on; no HTTP, no validation, no reads.
---   1. The alert number and the order number, both counters (tenant_counter) in one
---      upsert committed on its own with synchronous_commit off for that transaction
+-- them with. Same tables, same triggers and indexes, the same per-city number
+-- sequences every client takes from; no HTTP, no validation, no reads.
+--   1. The alert number and the order number, both from the city's sequences
+--      (lumen_take_number, migration 0112) in one statement committed on its own with
+--      synchronous_commit off for that transaction
 --      (src/db/repositories/counter.repository.ts).
 --   2. One statement, its own transaction: the numbered order and its status history,
 --      the alert and its status history, the idempotency row with the stored response
 --      (src/db/repositories/intake/request.repository.ts).
 -- Variables (-D): tenant, partner (uuids), year.
-WITH taken AS (
-  INSERT INTO tenant_counter AS c (tenant_id, name, year, value)
-  SELECT :tenant, n.name, n.year, 1
+WITH taken AS MATERIALIZED (
+  SELECT n.name, lumen_take_number(:tenant, n.name, n.year) AS value, set_config('synchronous_commit', 'off', true) AS commit_mode
     FROM (VALUES (1, 'alert', 0), (2, 'service_order', :year)) AS n(ord, name, year)
    ORDER BY n.ord
-  ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = c.value + 1
-  RETURNING c.name, c.value, set_config('synchronous_commit', 'off', true) AS commit_mode
 )
 SELECT max(value) FILTER (WHERE name = 'alert') AS alert_number, max(value) FILTER (WHERE name = 'service_order') AS order_seq FROM taken \gset
 WITH ids AS MATERIALIZED (

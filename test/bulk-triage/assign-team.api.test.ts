@@ -5,6 +5,7 @@
  * Two cities (Manaus, Curitiba): a team or alert of the other city is never used.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
@@ -102,7 +103,7 @@ describe('assign-team: each alert its own order, assigned to the team', () => {
     const pending = await pendingIn('curitiba', 2);
     const [linked] = await pendingIn('curitiba', 1, { status: 'Linked' });
     const before = await ordersOf(city.curitiba.tenantId);
-    const counter = () => t.rt.db.selectFrom('tenant_counter').select(['value']).where('tenant_id', '=', city.curitiba.tenantId).where('name', '=', 'service_order').executeTakeFirst();
+    const counter = async () => (await sql<{ n: number }>`SELECT lumen_last_number(${city.curitiba.tenantId}::uuid, 'service_order', ${new Date().getUTCFullYear()}::integer) AS n`.execute(t.rt.db)).rows[0]!.n;
     const counterBefore = await counter();
     const ids = [pending[0]!.id, linked!.id, pending[1]!.id];
     const res = await bulk({ tenantId: city.curitiba.tenantId, alertIds: ids, action: 'assign-team', teamId: team.id });

@@ -53,7 +53,7 @@ describe('round trips per request', () => {
     });
     expect(created!.status, created!.text).toBe(201);
     expect(short(sent)).toHaveLength(2);
-    expect(sent[0]).toMatch(/^WITH st AS MATERIALIZED .*INSERT INTO tenant_counter/);
+    expect(sent[0]).toMatch(/^WITH st AS MATERIALIZED .*lumen_take_number/);
     expect(sent[1]).toMatch(/INSERT INTO idempotency_key/i);
     // The write found the order's pole itself.
     const order = await t.rt.db.selectFrom('service_order').select(['pole_id', 'number']).where('tenant_id', '=', tenant.id).where('number', '=', created!.body.internalProtocol).executeTakeFirstOrThrow();

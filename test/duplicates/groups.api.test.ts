@@ -259,7 +259,6 @@ describe('at volume', () => {
     const { sql } = await import('kysely');
     await sql`INSERT INTO pole (tenant_id, code, address, neighborhood, latitude, longitude)
       SELECT ${tenantId}, 'MAO-' || g, 'Avenida Djalma Batista, ' || g, 'Chapada', -3.1 + (g / 100) * 0.0009, -60.0 + (g % 100) * 0.0009 FROM generate_series(0, 3999) g`.execute(t.rt.db);
-    await sql`UPDATE tenant_counter SET value = value WHERE false`.execute(t.rt.db);
     await sql`INSERT INTO alert (tenant_id, external_system_id, protocol_number, alert_number, status, requested_at, requester_name, reason_code, priority, sla_due_at,
         address_street, latitude, longitude, location_source, description)
       SELECT ${tenantId}, ${partnerId}, 'VOL-' || n, n + 1, 'Pending', now(), 'Munícipe', 'EXTERNAL_OTHER', 'Medium', now() + interval '1 day',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePartner, makeTenant } from '../support/factories.js';
-import { intakeBody, intakeFootprint, JPEG, listFiles, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
+import { intakeBody, intakeFootprint, JPEG, lastNumbers, listFiles, postJson, startIntakeApp, type IntakeTestApp } from './support.js';
 
 let t: IntakeTestApp;
 beforeAll(async () => {
@@ -14,15 +14,12 @@ afterAll(async () => {
 const N = 50;
 const photo = { type: 'photo', contentBase64: JPEG.toString('base64'), filename: 'a.jpg', contentType: 'image/jpeg' };
 
-async function counters(tenantId: string): Promise<Record<string, number>> {
-  const rows = await t.rt.db.selectFrom('tenant_counter').select(['name', 'value']).where('tenant_id', '=', tenantId).execute();
-  return Object.fromEntries(rows.map((r) => [r.name, r.value]));
-}
+const counters = (tenantId: string) => lastNumbers(t, tenantId);
 
 /**
  * Requests that lost the race took numbers before they found the winner's alert or key
  * (numbers are taken before the write, without a lock): those stay unused. The one
- * alert and order hold numbers the counters did hand out.
+ * alert and order hold numbers the city's sequences did hand out.
  */
 async function expectNumbersTaken(tenantId: string, created: { internalProtocol?: string; alert: { alertNumber: number } }): Promise<void> {
   const c = await counters(tenantId);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { sql } from 'kysely';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 export interface IntakeTestApp extends TestApp {
@@ -120,9 +121,23 @@ export async function eventually<T>(fn: () => Promise<T>, accept: (v: T) => bool
   }
 }
 
+/** The number sequences a tenant has (migration 0112: one per counter and year, created by its first number). */
+export async function numberSequences(t: TestApp, tenantId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+     WHERE s.nspname = 'tenant_number' AND c.relkind = 'S' AND c.relname LIKE ${'%\\_' + tenantId.replaceAll('-', '') + '\\_%'}`.execute(t.rt.db);
+  return rows[0]!.n;
+}
+
+/** The last number each of a tenant's counters handed out (0: none): alert, and service_order of this UTC year. */
+export async function lastNumbers(t: TestApp, tenantId: string): Promise<{ alert: number; service_order: number }> {
+  const { rows } = await sql<{ alert: number; service_order: number }>`SELECT lumen_last_number(${tenantId}::uuid, 'alert', 0) AS alert,
+     lumen_last_number(${tenantId}::uuid, 'service_order', ${new Date().getUTCFullYear()}::integer) AS service_order`.execute(t.rt.db);
+  return rows[0]!;
+}
+
 /** Counts of the rows intake writes, for "nothing left behind" checks. */
 export async function intakeFootprint(t: TestApp, tenantId: string): Promise<Record<string, number>> {
-  const count = async (table: 'alert' | 'service_order' | 'tenant_counter' | 'alert_attachment' | 'attachment_failure'): Promise<number> =>
+  const count = async (table: 'alert' | 'service_order' | 'alert_attachment' | 'attachment_failure'): Promise<number> =>
     Number((await t.rt.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow()).n);
   const keys = Number(
     (
@@ -134,5 +149,5 @@ export async function intakeFootprint(t: TestApp, tenantId: string): Promise<Rec
         .executeTakeFirstOrThrow()
     ).n,
   );
-  return { alerts: await count('alert'), orders: await count('service_order'), counters: await count('tenant_counter'), attachments: await count('alert_attachment'), failures: await count('attachment_failure'), keys };
+  return { alerts: await count('alert'), orders: await count('service_order'), counters: await numberSequences(t, tenantId), attachments: await count('alert_attachment'), failures: await count('attachment_failure'), keys };
 }

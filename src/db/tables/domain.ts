@@ -86,13 +86,6 @@ export interface TelegestorStateChangeTable {
   reported_at: Date;
 }
 
-export interface TenantCounterTable {
-  tenant_id: string;
-  name: string;
-  year: number;
-  value: Generated<number>;
-}
-
 export interface ServiceOrderTable {
   id: Generated<string>;
   tenant_id: string;
@@ -196,7 +189,6 @@ export interface DomainTables {
   pole: PoleTable;
   telegestor: TelegestorTable;
   telegestor_state_change: TelegestorStateChangeTable;
-  tenant_counter: TenantCounterTable;
   service_order: ServiceOrderTable;
   service_order_visit: ServiceOrderVisitTable;
   alert: AlertTable;

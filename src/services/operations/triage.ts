@@ -194,10 +194,11 @@ export interface CreateOrderInput {
  * With a reason code the alert is reclassified first. The alert's partner gets
  * ServiceOrder.Created. Returns the new order in the 2.3 shape.
  *
- * The order's number is taken before the transaction, in a statement of its own (see
- * counter.repository.ts: holding the tenant's counter until this transaction commits
- * would stall the tenant's intakes), once the alert is seen to exist and be Pending;
- * an action refused after that leaves the number unused.
+ * The order's number is taken before the transaction, in a statement of its own, as
+ * every writer takes numbers (counter.repository.ts: committed at once, so a city's
+ * first number of the year makes its sequence visible to every connection), once the
+ * alert is seen to exist and be Pending; an action refused after that leaves the
+ * number unused.
  */
 export async function createOrderFromAlert(deps: ServiceDeps, actor: Actor, alertId: string, input: CreateOrderInput, undo?: UndoRequest): Promise<ServiceOrder> {
   if (!isUuid(alertId)) throw notFound(alertId);

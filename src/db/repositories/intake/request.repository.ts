@@ -65,17 +65,16 @@ export interface IntakeStart {
  * mappedReasonCode; undefined when the partner is not the tenant's or the tenant has
  * no EXTERNAL_OTHER reason), and, only when neither a key nor an alert was found and
  * the setting was, the alert number and (automatic mode with `canCreateOrders`) the
- * order number, by the counter upsert of allocateNumbers.
+ * order number, from the city's sequences as allocateNumbers takes them.
  *
  * The statement runs on the pool and commits on its own, asynchronously like
- * allocateNumbers (set_config inside the upsert, for this transaction only; the same
- * argument: the request's write commits synchronously later and flushes this commit
- * with it), so a counter row stays locked only for this statement. A replay or a
- * resend takes no number. Numbers taken by a request that then fails stay unused (a gap).
+ * allocateNumbers (set_config beside the numbers, for this transaction only; the same
+ * argument: the request's write commits synchronously later and flushes this one's WAL
+ * with it). A replay or a resend takes no number. Numbers taken by a request that then
+ * fails stay unused (a gap).
  *
- * Why not the write in the same statement: the counter rows would then stay locked
- * until the write's commit has flushed, and a city's intakes would queue behind each
- * other's WAL flush (bench/FINDINGS.md, "Issue 26": half the throughput at 16 clients).
+ * The write is a statement of its own because what it writes depends on what this one
+ * found (an answer to replay, an alert to compare), which the service decides.
  */
 export async function findIntakeStart(
   db: Database,
@@ -161,15 +160,12 @@ export function intakeStartStatement(db: Executor, v: StartValues, internalReaso
     .leftJoin(setting.as('s'), (j) => j.onTrue())
     .selectAll('s');
   return sql<StartRow>`WITH st AS MATERIALIZED (${reads}),
-     taken AS (
-       INSERT INTO tenant_counter AS c (tenant_id, name, year, value)
-       SELECT ${v.tenantId}::uuid, n.name, n.year, 1
+     taken AS MATERIALIZED (
+       SELECT n.name, lumen_take_number(${v.tenantId}::uuid, n.name, n.year) AS value, set_config('synchronous_commit', 'off', true) AS commit_mode
          FROM st, (VALUES (1, 'alert', 0), (2, 'service_order', ${v.year}::integer)) AS n(ord, name, year)
         WHERE st.id IS NULL AND st.key_request_hash IS NULL AND st.s_partner_code IS NOT NULL
           AND (n.ord = 1 OR (${v.canCreateOrders}::boolean AND st.s_tenant_intake_policy = 'automatic'))
-        ORDER BY n.ord
-       ON CONFLICT (tenant_id, name, year) DO UPDATE SET value = c.value + 1
-       RETURNING c.name, c.value, set_config('synchronous_commit', 'off', true) AS commit_mode)
+        ORDER BY n.ord)
 SELECT st.*,
        (SELECT value FROM taken WHERE name = 'alert') AS n_alert,
        (SELECT value FROM taken WHERE name = 'service_order') AS n_order,
