@@ -186,16 +186,19 @@ export const intakeRow: RowDefinition = {
         const checks = [check('≥ 60% of the anchor', ratio === null ? null : ratio >= 0.6)];
         if (connections === 16) checks.push(check('p99 ≤ 40 ms', p99 <= 40));
         const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
+        // Each run's p99 beside the median: the tail differs from run to run more than the rate (bench/FINDINGS.md).
+        const eachRun = (values: number[]): string => (values.length > 1 ? ` (runs ${values.map((v) => v.toFixed(1)).join(', ')})` : '');
         const floorDetail = floorRuns.length
           ? `; floor (plain Node server, the anchor's two statements): ${Math.round(median(floorRuns.map((f) => f.status2xx / f.seconds)))} req/s, ` +
-            `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms, ` +
+            `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms${eachRun(floorRuns.map((f) => f.latencyMs.p99))}, ` +
             `CPU per request: ${describeCpu(medianCpu(floorRuns.map((f) => f.cpu)), 'wrk', 'floor')}`
           : '';
         lines.push({
           label: `${connections} connections`,
           lumen: rate,
           detail:
-            `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms` : ''}` +
+            `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${eachRun(lumenRuns.map((r) => r.latencyMs.p99))}` +
+            (anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms${eachRun(anchorRuns.map((a) => a.latencyP99Ms ?? NaN))}` : '') +
             `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
             (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : '') +
             floorDetail,
