@@ -110,6 +110,32 @@ export async function freeConnections(pool: pg.Pool): Promise<number> {
   return rows[0]!.free;
 }
 
+/** What the server wrote while a run ran (cluster-wide: the bench is alone on it). */
+export interface WalDuring {
+  /** WAL written, bytes. */
+  walBytes: number;
+  /** Pages the checkpointer wrote: more than 0 when a checkpoint was in progress during the run. */
+  checkpointPages: number;
+}
+
+/**
+ * Starts measuring the WAL written and the checkpointer's pages; the function it returns
+ * ends the measurement. Tells which runs fell inside a checkpoint, when the first change
+ * of every page writes the whole page into the WAL.
+ */
+export async function measureWal(pool: pg.Pool): Promise<() => Promise<WalDuring>> {
+  const version = Number((await pool.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]!.server_version_num);
+  // PostgreSQL 17 moved the checkpointer's counters out of pg_stat_bgwriter.
+  const pages = version >= 170000 ? '(SELECT buffers_written FROM pg_stat_checkpointer)' : '(SELECT buffers_checkpoint FROM pg_stat_bgwriter)';
+  const read = async () => (await pool.query<{ lsn: string; pages: string }>(`SELECT pg_current_wal_lsn()::text AS lsn, ${pages}::text AS pages`)).rows[0]!;
+  const before = await read();
+  return async () => {
+    const after = await read();
+    const { rows } = await pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS bytes', [after.lsn, before.lsn]);
+    return { walBytes: Number(rows[0]!.bytes), checkpointPages: Number(after.pages) - Number(before.pages) };
+  };
+}
+
 export interface PgbenchResult {
   tps: number;
   transactions: number;

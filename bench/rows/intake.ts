@@ -7,7 +7,7 @@ import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } fr
 import { runWrk, type LoadResult } from '../harness/wrk.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { intakeBody } from '../harness/payloads.js';
-import { freeConnections, runPgbench, type PgbenchResult } from '../harness/postgres.js';
+import { freeConnections, measureWal, runPgbench, type PgbenchResult, type WalDuring } from '../harness/postgres.js';
 import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { median } from '../harness/stats.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
@@ -103,7 +103,8 @@ export const intakeRow: RowDefinition = {
     const lines: Line[] = [];
     try {
       for (const connections of ctx.sizes.intakeConnections) {
-        const load = async (seconds: number, target: { url: string; pid: number } = { url: server.baseUrl, pid: server.pid }): Promise<LoadResult & { cpu: CpuPerRequest }> => {
+        const load = async (seconds: number, target: { url: string; pid: number } = { url: server.baseUrl, pid: server.pid }): Promise<LoadResult & { cpu: CpuPerRequest; wal: WalDuring }> => {
+          const wal = await measureWal(ctx.pool);
           const sampler = new CpuSampler(ctx.db.name, target.pid).start();
           let r: LoadResult;
           if (ctx.tools.wrk) {
@@ -122,10 +123,11 @@ export const intakeRow: RowDefinition = {
             const m = await runDriverMeasured<IntakeLoadResult>(ctx.repo, 'intake-load.ts', { url: server.baseUrl, apiKey: partner.apiKey, connections, seconds });
             r = { client: 'autocannon', ...m.result, clientCpuMs: m.cpuMs };
           }
-          return { ...r, cpu: perRequest(sampler.stop(), r.clientCpuMs, r.status2xx) };
+          const cpu = perRequest(sampler.stop(), r.clientCpuMs, r.status2xx);
+          return { ...r, cpu, wal: await wal() };
         };
         let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
-        const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest }) | null> => {
+        const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest; wal: WalDuring }) | null> => {
           if (!ctx.tools.pgbench || anchorNote) return null;
           const free = await freeConnections(ctx.pool);
           if (free < connections + 2) {
@@ -133,6 +135,7 @@ export const intakeRow: RowDefinition = {
             notes.push(`The ${connections}-client anchor was skipped: ${anchorNote} (raise max_connections, or run when fewer clients are connected).`);
             return null;
           }
+          const wal = await measureWal(ctx.pool);
           const sampler = new CpuSampler(ctx.db.name, null).start();
           const result = await runPgbench(ctx.tools.pgbench, ctx.db.url, {
             scriptFile: path.join(ctx.repo, ANCHOR_SCRIPT),
@@ -142,7 +145,8 @@ export const intakeRow: RowDefinition = {
             vars: { tenant: tenant.id, partner: partner.id, year: String(year) },
             logDir: ctx.tmpDir,
           });
-          return { ...result, cpu: perRequest(sampler.stop(), result.clientCpuMs, result.transactions) };
+          const cpu = perRequest(sampler.stop(), result.clientCpuMs, result.transactions);
+          return { ...result, cpu, wal: await wal() };
         };
 
         const floorTarget = floor && connections === FLOOR_CONNECTIONS ? { url: `http://127.0.0.1:${floor.port}`, pid: floor.pid } : null;
@@ -157,9 +161,9 @@ export const intakeRow: RowDefinition = {
         // minute has its tables analyzed; so does the row (ANALYZE also makes every
         // connection plan again).
         await ctx.pool.query('ANALYZE');
-        const lumenRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
-        const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest })[] = [];
-        const floorRuns: (LoadResult & { cpu: CpuPerRequest })[] = [];
+        const lumenRuns: (LoadResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
+        const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
+        const floorRuns: (LoadResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
         for (let i = 0; i < ctx.opts.runs; i++) {
           ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
           const r = await load(ctx.sizes.intakeSeconds);
@@ -186,19 +190,25 @@ export const intakeRow: RowDefinition = {
         const checks = [check('≥ 60% of the anchor', ratio === null ? null : ratio >= 0.6)];
         if (connections === 16) checks.push(check('p99 ≤ 40 ms', p99 <= 40));
         const anchorP99 = anchorRuns.length ? median(anchorRuns.map((a) => a.latencyP99Ms ?? NaN)) : null;
-        // Each run's p99 beside the median: the tail differs from run to run more than the rate (bench/FINDINGS.md).
-        const eachRun = (values: number[]): string => (values.length > 1 ? ` (runs ${values.map((v) => v.toFixed(1)).join(', ')})` : '');
+        // Each run's p99 beside the median: the tail differs from run to run more than the
+        // rate (bench/FINDINGS.md); with each run's WAL per request and the pages the
+        // checkpointer wrote during it, which say where in a checkpoint cycle it fell.
+        const eachRun = (p99s: number[], runs: { wal: WalDuring }[], requests: number[]): string =>
+          p99s.length > 1
+            ? ` (runs ${p99s.map((v) => v.toFixed(1)).join(', ')}; WAL ${runs.map((r, i) => (r.wal.walBytes / Math.max(1, requests[i]!) / 1024).toFixed(1)).join(', ')} kB per request;` +
+              ` checkpointer ${runs.map((r) => r.wal.checkpointPages).join(', ')} pages)`
+            : '';
         const floorDetail = floorRuns.length
           ? `; floor (plain Node server, the anchor's two statements): ${Math.round(median(floorRuns.map((f) => f.status2xx / f.seconds)))} req/s, ` +
-            `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms${eachRun(floorRuns.map((f) => f.latencyMs.p99))}, ` +
+            `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms${eachRun(floorRuns.map((f) => f.latencyMs.p99), floorRuns, floorRuns.map((f) => f.status2xx))}, ` +
             `CPU per request: ${describeCpu(medianCpu(floorRuns.map((f) => f.cpu)), 'wrk', 'floor')}`
           : '';
         lines.push({
           label: `${connections} connections`,
           lumen: rate,
           detail:
-            `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${eachRun(lumenRuns.map((r) => r.latencyMs.p99))}` +
-            (anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms${eachRun(anchorRuns.map((a) => a.latencyP99Ms ?? NaN))}` : '') +
+            `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${eachRun(lumenRuns.map((r) => r.latencyMs.p99), lumenRuns, lumenRuns.map((r) => r.status2xx))}` +
+            (anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms${eachRun(anchorRuns.map((a) => a.latencyP99Ms ?? NaN), anchorRuns, anchorRuns.map((a) => a.transactions))}` : '') +
             `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
             (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : '') +
             floorDetail,
