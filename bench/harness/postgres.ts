@@ -118,15 +118,28 @@ export interface WalDuring {
   checkpointPages: number;
 }
 
+const checkpointerColumns = new WeakMap<pg.Pool, Promise<string>>();
+
+/** The expression of the checkpointer's written pages, asked of the server once per pool. */
+function checkpointerPagesColumn(pool: pg.Pool): Promise<string> {
+  let column = checkpointerColumns.get(pool);
+  if (!column) {
+    column = pool.query<{ server_version_num: string }>('SHOW server_version_num').then(({ rows }) =>
+      // PostgreSQL 17 moved the checkpointer's counters out of pg_stat_bgwriter.
+      Number(rows[0]!.server_version_num) >= 170000 ? '(SELECT buffers_written FROM pg_stat_checkpointer)' : '(SELECT buffers_checkpoint FROM pg_stat_bgwriter)',
+    );
+    checkpointerColumns.set(pool, column);
+  }
+  return column;
+}
+
 /**
  * Starts measuring the WAL written and the checkpointer's pages; the function it returns
  * ends the measurement. Tells which runs fell inside a checkpoint, when the first change
  * of every page writes the whole page into the WAL.
  */
 export async function measureWal(pool: pg.Pool): Promise<() => Promise<WalDuring>> {
-  const version = Number((await pool.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]!.server_version_num);
-  // PostgreSQL 17 moved the checkpointer's counters out of pg_stat_bgwriter.
-  const pages = version >= 170000 ? '(SELECT buffers_written FROM pg_stat_checkpointer)' : '(SELECT buffers_checkpoint FROM pg_stat_bgwriter)';
+  const pages = await checkpointerPagesColumn(pool);
   const read = async () => (await pool.query<{ lsn: string; pages: string }>(`SELECT pg_current_wal_lsn()::text AS lsn, ${pages}::text AS pages`)).rows[0]!;
   const before = await read();
   return async () => {

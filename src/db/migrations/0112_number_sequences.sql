@@ -2,10 +2,10 @@
 -- PostgreSQL sequence per city, counter and year, instead of a row of tenant_counter.
 --
 -- Why: every intake of a city updated the same two counter rows, and the next intake
--- of that city waited for the row lock. On the bench machine that queue was the tail
--- of intake at 16 connections (bench/FINDINGS.md, "Intake's p99 at 16 connections"):
--- the anchor's writes with the numbers drawn at random ran 1,074-1,138 tx/s against
--- 818-845 tx/s with the counter rows, p99 32.5 ms against 41.8-44.7 ms. nextval()
+-- of that city waited for the row lock. On one bench machine the anchor's writes with
+-- the numbers drawn at random ran 1,074-1,138 tx/s against 818-845 tx/s with the
+-- counter rows; on another, counter rows and these sequences measured the same
+-- (bench/FINDINGS.md, "Intake with the numbers from sequences"). nextval()
 -- takes no row lock and is never rolled back, so the contract's guarantee holds as
 -- before: unique and increasing per city, gaps allowed. Sequences are created with
 -- CACHE 1 (each nextval reads the shared sequence, so numbers increase in the order
