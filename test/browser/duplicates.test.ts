@@ -86,7 +86,8 @@ describe('groups of Pending alerts', () => {
     // The map marks the three dark poles of the suspected supply fault.
     await page.goto(`${lumen.baseUrl}/console/map`);
     await expect.poll(async () => (await page.getByTestId('supply-fault-legend').count()) > 0 && (await page.getByTestId('supply-fault-legend').innerText()).trim()).toBe('Suspeita de falha de alimentação (3)');
-    expect(await page.locator('.marker-supply-fault').count()).toBe(3);
+    // The legend and the markers are drawn by separate updates: wait for the markers too.
+    await expect.poll(() => page.locator('.marker-supply-fault').count()).toBe(3);
 
     // One click and a confirmation: the pair on one pole becomes one order.
     await page.goto(`${lumen.baseUrl}/console/inbox?sort=number`);
