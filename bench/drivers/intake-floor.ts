@@ -9,14 +9,17 @@
  * machine, on the Node release the executable embeds when the bench runs on it.
  *
  *   fork('bench/drivers/intake-floor.ts', [JSON {databaseUrl, tenant, partner, year, poolSize}])
- *   child -> {type: 'listening', port, pid}
+ *   child -> {type: 'listening', port, pid}; parent -> {type: 'gc'}, child -> {type: 'gc', pauses, ms, long, majorPauses, majorMs}
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-export type FloorMessage = { type: 'listening'; port: number; pid: number };
+export type FloorMessage = { type: 'listening'; port: number; pid: number } | { type: 'gc'; pauses: number; ms: number; long: number; majorPauses: number; majorMs: number };
+/** parent -> child: the GC totals so far, answered with {type: 'gc', ...}. */
+export type FloorRequest = { type: 'gc' };
 
 export interface FloorInput {
   databaseUrl: string;
@@ -99,6 +102,23 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.send!({ type: 'listening', port: typeof address === 'object' && address ? address.port : 0, pid: process.pid } satisfies FloorMessage);
+});
+// V8's GC pauses since the start, as Lumen's own metrics count them (bench/harness/gc.ts).
+const gc = { pauses: 0, ms: 0, long: 0, majorPauses: 0, majorMs: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.pauses++;
+    gc.ms += e.duration;
+    if (e.duration >= 10) gc.long++;
+    // NODE_PERFORMANCE_GC_MAJOR: a full mark-compact of the old generation.
+    if (((e as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      gc.majorPauses++;
+      gc.majorMs += e.duration;
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
+process.on('message', (m: FloorRequest) => {
+  if (m.type === 'gc') process.send!({ type: 'gc', ...gc } satisfies FloorMessage);
 });
 process.on('disconnect', () => {
   server.close();

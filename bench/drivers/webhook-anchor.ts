@@ -3,14 +3,15 @@
  * bodies Lumen delivered, with the headers Lumen sends a partner on its default
  * signature scheme (both: X-Lumen-Signature, X-Lumen-Signature-V2 and the Standard
  * Webhooks three, a traceparent), over keep-alive connections, `concurrency` requests
- * in flight, and prints {sent, failed, ms, cpuMs} as one JSON object (cpuMs: this
- * process's CPU time while sending).
+ * in flight, and prints {sent, failed, ms, cpuMs, waitMs} as one JSON object (cpuMs: this
+ * process's CPU time while sending; waitMs: its thread's wait for a core meanwhile).
  *
  *   node --import tsx bench/drivers/webhook-anchor.ts '{"url":…,"secret":…,"concurrency":8,"bodiesFile":…}'
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { schedStat } from '../harness/cpu.js';
 
 export interface AnchorInput {
   url: string;
@@ -25,6 +26,8 @@ export interface AnchorResult {
   failed: number;
   ms: number;
   cpuMs: number;
+  /** Its main thread's wait for a core while sending, ms (null off Linux). */
+  waitMs: number | null;
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as AnchorInput;
@@ -76,6 +79,7 @@ let next = 0;
 let failed = 0;
 const started = process.hrtime.bigint();
 const cpuAtStart = process.cpuUsage();
+const waitAtStart = schedStat('self')?.waitMs ?? null;
 await Promise.all(
   Array.from({ length: input.concurrency }, async () => {
     while (next < events.length) {
@@ -88,5 +92,6 @@ await Promise.all(
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
 const cpu = process.cpuUsage(cpuAtStart);
 agent.destroy();
-const result: AnchorResult = { sent: events.length, failed, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
+const waitAtEnd = schedStat('self')?.waitMs ?? null;
+const result: AnchorResult = { sent: events.length, failed, ms, cpuMs: (cpu.user + cpu.system) / 1000, waitMs: waitAtStart === null || waitAtEnd === null ? null : waitAtEnd - waitAtStart };
 process.stdout.write(JSON.stringify(result) + '\n');

@@ -12,6 +12,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { schedStat } from '../harness/cpu.js';
 
 /** What the bench asks the receiver. */
 export type ReceiverRequest = { type: 'reset' } | { type: 'stats' } | { type: 'arrivals' } | { type: 'push'; on: boolean };
@@ -21,7 +22,7 @@ export type ReceiverMessage =
   | { type: 'listening'; port: number }
   | { type: 'reset' }
   | { type: 'push' }
-  | { type: 'stats'; count: number; first: number; last: number; duplicates: number; badSignatures: number; peakInFlight: number; connectionsOpened: number; cpuMs: number }
+  | { type: 'stats'; count: number; first: number; last: number; duplicates: number; badSignatures: number; peakInFlight: number; connectionsOpened: number; cpuMs: number; waitMs: number | null }
   | { type: 'arrivals'; arrivals: [string, number][] }
   | { type: 'arrival'; eventId: string; at: number };
 
@@ -46,6 +47,8 @@ let connectionsOpened = 0;
 let push = false;
 /** This process's CPU time at the last reset: stats report what serving used since (its start, compiling this script, excluded). */
 let cpuBase = process.cpuUsage();
+/** Its main thread's wait for a core at the last reset (null off Linux). */
+let waitBase = schedStat('self')?.waitMs ?? null;
 
 function signatureOk(body: Buffer, header: string | undefined): boolean {
   if (!header?.startsWith('sha256=')) return false;
@@ -92,6 +95,7 @@ process.on('message', (m: ReceiverRequest) => {
       peakInFlight = 0;
       connectionsOpened = 0;
       cpuBase = process.cpuUsage();
+      waitBase = schedStat('self')?.waitMs ?? null;
       send({ type: 'reset' });
       break;
     case 'push':
@@ -106,7 +110,9 @@ process.on('message', (m: ReceiverRequest) => {
         if (at > last) last = at;
       }
       const cpu = process.cpuUsage(cpuBase);
-      send({ type: 'stats', count: arrivals.size, first, last, duplicates, badSignatures, peakInFlight, connectionsOpened, cpuMs: (cpu.user + cpu.system) / 1000 });
+      const wait = schedStat('self')?.waitMs;
+      const waitMs = wait === undefined || waitBase === null ? null : wait - waitBase;
+      send({ type: 'stats', count: arrivals.size, first, last, duplicates, badSignatures, peakInFlight, connectionsOpened, cpuMs: (cpu.user + cpu.system) / 1000, waitMs });
       break;
     }
     case 'arrivals':

@@ -69,11 +69,29 @@ function postgresPids(database: string): number[] {
   return pids;
 }
 
+/**
+ * How long the main thread of a process has run on a core and waited on a run queue for
+ * one, in ms, since it started (/proc/<pid>/schedstat: the thread whose id is the
+ * process's). Null off Linux, without schedstats, or when the process is gone.
+ */
+export function schedStat(pid: number | 'self'): { runMs: number; waitMs: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runMs: run! / 1e6, waitMs: wait! / 1e6 } : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface CpuTotals {
   /** The Lumen server process, ms. */
   serverMs: number | null;
   /** PostgreSQL backends of the bench database plus its WAL and buffer writers, ms. */
   postgresMs: number | null;
+  /** Time the server's main thread was ready to run and waited for a core, ms. */
+  serverWaitMs: number | null;
+  /** The same summed over the PostgreSQL processes counted in postgresMs, ms. */
+  postgresWaitMs: number | null;
 }
 
 /**
@@ -84,8 +102,12 @@ export interface CpuTotals {
 export class CpuSampler {
   private readonly first = new Map<number, number>();
   private readonly last = new Map<number, number>();
+  private readonly firstWait = new Map<number, number>();
+  private readonly lastWait = new Map<number, number>();
   private serverStart: number | null = null;
   private serverEnd: number | null = null;
+  private serverWaitStart: number | null = null;
+  private serverWaitEnd: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly supported = process.platform === 'linux';
 
@@ -107,6 +129,11 @@ export class CpuSampler {
       if (!st) continue;
       if (!this.first.has(pid)) this.first.set(pid, initial ? st.ownMs : 0);
       this.last.set(pid, st.ownMs);
+      const sched = schedStat(pid);
+      if (sched) {
+        if (!this.firstWait.has(pid)) this.firstWait.set(pid, initial ? sched.waitMs : 0);
+        this.lastWait.set(pid, sched.waitMs);
+      }
     }
     if (this.serverPid !== null) {
       const st = procStat(this.serverPid);
@@ -114,17 +141,25 @@ export class CpuSampler {
         if (initial) this.serverStart = st.ownMs;
         this.serverEnd = st.ownMs;
       }
+      const sched = schedStat(this.serverPid);
+      if (sched) {
+        if (initial) this.serverWaitStart = sched.waitMs;
+        this.serverWaitEnd = sched.waitMs;
+      }
     }
   }
 
   stop(): CpuTotals {
-    if (!this.supported) return { serverMs: null, postgresMs: null };
+    if (!this.supported) return { serverMs: null, postgresMs: null, serverWaitMs: null, postgresWaitMs: null };
     if (this.timer) clearInterval(this.timer);
     this.sample(false);
     let postgresMs = 0;
     for (const [pid, end] of this.last) postgresMs += end - (this.first.get(pid) ?? 0);
+    let postgresWaitMs: number | null = this.lastWait.size ? 0 : null;
+    for (const [pid, end] of this.lastWait) postgresWaitMs! += end - (this.firstWait.get(pid) ?? 0);
     const serverMs = this.serverStart !== null && this.serverEnd !== null ? this.serverEnd - this.serverStart : null;
-    return { serverMs, postgresMs };
+    const serverWaitMs = this.serverWaitStart !== null && this.serverWaitEnd !== null ? this.serverWaitEnd - this.serverWaitStart : null;
+    return { serverMs, postgresMs, serverWaitMs, postgresWaitMs };
   }
 }
 
@@ -133,11 +168,20 @@ export interface CpuPerRequest {
   serverMs: number | null;
   postgresMs: number | null;
   clientMs: number | null;
+  /** Run-queue wait of the server's main thread, and of the PostgreSQL processes together, per request. */
+  serverWaitMs: number | null;
+  postgresWaitMs: number | null;
 }
 
 export function perRequest(totals: CpuTotals, clientMs: number | null, requests: number): CpuPerRequest {
   const per = (v: number | null) => (v === null || requests <= 0 ? null : v / requests);
-  return { serverMs: per(totals.serverMs), postgresMs: per(totals.postgresMs), clientMs: per(clientMs) };
+  return {
+    serverMs: per(totals.serverMs),
+    postgresMs: per(totals.postgresMs),
+    clientMs: per(clientMs),
+    serverWaitMs: per(totals.serverWaitMs),
+    postgresWaitMs: per(totals.postgresWaitMs),
+  };
 }
 
 /** Per-process median of several runs' CPU per request. */
@@ -146,7 +190,27 @@ export function medianCpu(runs: readonly CpuPerRequest[]): CpuPerRequest {
     const v = runs.map(f).filter((x): x is number => x !== null);
     return v.length ? median(v) : null;
   };
-  return { serverMs: pick((c) => c.serverMs), postgresMs: pick((c) => c.postgresMs), clientMs: pick((c) => c.clientMs) };
+  return {
+    serverMs: pick((c) => c.serverMs),
+    postgresMs: pick((c) => c.postgresMs),
+    clientMs: pick((c) => c.clientMs),
+    serverWaitMs: pick((c) => c.serverWaitMs),
+    postgresWaitMs: pick((c) => c.postgresWaitMs),
+  };
+}
+
+/**
+ * "waiting for a core per request: Lumen's thread 210 µs, PostgreSQL 480 µs" (from each
+ * thread's schedstat): how long the processes were ready to run while both cores were busy.
+ */
+export function describeWait(cpu: CpuPerRequest, serverName = 'Lumen'): string | null {
+  if (cpu.serverWaitMs === null && cpu.postgresWaitMs === null) return null;
+  // schedstat counts in nanoseconds: no clock-tick floor as in fmt().
+  const us = (ms: number) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${Math.round(ms * 1000)} µs`);
+  const parts = [];
+  if (cpu.serverWaitMs !== null) parts.push(`${serverName}'s thread ${us(cpu.serverWaitMs)}`);
+  if (cpu.postgresWaitMs !== null) parts.push(`PostgreSQL ${us(cpu.postgresWaitMs)}`);
+  return `waiting for a core per request: ${parts.join(', ')}`;
 }
 
 function fmt(ms: number | null): string {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type pg from 'pg';
 import { forkDriver, runDriverMeasured } from '../harness/drivers.js';
-import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
+import { CpuSampler, describeCpu, describeWait, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
+import { gcDelta, lumenGc, type GcTotals } from '../harness/gc.js';
 import { runWrk, type LoadResult } from '../harness/wrk.js';
 import { HttpClient, isNotBuilt, json } from '../harness/http.js';
 import { intakeBody } from '../harness/payloads.js';
@@ -12,7 +13,7 @@ import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { median } from '../harness/stats.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
 import type { IntakeLoadResult } from '../drivers/intake-load.js';
-import type { FloorMessage } from '../drivers/intake-floor.js';
+import type { FloorMessage, FloorRequest } from '../drivers/intake-floor.js';
 
 const ANCHOR_SCRIPT = 'bench/sql/intake-anchor.pgbench.sql';
 /** Lumen's default LUMEN_DB_POOL_SIZE, which the bench leaves as it is: the floor's pool is as large. */
@@ -21,11 +22,48 @@ const POOL_SIZE = 10;
 /** Starts bench/drivers/intake-floor.ts on the bench database; resolves with its port and pid. */
 async function startFloor(repo: string, input: { databaseUrl: string; tenant: string; partner: string; year: number }): Promise<{ child: ChildProcess; port: number; pid: number }> {
   const child = forkDriver(repo, 'intake-floor.ts', [JSON.stringify({ ...input, poolSize: POOL_SIZE })]);
-  const listening = await new Promise<FloorMessage>((resolve, reject) => {
-    child.once('message', (m: FloorMessage) => resolve(m));
+  const listening = await new Promise<Extract<FloorMessage, { type: 'listening' }>>((resolve, reject) => {
+    child.once('message', (m: FloorMessage) => (m.type === 'listening' ? resolve(m) : reject(new Error(`the intake floor said ${m.type}`))));
     child.once('exit', (code) => reject(new Error(`the intake floor exited with ${code}`)));
   });
   return { child, port: listening.port, pid: listening.pid };
+}
+
+/** The floor's GC totals since it started. */
+function floorGc(child: ChildProcess): Promise<GcTotals> {
+  return new Promise((resolve) => {
+    const onMessage = (m: FloorMessage) => {
+      if (m.type !== 'gc') return;
+      child.off('message', onMessage);
+      resolve({ pauses: m.pauses, ms: m.ms, long: m.long, majorPauses: m.majorPauses, majorMs: m.majorMs });
+    };
+    child.on('message', onMessage);
+    child.send({ type: 'gc' } satisfies FloorRequest);
+  });
+}
+
+type Measured = { cpu: CpuPerRequest; wal: WalDuring; gc: GcTotals | null };
+
+/**
+ * Each run's GC pauses and its server thread's wait for a core, beside the p99s: what a
+ * Node server's tail is made of on cores it shares with PostgreSQL and the client.
+ */
+function perRunSchedule(runs: readonly Measured[], serverName: string): string {
+  const parts: string[] = [];
+  const gcs = runs.map((r) => r.gc);
+  if (gcs.length > 0 && gcs.every((g): g is GcTotals => g !== null)) {
+    parts.push(
+      `GC ${gcs.map((g) => Math.round(g.ms)).join(', ')} ms per run in ${gcs.map((g) => g.pauses).join(', ')} pauses (${gcs.map((g) => g.long).join(', ')} of 10 ms or more; ` +
+        `full collections ${gcs.map((g) => `${g.majorPauses} for ${Math.round(g.majorMs)} ms`).join(', ')})`,
+    );
+  }
+  const waits = runs.map((r) => r.cpu.serverWaitMs);
+  if (waits.length > 0 && waits.every((w): w is number => w !== null)) {
+    parts.push(`${serverName}'s thread waited for a core ${waits.map((w) => Math.round(w * 1000)).join(', ')} µs per request`);
+  }
+  const pgWait = describeWait({ ...medianCpu(runs.map((r) => r.cpu)), serverWaitMs: null });
+  if (pgWait) parts.push(pgWait);
+  return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
 /** The floor runs at the connection count the p99 target is set at. */
@@ -103,7 +141,9 @@ export const intakeRow: RowDefinition = {
     const lines: Line[] = [];
     try {
       for (const connections of ctx.sizes.intakeConnections) {
-        const load = async (seconds: number, target: { url: string; pid: number } = { url: server.baseUrl, pid: server.pid }): Promise<LoadResult & { cpu: CpuPerRequest; wal: WalDuring }> => {
+        const load = async (seconds: number, target: { url: string; pid: number } = { url: server.baseUrl, pid: server.pid }): Promise<LoadResult & Measured> => {
+          const gcNow = () => (target.pid === server.pid ? lumenGc(server.baseUrl) : floor && target.pid === floor.pid ? floorGc(floor.child) : Promise.resolve(null));
+          const gcBefore = await gcNow();
           const wal = await measureWal(ctx.pool);
           const sampler = new CpuSampler(ctx.db.name, target.pid).start();
           let r: LoadResult;
@@ -124,10 +164,12 @@ export const intakeRow: RowDefinition = {
             r = { client: 'autocannon', ...m.result, clientCpuMs: m.cpuMs };
           }
           const cpu = perRequest(sampler.stop(), r.clientCpuMs, r.status2xx);
-          return { ...r, cpu, wal: await wal() };
+          const walDuring = await wal();
+          const gcAfter = await gcNow();
+          return { ...r, cpu, wal: walDuring, gc: gcBefore && gcAfter ? gcDelta(gcAfter, gcBefore) : null };
         };
         let anchorNote: string | null = ctx.tools.pgbench ? null : 'pgbench missing';
-        const anchor = async (seconds: number): Promise<(PgbenchResult & { cpu: CpuPerRequest; wal: WalDuring }) | null> => {
+        const anchor = async (seconds: number): Promise<(PgbenchResult & Measured) | null> => {
           if (!ctx.tools.pgbench || anchorNote) return null;
           const free = await freeConnections(ctx.pool);
           if (free < connections + 2) {
@@ -146,7 +188,7 @@ export const intakeRow: RowDefinition = {
             logDir: ctx.tmpDir,
           });
           const cpu = perRequest(sampler.stop(), result.clientCpuMs, result.transactions);
-          return { ...result, cpu, wal: await wal() };
+          return { ...result, cpu, wal: await wal(), gc: null };
         };
 
         const floorTarget = floor && connections === FLOOR_CONNECTIONS ? { url: `http://127.0.0.1:${floor.port}`, pid: floor.pid } : null;
@@ -161,9 +203,9 @@ export const intakeRow: RowDefinition = {
         // minute has its tables analyzed; so does the row (ANALYZE also makes every
         // connection plan again).
         await ctx.pool.query('ANALYZE');
-        const lumenRuns: (LoadResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
-        const anchorRuns: (PgbenchResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
-        const floorRuns: (LoadResult & { cpu: CpuPerRequest; wal: WalDuring })[] = [];
+        const lumenRuns: (LoadResult & Measured)[] = [];
+        const anchorRuns: (PgbenchResult & Measured)[] = [];
+        const floorRuns: (LoadResult & Measured)[] = [];
         for (let i = 0; i < ctx.opts.runs; i++) {
           ctx.log(`intake at ${connections} connections: run ${i + 1}/${ctx.opts.runs}`);
           const r = await load(ctx.sizes.intakeSeconds);
@@ -201,7 +243,7 @@ export const intakeRow: RowDefinition = {
         const floorDetail = floorRuns.length
           ? `; floor (plain Node server, the anchor's two statements): ${Math.round(median(floorRuns.map((f) => f.status2xx / f.seconds)))} req/s, ` +
             `p50 ${median(floorRuns.map((f) => f.latencyMs.p50)).toFixed(1)} ms, p99 ${median(floorRuns.map((f) => f.latencyMs.p99)).toFixed(1)} ms${eachRun(floorRuns.map((f) => f.latencyMs.p99), floorRuns, floorRuns.map((f) => f.status2xx))}, ` +
-            `CPU per request: ${describeCpu(medianCpu(floorRuns.map((f) => f.cpu)), 'wrk', 'floor')}`
+            `CPU per request: ${describeCpu(medianCpu(floorRuns.map((f) => f.cpu)), 'wrk', 'floor')}${perRunSchedule(floorRuns, 'the floor')}`
           : '';
         lines.push({
           label: `${connections} connections`,
@@ -209,8 +251,8 @@ export const intakeRow: RowDefinition = {
           detail:
             `latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${eachRun(lumenRuns.map((r) => r.latencyMs.p99), lumenRuns, lumenRuns.map((r) => r.status2xx))}` +
             (anchorP99 !== null ? `; anchor p99 ${anchorP99.toFixed(1)} ms${eachRun(anchorRuns.map((a) => a.latencyP99Ms ?? NaN), anchorRuns, anchorRuns.map((a) => a.transactions))}` : '') +
-            `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}` +
-            (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}` : '') +
+            `; CPU per request: ${describeCpu(medianCpu(lumenRuns.map((r) => r.cpu)), lumenRuns[0]?.client ?? 'client')}${perRunSchedule(lumenRuns, 'Lumen')}` +
+            (anchorRuns.length ? `; per anchor transaction: ${describeCpu(medianCpu(anchorRuns.map((a) => a.cpu)), 'pgbench')}${perRunSchedule(anchorRuns, 'pgbench')}` : '') +
             floorDetail,
           anchor: { label: `pgbench, same writes, ${connections} clients`, series: anchorSeries, ...(anchorSeries ? {} : { note: anchorNote ?? 'not measured' }) },
           ratio,
@@ -228,6 +270,7 @@ export const intakeRow: RowDefinition = {
         : 'Load: autocannon (wrk is missing: `apt-get install wrk`), which shares the cores with Lumen. CPU per request is each process\'s CPU time over the run (from /proc) divided by the answers.',
       'The anchor writes exactly the rows the POST writes, in the same two statements: both numbers from the city\'s sequences in one statement committed on its own (synchronous_commit off for it), then the numbered order and its status history, the alert and its status history and the idempotency row with the stored response in one statement (see bench/sql/intake-anchor.pgbench.sql). It writes no event: intake emits none (ServiceOrder.Created is for orders an operator creates, per the contract).',
       'The floor (bench/drivers/intake-floor.ts, at 16 connections, under wrk only) is the plainest Node HTTP server doing the same writes: it parses the body and runs the anchor\'s two statements as named prepared statements through a pool of Lumen\'s default size (10), with no authentication, validation, idempotency lookup or hash. It shows what any Node server on the same cores pays above the anchor, and what Lumen pays above that; its runs alternate with Lumen\'s and the anchor\'s, under a partner of its own whose rows are deleted (and the tables vacuumed) at the end of the row.',
+      "Per run, beside the p99s: the Node servers' garbage-collection pauses in the run (Lumen's from its own /metrics, the floor's from a PerformanceObserver) and how long the server's main thread was ready to run but waited for a core, per request, with the same wait summed over the PostgreSQL processes (each thread's /proc/<pid>/schedstat): on cores shared by the server, PostgreSQL and the client, a request's tail is made of those waits.",
       'After each warm-up the bench database is analyzed (ANALYZE), as autovacuum does within a minute of a service\'s start: plans made from the statistics of the freshly migrated, empty tables would otherwise be kept by every connection for the whole row.',
     );
     return {

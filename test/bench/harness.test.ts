@@ -2,7 +2,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { findChromium } from '../../bench/harness/browser.js';
+import { schedStat } from '../../bench/harness/cpu.js';
+import { gcDelta, parseGc } from '../../bench/harness/gc.js';
 import { Pending, Skipped, type RowDefinition } from '../../bench/harness/context.js';
 import { parseOptions, ROW_IDS, sizesFor, UsageError } from '../../bench/harness/options.js';
 import { parsePgbenchOutput } from '../../bench/harness/postgres.js';
@@ -212,5 +215,65 @@ describe('tools', () => {
     const sh = findExecutable('sh', { PATH: '/usr/bin:/bin' })!;
     expect(findChromium({ LUMEN_CHROMIUM: sh, PATH: '' })).toBe(sh);
     expect(findChromium({ LUMEN_CHROMIUM: path.join(os.tmpdir(), 'no-such-chromium'), PATH: '/usr/bin:/bin' })).toBeNull();
+  });
+});
+
+describe('GC pauses and waits for a core', () => {
+  it("sums prom-client's GC histogram over its kinds: pauses, time, those of 10 ms or more, full collections", () => {
+    const exposition = [
+      '# HELP lumen_nodejs_gc_duration_seconds Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+      '# TYPE lumen_nodejs_gc_duration_seconds histogram',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="0.001",kind="minor"} 5',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="0.01",kind="minor"} 9',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="0.1",kind="minor"} 10',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="+Inf",kind="minor"} 10',
+      'lumen_nodejs_gc_duration_seconds_sum{kind="minor"} 0.05',
+      'lumen_nodejs_gc_duration_seconds_count{kind="minor"} 10',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="0.001",kind="major"} 0',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="0.01",kind="major"} 1',
+      'lumen_nodejs_gc_duration_seconds_bucket{le="+Inf",kind="major"} 3',
+      'lumen_nodejs_gc_duration_seconds_sum{kind="major"} 0.06',
+      'lumen_nodejs_gc_duration_seconds_count{kind="major"} 3',
+      'lumen_process_cpu_seconds_total 12.5',
+    ].join('\n');
+    const totals = parseGc(exposition)!;
+    expect(totals.pauses).toBe(13);
+    expect(totals.ms).toBeCloseTo(110, 6);
+    expect(totals.long).toBe(3);
+    expect(totals.majorPauses).toBe(3);
+    expect(totals.majorMs).toBeCloseTo(60, 6);
+    expect(gcDelta(totals, { pauses: 10, ms: 100, long: 1, majorPauses: 1, majorMs: 50 })).toMatchObject({ pauses: 3, long: 2, majorPauses: 2 });
+    expect(parseGc('lumen_process_cpu_seconds_total 12.5\n')).toBeNull();
+  });
+
+  it("reads the pauses from prom-client's own exposition, as Lumen's /metrics serves it", async () => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'lumen_' });
+    // Declared at once: read as totals (zero unless V8 has collected already), not as missing.
+    let totals = parseGc(await registry.metrics());
+    expect(totals).not.toBeNull();
+    // Allocate until V8 has collected at least once and the observer has reported it.
+    const kept: number[][] = [];
+    for (let round = 0; round < 2000 && totals!.pauses === 0; round++) {
+      for (let i = 0; i < 2000; i++) kept.push(new Array(16).fill(i));
+      kept.length = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+      totals = parseGc(await registry.metrics());
+    }
+    expect(totals!.pauses).toBeGreaterThan(0);
+    expect(totals!.ms).toBeGreaterThan(0);
+    expect(totals!.long).toBeLessThanOrEqual(totals!.pauses);
+  });
+
+  it.runIf(process.platform === 'linux')("reads a thread's time on a core and in a run queue, and nothing for a process that is gone", () => {
+    const before = schedStat('self')!;
+    expect(before.runMs).toBeGreaterThan(0);
+    expect(before.waitMs).toBeGreaterThanOrEqual(0);
+    let now = schedStat('self')!;
+    const started = Date.now();
+    while (now.runMs - before.runMs < 20 && Date.now() - started < 10_000) now = schedStat(process.pid)!;
+    expect(now.runMs - before.runMs).toBeGreaterThanOrEqual(20);
+    expect(now.waitMs).toBeGreaterThanOrEqual(before.waitMs);
+    expect(schedStat(2 ** 22 + 1)).toBeNull();
   });
 });
