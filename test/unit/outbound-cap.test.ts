@@ -65,6 +65,20 @@ describe('outbound requests in progress', () => {
     });
   });
 
+  it('reuses a connection for the next request sent as soon as an answer arrives: never more connections than requests in flight', async () => {
+    const openedBefore = connections.opened;
+    // Eight senders, each sending its next request the moment it has its answer, as the
+    // webhook pump does with its attempts to one partner.
+    const answers: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = 0; i < 50; i++) answers.push((await outboundRequest({ url: `${base}/ok`, method: 'POST', body: '{}', timeoutMs: 10_000, maxResponseBytes: 1024, allowLoopback: true })).status);
+      }),
+    );
+    expect(answers).toEqual(Array(400).fill(200));
+    expect(connections.opened - openedBefore).toBeLessThanOrEqual(8);
+  });
+
   it('starts the timeout when a request has its place, and lets an aborted one leave the queue', async () => {
     setOutboundConnectionLimit(1);
     const first = outboundRequest({ url: `${base}/hold`, timeoutMs: 10_000, maxResponseBytes: 1024, allowLoopback: true });
