@@ -192,22 +192,34 @@ export interface SettledAttempt {
  *               RETURNING d.id, d.external_system_id, d.ordering_key, d.position, o.next_attempt_at IS NULL AS ended),
  *   logged AS (INSERT INTO webhook_attempt (...) SELECT ... FROM o JOIN settled USING (id)
  *              ON CONFLICT (delivery_id, attempt) DO NOTHING),
- *   held AS (UPDATE webhook_delivery f SET blocked = true FROM settled s
- *            WHERE NOT s.ended AND (same partner and key, later position, open, not blocked)),
- *   next AS (SELECT DISTINCT ON (n.external_system_id, n.ordering_key) n.id
- *            FROM settled s JOIN webhook_delivery n ON (same partner and key, later position, open)
- *            WHERE s.ended ORDER BY n.external_system_id, n.ordering_key, n.position)
+ *   held AS (UPDATE webhook_delivery f SET blocked = true
+ *            WHERE f.id IN (SELECT b.id FROM settled s CROSS JOIN LATERAL
+ *                             (same partner and key, later position, open OFFSET 0) b
+ *                           WHERE NOT s.ended AND NOT b.blocked)),
+ *   next AS (SELECT DISTINCT ON (s.external_system_id, s.ordering_key) n.id
+ *            FROM settled s CROSS JOIN LATERAL
+ *              (same partner and key, later position, open ORDER BY position LIMIT 1) n
+ *            WHERE s.ended ORDER BY s.external_system_id, s.ordering_key, n.position)
  *   UPDATE webhook_delivery r SET blocked = false FROM next WHERE r.id = next.id
  *   RETURNING r.id, r.next_attempt_at
  *
  * (settled finds its rows by the primary key: `= ANY($ids)` gives the planner their
- * number, which it cannot guess from the recordset; held and next walk
- * webhook_delivery_open_key_idx; they read the state before this statement, in which
- * the settled delivery itself is still open: hence position >. A delivery written
- * while this runs is not seen: see recheckKeys.)
+ * number, which it cannot guess from the recordset; held and next read the state before
+ * this statement, in which the settled delivery itself is still open: hence position >.
+ * A delivery written while this runs is not seen: see recheckKeys.)
+ *
+ * held and next probe webhook_delivery_open_key_idx once per settled delivery, by its
+ * key: a lateral subquery (kept one by OFFSET 0 or LIMIT) is run for each row before it
+ * and can only be an index probe (not blocked is tested outside held's, where it cannot
+ * steer the probe to webhook_delivery_ready_partner_idx, whose condition it is: that
+ * index is ordered by partner and due time, not by key). Written as joins, they were
+ * planned from the table's
+ * statistics, and statistics taken while no delivery was open (autovacuum's ANALYZE of
+ * a quiet queue) made the planner walk every open delivery for each settled one: a
+ * fan-out of 10,000 events to one partner then spent 1.8 ms of PostgreSQL per event
+ * instead of 0.3 (bench/FINDINGS.md, "The settle after an ANALYZE").
  */
-export async function settleAttempts(db: Executor, outcomes: readonly SettledAttempt[]): Promise<ReleasedDelivery[]> {
-  if (outcomes.length === 0) return [];
+export function settleStatement(outcomes: readonly SettledAttempt[]) {
   const json = JSON.stringify(
     outcomes.map((o) => ({
       id: o.deliveryId,
@@ -221,7 +233,7 @@ export async function settleAttempts(db: Executor, outcomes: readonly SettledAtt
       next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
     })),
   );
-  const { rows } = await sql<ReleasedDelivery>`
+  return sql<ReleasedDelivery>`
     WITH ${ASYNC_COMMIT},
     o AS (
       SELECT o.* FROM async_commit, jsonb_to_recordset(${json}::jsonb) AS o(id uuid, attempt integer, started_at timestamptz,
@@ -240,19 +252,30 @@ export async function settleAttempts(db: Executor, outcomes: readonly SettledAtt
       ON CONFLICT (delivery_id, attempt) DO NOTHING
     ), held AS (
       UPDATE webhook_delivery f SET blocked = true
-      FROM settled s
-      WHERE NOT s.ended AND f.external_system_id = s.external_system_id AND f.ordering_key = s.ordering_key
-        AND f.position > s.position AND f.status IN ('pending', 'failed') AND NOT f.blocked
+      WHERE f.id IN (
+        SELECT b.id FROM settled s CROSS JOIN LATERAL (
+          SELECT x.id, x.blocked FROM webhook_delivery x
+          WHERE x.external_system_id = s.external_system_id AND x.ordering_key = s.ordering_key
+            AND x.position > s.position AND x.status IN ('pending', 'failed')
+          OFFSET 0) b
+        WHERE NOT s.ended AND NOT b.blocked)
     ), next AS (
-      SELECT DISTINCT ON (n.external_system_id, n.ordering_key) n.id
-      FROM settled s JOIN webhook_delivery n
-        ON n.external_system_id = s.external_system_id AND n.ordering_key = s.ordering_key
-       AND n.position > s.position AND n.status IN ('pending', 'failed')
+      SELECT DISTINCT ON (s.external_system_id, s.ordering_key) n.id
+      FROM settled s CROSS JOIN LATERAL (
+        SELECT x.id, x.position FROM webhook_delivery x
+        WHERE x.external_system_id = s.external_system_id AND x.ordering_key = s.ordering_key
+          AND x.position > s.position AND x.status IN ('pending', 'failed')
+        ORDER BY x.position LIMIT 1) n
       WHERE s.ended
-      ORDER BY n.external_system_id, n.ordering_key, n.position
+      ORDER BY s.external_system_id, s.ordering_key, n.position
     )
     UPDATE webhook_delivery r SET blocked = false FROM next WHERE r.id = next.id
-    RETURNING r.id, r.next_attempt_at`.execute(db);
+    RETURNING r.id, r.next_attempt_at`;
+}
+
+export async function settleAttempts(db: Executor, outcomes: readonly SettledAttempt[]): Promise<ReleasedDelivery[]> {
+  if (outcomes.length === 0) return [];
+  const { rows } = await settleStatement(outcomes).execute(db);
   return rows;
 }
 
