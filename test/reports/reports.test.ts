@@ -22,6 +22,15 @@ let app156: { id: string; code: string };
 const ids: Record<string, string> = {};
 const HOUR = 3600_000;
 
+interface PlanNode {
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+const planNodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(planNodes)];
+
 async function at(sqlText: string, ...params: unknown[]): Promise<void> {
   await t.rt.pool.query(sqlText, params);
 }
@@ -126,6 +135,15 @@ describe('the dashboard of a city', () => {
         client.release();
       }
     }
+  });
+
+  it('reads the partners of the period’s orders from the city’s own alerts, none of another city’s', async () => {
+    const q = repairStatement(curitiba, new Date(Date.now() - 30 * 24 * HOUR), new Date()).compile(t.rt.db);
+    const { rows } = await t.rt.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]);
+    const reads = planNodes(rows[0]!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'alert');
+    expect(reads.length).toBeGreaterThan(0);
+    // Whichever way the planner reads the table, the city is in the condition it reads by.
+    for (const n of reads) expect([n['Index Cond'], n['Recheck Cond'], n.Filter].join(' ')).toMatch(/tenant_id = '[0-9a-f-]+'::uuid/);
   });
 
   it('refuses a period the wrong way round or longer than a year, naming the parameter', async () => {
