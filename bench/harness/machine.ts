@@ -7,7 +7,7 @@ import type { MachineInfo } from './results.js';
 import { run } from './tools.js';
 import { wrkVersion } from './wrk.js';
 
-const PG_SETTINGS = ['shared_buffers', 'max_connections', 'synchronous_commit', 'fsync', 'work_mem', 'effective_io_concurrency', 'max_wal_size'];
+const PG_SETTINGS = ['shared_buffers', 'max_connections', 'synchronous_commit', 'fsync', 'work_mem', 'effective_io_concurrency', 'max_wal_size', 'autovacuum'];
 
 async function versionOf(command: string | null, args: string[]): Promise<string> {
   if (!command) return 'missing';

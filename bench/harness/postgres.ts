@@ -202,3 +202,49 @@ export function parsePgbenchOutput(out: string): Omit<PgbenchResult, 'latencyP99
   if (!tps || !processed) throw new Error(`pgbench printed no result:\n${out.slice(-1500)}`);
   return { tps: Number(tps[1]), transactions: Number(processed[1]), failed: failed ? Number(failed[1]) : 0, latencyAvgMs: latency ? Number(latency[1]) : NaN };
 }
+export interface AutovacuumWork {
+  vacuumed: string[];
+  analyzed: string[];
+}
+
+/**
+ * Does now what autovacuum would have found due on a server that runs it: VACUUM (ANALYZE)
+ * of every table of the database whose dead rows, or rows inserted since its last vacuum,
+ * pass autovacuum's thresholds, and ANALYZE of every other table changed past the analyze
+ * threshold (the server's autovacuum_* settings: 50 rows plus 20% of the table for dead
+ * rows, 1,000 plus 20% for inserts, 50 plus 10% for changes, by default). The bench's
+ * server may run without autovacuum, as test servers do; a deployment runs with it, and a
+ * row must not measure what the rows before it left to a daemon that is not there.
+ */
+export async function autovacuumDue(pool: pg.Pool): Promise<AutovacuumWork> {
+  const { rows } = await pool.query<{ name: string; vacuum: boolean; analyze: boolean }>(
+    `WITH s AS (SELECT name, setting::float8 AS v FROM pg_settings
+                 WHERE name IN ('autovacuum_vacuum_threshold', 'autovacuum_vacuum_scale_factor', 'autovacuum_vacuum_insert_threshold',
+                                'autovacuum_vacuum_insert_scale_factor', 'autovacuum_analyze_threshold', 'autovacuum_analyze_scale_factor')),
+          t AS (SELECT format('%I.%I', st.schemaname, st.relname) AS name, greatest(c.reltuples, 0) AS tuples,
+                       st.n_dead_tup, st.n_ins_since_vacuum, st.n_mod_since_analyze
+                  FROM pg_stat_user_tables st JOIN pg_class c ON c.oid = st.relid)
+     SELECT t.name,
+            t.n_dead_tup > (SELECT v FROM s WHERE name = 'autovacuum_vacuum_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_vacuum_scale_factor') * t.tuples
+         OR t.n_ins_since_vacuum > (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_scale_factor') * t.tuples AS vacuum,
+            t.n_mod_since_analyze > (SELECT v FROM s WHERE name = 'autovacuum_analyze_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_analyze_scale_factor') * t.tuples AS analyze
+       FROM t ORDER BY t.name`,
+  );
+  const work: AutovacuumWork = { vacuumed: [], analyzed: [] };
+  for (const r of rows) {
+    if (r.vacuum) {
+      await pool.query(`VACUUM (ANALYZE) ${r.name}`);
+      work.vacuumed.push(r.name);
+    } else if (r.analyze) {
+      await pool.query(`ANALYZE ${r.name}`);
+      work.analyzed.push(r.name);
+    }
+  }
+  return work;
+}
+
+/** One log line for what autovacuumDue did. */
+export function describeAutovacuum(work: AutovacuumWork): string {
+  const names = (list: string[]) => (list.length === 0 ? 'none' : list.map((n) => n.replace(/^public\./, '')).join(', '));
+  return `autovacuum's due work done: vacuumed and analyzed ${names(work.vacuumed)}; analyzed ${names(work.analyzed)}`;
+}

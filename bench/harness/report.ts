@@ -119,7 +119,8 @@ export function renderMarkdown(r: BenchResults, findings: string): string {
     'Needs a PostgreSQL server (`DATABASE_URL`\'s, else 127.0.0.1:5432, user `postgres`), where the bench creates and drops a database of its own, and the ' +
       'PostgreSQL client tools: `psql` and `pgbench` (Debian: `apt-get install postgresql-client postgresql-contrib`). Without pgbench the intake anchor is skipped with a note; without psql the SQL anchors are. ' +
       'The intake and page rows are driven by `wrk` (Debian: `apt-get install wrk`; `.ci/run` installs it), a C client like the anchors\' pgbench and psql, so the load generator does not take a core\'s share from Lumen; without it they fall back to autocannon and a Node client, and say so. Beside each of their figures: CPU per request of Lumen\'s process, the PostgreSQL backends of the bench database (with the WAL and buffer writers) and the client, read from /proc. ' +
-      'The console-load row drives Chromium (Debian: `apt-get install chromium`; another build through `LUMEN_CHROMIUM`); without it that row is skipped.',
+      'The console-load row drives Chromium (Debian: `apt-get install chromium`; another build through `LUMEN_CHROMIUM`); without it that row is skipped. ' +
+      'Before every row the bench does what autovacuum would have found due (VACUUM and ANALYZE of each table past the server\'s autovacuum thresholds) and then a CHECKPOINT, both untimed: a server without autovacuum, as test servers often run, would otherwise leave the dead rows and the statistics of the rows before to the next one.',
     '',
     '## Machine',
     '',

@@ -7,7 +7,7 @@ import { findChromium } from './browser.js';
 import { lumenCli, type LumenSetup } from './lumen.js';
 import { describeMachine } from './machine.js';
 import { sizesFor, type BenchOptions } from './options.js';
-import { benchPool, createBenchDatabase, DEFAULT_SERVER, serverAnswers, withDatabase } from './postgres.js';
+import { autovacuumDue, benchPool, describeAutovacuum, createBenchDatabase, DEFAULT_SERVER, serverAnswers, withDatabase } from './postgres.js';
 import { renderMarkdown, resultsTable } from './report.js';
 import type { BenchResults, RowResult } from './results.js';
 import { findExecutable } from './tools.js';
@@ -119,6 +119,10 @@ export async function runBench(repo: string, opts: BenchOptions, rows: readonly 
       log(`— ${row.title}`);
       const t0 = Date.now();
       try {
+        // What autovacuum would have done by now on a deployment's server: the dead rows
+        // and stale statistics the rows before left are not this row's (bench/FINDINGS.md,
+        // "The settle after an ANALYZE").
+        log(describeAutovacuum(await autovacuumDue(pool)));
         // Each row starts with a fresh WAL budget: a checkpoint now, so that one the rows
         // before it made due (by max_wal_size) does not start inside this row's
         // measurement, with its writes and the full-page images of every page first

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { CpuSampler, describeCpu, medianCpu, perRequest, type CpuPerRequest } from '../harness/cpu.js';
 import { runDriver } from '../harness/drivers.js';
 import { hasCommand, lumenJson } from '../harness/lumen.js';
+import { autovacuumDue, describeAutovacuum } from '../harness/postgres.js';
 import { Receiver } from '../harness/receiver.js';
 import { DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER } from '../../src/config.js';
 import { check, ratioOf, series, type Line } from '../harness/results.js';
@@ -57,6 +58,9 @@ export const webhookFanoutRow: RowDefinition = {
     for (let run = 0; run < rounds; run++) {
       const name = run === 0 ? 'warm-up' : `run ${run}/${ctx.opts.runs}`;
       // A receiver of its own per round, which counts the requests it has open at once.
+      // The rounds before left thousands of finished deliveries and their attempts: what
+      // autovacuum would have done with them within the minute, done now, untimed.
+      if (run > 0) ctx.log(`fan-out ${name}: ${describeAutovacuum(await autovacuumDue(ctx.pool))}`);
       const receiver = await Receiver.start(ctx.repo, ctx.webhookSecret);
       try {
         const tenant = await ctx.createTenant(`Bench fan-out ${run}`, 'manual');
@@ -154,10 +158,10 @@ export const webhookFanoutRow: RowDefinition = {
       notes: [
         'Rate = events between the first and the last arrival at the receiver, which verifies every HMAC signature (constant-time) and answers 204; the same receiver process serves Lumen and the anchor.',
         `Each figure is the median of ${ctx.opts.runs} run(s) after a warm-up round of as many events on both sides, not counted: Lumen's process spends more CPU per event on its first ten thousand deliveries than later (its delivery path compiled, its heap grown), and a service that delivers every day is past that; the anchor's script starts in a new process every round.`,
-        "Same concurrency: the anchor keeps as many requests in flight, over as many keep-alive connections, as Lumen may have on the wire to one partner (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, default 8; Lumen's pool may open more connections than that, never more requests). Same requests: the anchor signs each body for both signature schemes, as Lumen does for a partner on the default scheme.",
+        "Same concurrency: the anchor keeps as many requests in flight, over as many keep-alive connections, as Lumen may have on the wire to one partner (LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER, default 8; and its pool opens no more connections than that to one partner). Same requests: the anchor signs each body for both signature schemes, as Lumen does for a partner on the default scheme.",
         "CPU per event: Lumen's process and the PostgreSQL backends of the bench database with its WAL and buffer writers, from /proc, over the Lumen run; the receiver's and the anchor's own, from process.cpuUsage(), over their parts. The cores' bound is the rate at which the processes of a side would use every core of the machine and nothing else: the receiver shares the cores with both senders, and Lumen's side also records every attempt in PostgreSQL, which the anchor does not.",
         "Waiting for a core per event: how long each process's main thread (all of PostgreSQL's processes together) was ready to run while both cores were busy, from /proc/<pid>/schedstat, over the same parts as the CPU: where the anchor's side is two processes on two cores, Lumen's side is three.",
-        'The row runs last: deliveries still queued when its wait ends would otherwise delay the rows after it.',
+        'The row runs last: deliveries still queued when its wait ends would otherwise delay the rows after it. Before every round but the first, the bench does what autovacuum would have done with the rounds before (VACUUM and ANALYZE of the tables past its thresholds), untimed, as before every row: the bench\'s server may run without autovacuum, a deployment\'s does not.',
       ],
       params: { events: n, runs: lumenRates.length, waitSeconds: ctx.sizes.fanoutWaitSeconds, inFlight: concurrency.join(','), connections: connections.join(',') },
     };

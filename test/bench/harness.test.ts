@@ -2,19 +2,21 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { findChromium } from '../../bench/harness/browser.js';
 import { schedStat } from '../../bench/harness/cpu.js';
 import { gcDelta, parseGc } from '../../bench/harness/gc.js';
 import { Pending, Skipped, type RowDefinition } from '../../bench/harness/context.js';
 import { parseOptions, ROW_IDS, sizesFor, UsageError } from '../../bench/harness/options.js';
-import { parsePgbenchOutput } from '../../bench/harness/postgres.js';
+import { autovacuumDue, describeAutovacuum, parsePgbenchOutput } from '../../bench/harness/postgres.js';
 import { formatNumber, formatRatio, renderMarkdown, resultsTable } from '../../bench/harness/report.js';
 import { check, ratioOf, series, type BenchResults, type RowResult } from '../../bench/harness/results.js';
 import { runBench, SetupError } from '../../bench/harness/runner.js';
 import { max, median, quantile } from '../../bench/harness/stats.js';
 import { findExecutable } from '../../bench/harness/tools.js';
 import { ROWS } from '../../bench/rows/index.js';
+import { createTestDatabase } from '../support/database.js';
 
 describe('bench statistics', () => {
   it('takes medians and interpolated quantiles', () => {
@@ -275,5 +277,52 @@ describe('GC pauses and waits for a core', () => {
     expect(now.runMs - before.runMs).toBeGreaterThanOrEqual(20);
     expect(now.waitMs).toBeGreaterThanOrEqual(before.waitMs);
     expect(schedStat(2 ** 22 + 1)).toBeNull();
+  });
+});
+
+describe("autovacuum's due work", () => {
+  it('vacuums the tables past the dead-row threshold, analyzes those past the change threshold, and leaves the others', async () => {
+    const db = await createTestDatabase();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      for (const t of ['bench_dead', 'bench_changed', 'bench_quiet']) {
+        await client.query(`CREATE TABLE ${t} (id int PRIMARY KEY, v int)`);
+        await client.query(`INSERT INTO ${t} SELECT g, 0 FROM generate_series(1, 10000) g`);
+        // The insert's counters reach the statistics before the vacuum resets them.
+        await client.query('SELECT pg_stat_force_next_flush()');
+        await client.query(`VACUUM (ANALYZE) ${t}`);
+      }
+      // 10,000 rows: due for a vacuum past 50 + 20% dead rows, for an analyze past 50 + 10% changed.
+      await client.query('DELETE FROM bench_dead WHERE id <= 3000');
+      await client.query('UPDATE bench_changed SET v = 1 WHERE id <= 1500');
+      await client.query('UPDATE bench_quiet SET v = 1 WHERE id <= 100');
+      // This session's counters reach the server's statistics when it is next idle.
+      await client.query('SELECT pg_stat_force_next_flush()');
+      await client.query('SELECT 1');
+
+      const work = await autovacuumDue(pool);
+      expect(work.vacuumed).toContain('public.bench_dead');
+      expect(work.vacuumed).not.toContain('public.bench_changed');
+      expect(work.analyzed).toContain('public.bench_changed');
+      expect([...work.vacuumed, ...work.analyzed]).not.toContain('public.bench_quiet');
+      const { rows } = await client.query<{ relname: string; n_dead_tup: string; n_mod_since_analyze: string }>(
+        `SELECT relname, n_dead_tup, n_mod_since_analyze FROM pg_stat_user_tables WHERE relname LIKE 'bench_%' ORDER BY relname`,
+      );
+      expect(rows.map((r) => [r.relname, Number(r.n_dead_tup), Number(r.n_mod_since_analyze)])).toEqual([
+        ['bench_changed', 1500, 0],
+        ['bench_dead', 0, 0],
+        ['bench_quiet', 100, 100],
+      ]);
+      expect(describeAutovacuum(work)).toMatch(/vacuumed and analyzed .*bench_dead.*; analyzed .*bench_changed/);
+      // Done once: nothing of these tables is due any more.
+      const again = await autovacuumDue(pool);
+      expect([...again.vacuumed, ...again.analyzed].filter((n) => n.includes('bench_'))).toEqual([]);
+    } finally {
+      await pool.end();
+      await client.end();
+      await db.drop();
+    }
   });
 });
