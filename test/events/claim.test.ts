@@ -8,77 +8,62 @@
  */
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimDueDeliveries } from '../../src/db/repositories/webhook-delivery.repository.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { testEnv } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { emit, makeEventPartner, subjectFor } from './support.js';
+import { emit, makeEventPartner, runtimeWithoutWorkers, subjectFor } from './support.js';
 
-let db: TestDatabase;
-let rt: Runtime;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  // No delivery worker: the claims under test are the only ones.
-  rt = await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
-});
-afterAll(async () => {
-  await rt?.close();
-  await db?.drop();
-});
+const t = runtimeWithoutWorkers();
 
 describe('claiming due webhook deliveries', () => {
   it('plans without bitmap scans, and claims the oldest due first, past the leased ones', async () => {
-    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(rt.db);
+    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(t.rt.db);
     expect(rows[0]?.config).toContain('enable_bitmapscan=off');
 
-    const p = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/never' });
+    const p = await makeEventPartner(t.rt, { webhookUrl: 'http://127.0.0.1:9/never' });
     const items = [];
-    for (let i = 0; i < 40; i++) items.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
-    await emit(rt, ...items);
-    const all = await rt.db.selectFrom('webhook_delivery').select(['id', 'next_attempt_at', 'position']).where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').orderBy('position').execute();
+    for (let i = 0; i < 40; i++) items.push(['ServiceOrder.Created', await subjectFor(t.rt, p)] as const);
+    await emit(t.rt, ...items);
+    const all = await t.rt.db.selectFrom('webhook_delivery').select(['id', 'next_attempt_at', 'position']).where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').orderBy('position').execute();
     expect(all).toHaveLength(40);
     // Spread the due times so "oldest first" is unambiguous, and lease the five oldest elsewhere.
-    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 second' WHERE external_system_id = ${p.partner.id}`.execute(rt.db);
-    const ordered = await rt.db.selectFrom('webhook_delivery').select('id').where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').execute();
-    await rt.db.updateTable('webhook_delivery').set({ lease_until: sql`now() + interval '1 minute'` }).where('id', 'in', ordered.slice(0, 5).map((r) => r.id)).execute();
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 second' WHERE external_system_id = ${p.partner.id}`.execute(t.rt.db);
+    const ordered = await t.rt.db.selectFrom('webhook_delivery').select('id').where('external_system_id', '=', p.partner.id).orderBy('next_attempt_at').execute();
+    await t.rt.db.updateTable('webhook_delivery').set({ lease_until: sql`now() + interval '1 minute'` }).where('id', 'in', ordered.slice(0, 5).map((r) => r.id)).execute();
 
-    const first = await claimDueDeliveries(rt.db, 10, 60_000, 100);
+    const first = await claimDueDeliveries(t.rt.db, 10, 60_000, 100);
     expect(first.map((d) => d.id)).toEqual(ordered.slice(5, 15).map((r) => r.id));
     expect(first[0]).toMatchObject({ external_system_id: p.partner.id, attempts: 0, event_type: 'ServiceOrder.Created', partner_code: p.partner.code });
     expect(JSON.parse(first[0]!.body)).toMatchObject({ eventType: 'ServiceOrder.Created' });
     // The partner counted as holding 95 of at most 100: five more, then none.
-    const capped = await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 95]]));
+    const capped = await claimDueDeliveries(t.rt.db, 10, 60_000, 100, new Map([[p.partner.id, 95]]));
     expect(capped.map((d) => d.id)).toEqual(ordered.slice(15, 20).map((r) => r.id));
-    expect(await claimDueDeliveries(rt.db, 10, 60_000, 100, new Map([[p.partner.id, 100]]))).toEqual([]);
+    expect(await claimDueDeliveries(t.rt.db, 10, 60_000, 100, new Map([[p.partner.id, 100]]))).toEqual([]);
   });
 
   it('fills a claim from the other partners when one is capped, and never walks the backlog of a partner held at its limit', async () => {
-    await sql`DELETE FROM webhook_delivery`.execute(rt.db);
-    const busy = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/busy' });
-    const quiet = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/quiet' });
+    await sql`DELETE FROM webhook_delivery`.execute(t.rt.db);
+    const busy = await makeEventPartner(t.rt, { webhookUrl: 'http://127.0.0.1:9/busy' });
+    const quiet = await makeEventPartner(t.rt, { webhookUrl: 'http://127.0.0.1:9/quiet' });
     const backlog = [];
-    for (let i = 0; i < 200; i++) backlog.push(['ServiceOrder.Created', await subjectFor(rt, busy)] as const);
-    await emit(rt, ...backlog);
+    for (let i = 0; i < 200; i++) backlog.push(['ServiceOrder.Created', await subjectFor(t.rt, busy)] as const);
+    await emit(t.rt, ...backlog);
     const few = [];
-    for (let i = 0; i < 5; i++) few.push(['ServiceOrder.Created', await subjectFor(rt, quiet)] as const);
-    await emit(rt, ...few);
+    for (let i = 0; i < 5; i++) few.push(['ServiceOrder.Created', await subjectFor(t.rt, quiet)] as const);
+    await emit(t.rt, ...few);
     // The busy partner's backlog is older than everything of the quiet one.
-    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 millisecond' WHERE external_system_id = ${busy.partner.id}`.execute(rt.db);
-    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 minute' + position * interval '1 millisecond' WHERE external_system_id = ${quiet.partner.id}`.execute(rt.db);
-    await sql`ANALYZE webhook_delivery`.execute(rt.db);
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 hour' + position * interval '1 millisecond' WHERE external_system_id = ${busy.partner.id}`.execute(t.rt.db);
+    await sql`UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 minute' + position * interval '1 millisecond' WHERE external_system_id = ${quiet.partner.id}`.execute(t.rt.db);
+    await sql`ANALYZE webhook_delivery`.execute(t.rt.db);
 
     // At most 8 per partner, 16 in the claim: the busy partner's 8 oldest and all 5 of the quiet one.
-    const claimed = await claimDueDeliveries(rt.db, 16, 60_000, 8);
+    const claimed = await claimDueDeliveries(t.rt.db, 16, 60_000, 8);
     const byPartner = (id: string) => claimed.filter((d) => d.external_system_id === id).length;
     expect(byPartner(busy.partner.id)).toBe(8);
     expect(byPartner(quiet.partner.id)).toBe(5);
-    await sql`UPDATE webhook_delivery SET lease_until = NULL`.execute(rt.db);
+    await sql`UPDATE webhook_delivery SET lease_until = NULL`.execute(t.rt.db);
 
     // The busy partner held at its limit: the claim reads none of its 200 rows.
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: t.url });
     client.on('error', () => {});
     await client.connect();
     try {
@@ -106,24 +91,24 @@ describe('claiming due webhook deliveries', () => {
   });
 
   it('keeps one plan per connection that never scans webhook_delivery, even one made on an empty table (such a plan once made a claim take 40 s)', async () => {
-    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(rt.db);
+    const { rows } = await sql<{ config: string[] | null }>`SELECT proconfig AS config FROM pg_proc WHERE proname = 'lumen_claim_webhook_deliveries'`.execute(t.rt.db);
     // Planned once per connection (0109): planning the claim cost more than running it.
     expect(rows[0]?.config).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off', 'enable_bitmapscan=off']));
 
     // One connection, as a delivery worker's: claims while the partner has nothing due
     // (the plan PostgreSQL would keep), then a backlog arrives while the partner is at
     // its limit, so the claim passes over every candidate.
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: t.url });
     client.on('error', () => {});
     await client.connect();
     try {
-      await sql`DELETE FROM webhook_delivery`.execute(rt.db);
-      const p = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/never' });
+      await sql`DELETE FROM webhook_delivery`.execute(t.rt.db);
+      const p = await makeEventPartner(t.rt, { webhookUrl: 'http://127.0.0.1:9/never' });
       const claim = (held: number) => client.query('SELECT id FROM lumen_claim_webhook_deliveries(128, 60000, 8, $1::uuid[], $2::int[], $3)', [[p.partner.id], [held], 'Lumen.Ping']);
       for (let i = 0; i < 8; i++) expect((await claim(0)).rows).toEqual([]);
       const items = [];
-      for (let i = 0; i < 300; i++) items.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
-      await emit(rt, ...items);
+      for (let i = 0; i < 300; i++) items.push(['ServiceOrder.Created', await subjectFor(t.rt, p)] as const);
+      await emit(t.rt, ...items);
       // The claim's own plan, as PostgreSQL runs it inside the function.
       await client.query("LOAD 'auto_explain'");
       await client.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log");

@@ -6,26 +6,11 @@
  * "The settle after an ANALYZE").
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { settleAttempts, settleStatement, type SettledAttempt } from '../../src/db/repositories/webhook-delivery.repository.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { testEnv } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { emit, makeEventPartner, subjectFor } from './support.js';
+import { emit, makeEventPartner, runtimeWithoutWorkers, subjectFor } from './support.js';
 
-let db: TestDatabase;
-let rt: Runtime;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  // No delivery worker: the settles under test are the only writers of the deliveries.
-  rt = await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
-});
-afterAll(async () => {
-  await rt?.close();
-  await db?.drop();
-});
+const t = runtimeWithoutWorkers();
 
 interface PlanNode {
   'Node Type': string;
@@ -43,25 +28,25 @@ function nodes(plan: PlanNode): PlanNode[] {
 
 describe('recording attempts after the statistics of a quiet queue', () => {
   it('probes only the settled keys: it unblocks the next delivery of an ended one, holds back those behind a retry, and reads no other open delivery', async () => {
-    const p = await makeEventPartner(rt, { webhookUrl: 'http://127.0.0.1:9/never' });
+    const p = await makeEventPartner(t.rt, { webhookUrl: 'http://127.0.0.1:9/never' });
     // A quiet queue: every delivery so far has succeeded, and the table is analyzed so.
     const past = [];
-    for (let i = 0; i < 50; i++) past.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
-    await emit(rt, ...past);
-    await sql`UPDATE webhook_delivery SET status = 'succeeded', attempts = 1, finished_at = now()`.execute(rt.db);
-    await sql`ANALYZE webhook_delivery`.execute(rt.db);
+    for (let i = 0; i < 50; i++) past.push(['ServiceOrder.Created', await subjectFor(t.rt, p)] as const);
+    await emit(t.rt, ...past);
+    await sql`UPDATE webhook_delivery SET status = 'succeeded', attempts = 1, finished_at = now()`.execute(t.rt.db);
+    await sql`ANALYZE webhook_delivery`.execute(t.rt.db);
 
     // Then a burst the statistics know nothing of: two keys with two deliveries each, and
     // 400 other open deliveries.
-    const ended = await subjectFor(rt, p);
-    const retried = await subjectFor(rt, p);
-    await emit(rt, ['ServiceOrder.Created', ended], ['ServiceOrder.Created', retried]);
-    await emit(rt, ['ServiceOrder.Assigned', ended], ['ServiceOrder.Assigned', retried]);
+    const ended = await subjectFor(t.rt, p);
+    const retried = await subjectFor(t.rt, p);
+    await emit(t.rt, ['ServiceOrder.Created', ended], ['ServiceOrder.Created', retried]);
+    await emit(t.rt, ['ServiceOrder.Assigned', ended], ['ServiceOrder.Assigned', retried]);
     const burst = [];
-    for (let i = 0; i < 400; i++) burst.push(['ServiceOrder.Created', await subjectFor(rt, p)] as const);
-    await emit(rt, ...burst);
+    for (let i = 0; i < 400; i++) burst.push(['ServiceOrder.Created', await subjectFor(t.rt, p)] as const);
+    await emit(t.rt, ...burst);
 
-    const open = await rt.db
+    const open = await t.rt.db
       .selectFrom('webhook_delivery')
       .select(['id', 'ordering_key', 'position', 'blocked'])
       .where('status', '=', 'pending')
@@ -73,8 +58,8 @@ describe('recording attempts after the statistics of a quiet queue', () => {
     const [retriedFirst, retriedSecond] = ofKey(retried.serviceOrderId!);
     expect(endedSecond && retriedSecond).toBeTruthy();
     // Written behind an open delivery of their key: blocked until it ends.
-    await sql`UPDATE webhook_delivery SET blocked = true WHERE id IN (${endedSecond!.id}, ${retriedSecond!.id})`.execute(rt.db);
-    await sql`UPDATE webhook_delivery SET blocked = false WHERE id = ${retriedSecond!.id}`.execute(rt.db);
+    await sql`UPDATE webhook_delivery SET blocked = true WHERE id IN (${endedSecond!.id}, ${retriedSecond!.id})`.execute(t.rt.db);
+    await sql`UPDATE webhook_delivery SET blocked = false WHERE id = ${retriedSecond!.id}`.execute(t.rt.db);
 
     const now = new Date();
     const outcomes: SettledAttempt[] = [
@@ -84,8 +69,8 @@ describe('recording attempts after the statistics of a quiet queue', () => {
 
     // The plan, run and rolled back: each probe of the open-key index is by key, and
     // together they read the two later deliveries of the two keys, not the burst.
-    const q = settleStatement(outcomes).compile(rt.db);
-    const client = await rt.pool.connect();
+    const q = settleStatement(outcomes).compile(t.rt.db);
+    const client = await t.rt.pool.connect();
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.sql}`, [...q.parameters]);
@@ -107,15 +92,15 @@ describe('recording attempts after the statistics of a quiet queue', () => {
     }
 
     // And what it does: the ended key's next delivery may go, the retried key's waits.
-    const released = await settleAttempts(rt.db, outcomes);
+    const released = await settleAttempts(t.rt.db, outcomes);
     expect(released.map((r) => r.id)).toEqual([endedSecond!.id]);
-    const after = await rt.db.selectFrom('webhook_delivery').select(['id', 'status', 'blocked']).where('id', 'in', [endedFirst!.id, endedSecond!.id, retriedFirst!.id, retriedSecond!.id]).execute();
+    const after = await t.rt.db.selectFrom('webhook_delivery').select(['id', 'status', 'blocked']).where('id', 'in', [endedFirst!.id, endedSecond!.id, retriedFirst!.id, retriedSecond!.id]).execute();
     const state = Object.fromEntries(after.map((d) => [d.id, [d.status, d.blocked]]));
     expect(state[endedFirst!.id]).toEqual(['succeeded', false]);
     expect(state[endedSecond!.id]).toEqual(['pending', false]);
     expect(state[retriedFirst!.id]).toEqual(['failed', false]);
     expect(state[retriedSecond!.id]).toEqual(['pending', true]);
-    const attempts = await rt.db.selectFrom('webhook_attempt').select(['delivery_id', 'succeeded', 'status_code']).orderBy('status_code').execute();
+    const attempts = await t.rt.db.selectFrom('webhook_attempt').select(['delivery_id', 'succeeded', 'status_code']).orderBy('status_code').execute();
     expect(attempts).toEqual([
       { delivery_id: endedFirst!.id, succeeded: true, status_code: 204 },
       { delivery_id: retriedFirst!.id, succeeded: false, status_code: 503 },

@@ -1,8 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import type { EventType } from '../../generated/partner/types.gen.js';
 import type { ServiceDeps } from '../../src/services/deps.js';
 import { emitEvent, type EventSubject } from '../../src/services/events/outbox.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { testEnv } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeEventSubject, makePartner, makeTenant } from '../support/factories.js';
 
 export const WEBHOOK_SECRET = 'whsec-test-0123456789abcdef';
@@ -84,4 +90,25 @@ export async function emit(deps: ServiceDeps, ...items: (readonly [EventType, Ev
     for (const [type, subject] of items) out.push(await emitEvent(tx, type, subject));
     return out;
   });
+}
+
+/**
+ * A database of the test file's own and a runtime on it without the delivery worker or
+ * any job, opened before the file's tests and closed after them: the statements under
+ * test are the only ones that claim or settle deliveries. `rt` and the database's `url`
+ * are set once the tests run.
+ */
+export function runtimeWithoutWorkers(): { rt: Runtime; url: string } {
+  const holder = {} as { rt: Runtime; url: string };
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    holder.url = db.url;
+    holder.rt = await openRuntime(loadConfig(testEnv(db.url)), createLogger('silent'), { migrate: false, work: false, poolSize: 2 });
+  });
+  afterAll(async () => {
+    await holder.rt?.close();
+    await db?.drop();
+  });
+  return holder;
 }
