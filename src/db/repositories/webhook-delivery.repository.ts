@@ -21,12 +21,18 @@ export function behindFailedDelivery(partner: RawBuilder<unknown>, orderingKey: 
     WHERE k.external_system_id = ${partner} AND k.ordering_key = ${orderingKey} AND k.status = 'failed')`;
 }
 
-/** True when no earlier delivery of the same ordering key as `alias` is open (pending or failed). */
+/**
+ * True when no earlier delivery of the same ordering key as `alias` is open (pending or
+ * failed). OFFSET 0 keeps it a probe of webhook_delivery_open_key_idx per row: as an
+ * anti-join the planner may walk every open delivery for each row, as it did after an
+ * ANALYZE of a quiet queue (see recheckStatement).
+ */
 function firstOpenOfKey(alias: string): RawBuilder<boolean> {
   const d = (col: string) => sql.ref(`${alias}.${col}`);
   return sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_delivery p
                         WHERE p.external_system_id = ${d('external_system_id')} AND p.ordering_key = ${d('ordering_key')}
-                          AND p.position < ${d('position')} AND p.status IN ('pending', 'failed'))`;
+                          AND p.position < ${d('position')} AND p.status IN ('pending', 'failed')
+                        OFFSET 0)`;
 }
 
 /** An ordering key: the partner, and the service order (or the alert when there is none; a test event's own id for its delivery). */
@@ -292,28 +298,36 @@ export type ReleasedDelivery = Pick<DeliveryRow, 'id' | 'next_attempt_at'>;
  * WAL flush: a lost one leaves the delivery to the minute sweep (unblockOrphans).
  *
  *   WITH async_commit AS (...), k AS (SELECT * FROM async_commit, jsonb_to_recordset($keys) AS k(p uuid, k uuid))
- *   UPDATE webhook_delivery d SET blocked = false FROM k
- *   WHERE d.external_system_id = k.p AND d.ordering_key = k.k AND d.blocked AND d.status IN ('pending', 'failed')
- *     AND d.external_system_id = ANY($partners) AND d.ordering_key = ANY($orderingKeys)
- *     AND NOT EXISTS (an earlier open delivery of the key)
+ *   UPDATE webhook_delivery d SET blocked = false
+ *   FROM (SELECT x.id FROM k CROSS JOIN LATERAL
+ *           (the key's blocked open deliveries, AND NOT EXISTS (an earlier open delivery of the key) OFFSET 0) x) u
+ *   WHERE d.id = u.id
  *   RETURNING d.id, d.next_attempt_at
  *
- * (both walk webhook_delivery_open_key_idx; the `= ANY` lists give the planner the
- * number of keys, which it cannot guess from the recordset)
+ * (one probe of webhook_delivery_open_key_idx per key, and one per blocked delivery
+ * found, whatever the statistics say: written as a join with an anti-join, after an
+ * ANALYZE of a quiet queue the planner walked the partner's open deliveries for the
+ * keys and every open delivery for the anti-join; see settleStatement)
  */
-export async function recheckKeys(db: Executor, keys: readonly OrderingKey[]): Promise<ReleasedDelivery[]> {
-  if (keys.length === 0) return [];
+export function recheckStatement(keys: readonly OrderingKey[]) {
   const json = JSON.stringify(keys.map((k) => ({ p: k.external_system_id, k: k.ordering_key })));
-  const { rows } = await sql<ReleasedDelivery>`
+  return sql<ReleasedDelivery>`
     WITH ${ASYNC_COMMIT},
     k AS (SELECT k.* FROM async_commit, jsonb_to_recordset(${json}::jsonb) AS k(p uuid, k uuid))
     UPDATE webhook_delivery d SET blocked = false
-    FROM k
-    WHERE d.external_system_id = k.p AND d.ordering_key = k.k AND d.blocked AND d.status IN ('pending', 'failed')
-      AND d.external_system_id = ANY(${[...new Set(keys.map((k) => k.external_system_id))]}::uuid[])
-      AND d.ordering_key = ANY(${keys.map((k) => k.ordering_key)}::uuid[])
-      AND ${firstOpenOfKey('d')}
-    RETURNING d.id, d.next_attempt_at`.execute(db);
+    FROM (
+      SELECT x.id FROM k CROSS JOIN LATERAL (
+        SELECT x.id FROM webhook_delivery x
+        WHERE x.external_system_id = k.p AND x.ordering_key = k.k AND x.blocked AND x.status IN ('pending', 'failed')
+          AND ${firstOpenOfKey('x')}
+        OFFSET 0) x) u
+    WHERE d.id = u.id
+    RETURNING d.id, d.next_attempt_at`;
+}
+
+export async function recheckKeys(db: Executor, keys: readonly OrderingKey[]): Promise<ReleasedDelivery[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await recheckStatement(keys).execute(db);
   return rows;
 }
 
