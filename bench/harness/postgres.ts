@@ -202,6 +202,8 @@ export function parsePgbenchOutput(out: string): Omit<PgbenchResult, 'latencyP99
   if (!tps || !processed) throw new Error(`pgbench printed no result:\n${out.slice(-1500)}`);
   return { tps: Number(tps[1]), transactions: Number(processed[1]), failed: failed ? Number(failed[1]) : 0, latencyAvgMs: latency ? Number(latency[1]) : NaN };
 }
+
+/** What autovacuumDue did: the tables it vacuumed (and analyzed), and those it only analyzed. */
 export interface AutovacuumWork {
   vacuumed: string[];
   analyzed: string[];
@@ -231,13 +233,15 @@ export async function autovacuumDue(pool: pg.Pool): Promise<AutovacuumWork> {
        FROM t ORDER BY t.name`,
   );
   const work: AutovacuumWork = { vacuumed: [], analyzed: [] };
+  // A table dropped since the statistics were read (a job queue's, say) is left out.
+  const gone = (err: unknown) => {
+    if ((err as { code?: string }).code !== '42P01') throw err;
+  };
   for (const r of rows) {
     if (r.vacuum) {
-      await pool.query(`VACUUM (ANALYZE) ${r.name}`);
-      work.vacuumed.push(r.name);
+      await pool.query(`VACUUM (ANALYZE) ${r.name}`).then(() => work.vacuumed.push(r.name), gone);
     } else if (r.analyze) {
-      await pool.query(`ANALYZE ${r.name}`);
-      work.analyzed.push(r.name);
+      await pool.query(`ANALYZE ${r.name}`).then(() => work.analyzed.push(r.name), gone);
     }
   }
   return work;

@@ -7,7 +7,7 @@ import { findChromium } from './browser.js';
 import { lumenCli, type LumenSetup } from './lumen.js';
 import { describeMachine } from './machine.js';
 import { sizesFor, type BenchOptions } from './options.js';
-import { autovacuumDue, benchPool, describeAutovacuum, createBenchDatabase, DEFAULT_SERVER, serverAnswers, withDatabase } from './postgres.js';
+import { autovacuumDue, benchPool, createBenchDatabase, DEFAULT_SERVER, describeAutovacuum, serverAnswers, withDatabase } from './postgres.js';
 import { renderMarkdown, resultsTable } from './report.js';
 import type { BenchResults, RowResult } from './results.js';
 import { findExecutable } from './tools.js';

@@ -215,15 +215,16 @@ export interface SettledAttempt {
  * A delivery written while this runs is not seen: see recheckKeys.)
  *
  * held and next probe webhook_delivery_open_key_idx once per settled delivery, by its
- * key: a lateral subquery (kept one by OFFSET 0 or LIMIT) is run for each row before it
- * and can only be an index probe (not blocked is tested outside held's, where it cannot
- * steer the probe to webhook_delivery_ready_partner_idx, whose condition it is: that
- * index is ordered by partner and due time, not by key). Written as joins, they were
- * planned from the table's
- * statistics, and statistics taken while no delivery was open (autovacuum's ANALYZE of
- * a quiet queue) made the planner walk every open delivery for each settled one: a
- * fan-out of 10,000 events to one partner then spent 1.8 ms of PostgreSQL per event
- * instead of 0.3 (bench/FINDINGS.md, "The settle after an ANALYZE").
+ * key: a lateral subquery (kept one by OFFSET 0 or LIMIT) runs for each row before it,
+ * with that row's partner, key and position as its index condition (not blocked is
+ * tested outside held's, where it cannot steer the probe to
+ * webhook_delivery_ready_partner_idx, whose condition it is: that index is ordered by
+ * partner and due time, not by key). Written as joins, they were planned from the
+ * table's statistics, and statistics taken while no delivery was open (autovacuum's
+ * ANALYZE of a quiet queue) made the planner walk every open delivery for each settled
+ * one: a fan-out of 10,000 events to one partner then spent 1.8 ms of PostgreSQL per
+ * event instead of 0.3 (bench/FINDINGS.md, "The settle after an ANALYZE";
+ * test/events/settle.test.ts).
  */
 export function settleStatement(outcomes: readonly SettledAttempt[]) {
   const json = JSON.stringify(
