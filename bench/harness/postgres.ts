@@ -213,24 +213,28 @@ export interface AutovacuumWork {
  * Does now what autovacuum would have found due on a server that runs it: VACUUM (ANALYZE)
  * of every table of the database whose dead rows, or rows inserted since its last vacuum,
  * pass autovacuum's thresholds, and ANALYZE of every other table changed past the analyze
- * threshold (the server's autovacuum_* settings: 50 rows plus 20% of the table for dead
- * rows, 1,000 plus 20% for inserts, 50 plus 10% for changes, by default). The bench's
+ * threshold (the table's autovacuum_* storage parameters, else the server's settings: 50
+ * rows plus 20% of the table for dead rows, 1,000 plus 20% for inserts, 50 plus 10% for
+ * changes, by default; a table with autovacuum_enabled off is left alone). The bench's
  * server may run without autovacuum, as test servers do; a deployment runs with it, and a
  * row must not measure what the rows before it left to a daemon that is not there.
  */
 export async function autovacuumDue(pool: pg.Pool): Promise<AutovacuumWork> {
+  // A table's own settings (ALTER TABLE … SET (autovacuum_…), as migration 0013 sets for
+  // the pole tables) before the server's, as autovacuum reads them.
+  const setting = (name: string) => `coalesce((t.opts->>'autovacuum_${name}')::float8, s.${name})`;
+  const past = (count: string, kind: string) => `t.${count} > ${setting(`${kind}_threshold`)} + ${setting(`${kind}_scale_factor`)} * t.tuples`;
   const { rows } = await pool.query<{ name: string; vacuum: boolean; analyze: boolean }>(
-    `WITH s AS (SELECT name, setting::float8 AS v FROM pg_settings
-                 WHERE name IN ('autovacuum_vacuum_threshold', 'autovacuum_vacuum_scale_factor', 'autovacuum_vacuum_insert_threshold',
-                                'autovacuum_vacuum_insert_scale_factor', 'autovacuum_analyze_threshold', 'autovacuum_analyze_scale_factor')),
+    `WITH s AS (SELECT ${['vacuum', 'vacuum_insert', 'analyze'].flatMap((k) => [`${k}_threshold`, `${k}_scale_factor`]).map((n) => `max(setting::float8) FILTER (WHERE name = 'autovacuum_${n}') AS ${n}`).join(', ')}
+                 FROM pg_settings WHERE name LIKE 'autovacuum%'),
           t AS (SELECT format('%I.%I', st.schemaname, st.relname) AS name, greatest(c.reltuples, 0) AS tuples,
-                       st.n_dead_tup, st.n_ins_since_vacuum, st.n_mod_since_analyze
+                       st.n_dead_tup, st.n_ins_since_vacuum, st.n_mod_since_analyze,
+                       (SELECT jsonb_object_agg(split_part(o, '=', 1), split_part(o, '=', 2)) FROM unnest(c.reloptions) o) AS opts
                   FROM pg_stat_user_tables st JOIN pg_class c ON c.oid = st.relid)
-     SELECT t.name,
-            t.n_dead_tup > (SELECT v FROM s WHERE name = 'autovacuum_vacuum_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_vacuum_scale_factor') * t.tuples
-         OR t.n_ins_since_vacuum > (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_scale_factor') * t.tuples AS vacuum,
-            t.n_mod_since_analyze > (SELECT v FROM s WHERE name = 'autovacuum_analyze_threshold') + (SELECT v FROM s WHERE name = 'autovacuum_analyze_scale_factor') * t.tuples AS analyze
-       FROM t ORDER BY t.name`,
+     SELECT t.name, (${past('n_dead_tup', 'vacuum')} OR ${past('n_ins_since_vacuum', 'vacuum_insert')}) AS vacuum, ${past('n_mod_since_analyze', 'analyze')} AS analyze
+       FROM t CROSS JOIN s
+      WHERE coalesce((t.opts->>'autovacuum_enabled')::boolean, true)
+      ORDER BY t.name`,
   );
   const work: AutovacuumWork = { vacuumed: [], analyzed: [] };
   // A table dropped since the statistics were read (a job queue's, say) is left out.

@@ -281,7 +281,7 @@ describe('GC pauses and waits for a core', () => {
 });
 
 describe("autovacuum's due work", () => {
-  it('vacuums the tables past the dead-row threshold, analyzes those past the change threshold, and leaves the others', async () => {
+  it('vacuums the tables past the dead-row threshold (their own, where a table sets one), analyzes those past the change threshold, and leaves the others', async () => {
     const db = await createTestDatabase();
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
@@ -290,7 +290,7 @@ describe("autovacuum's due work", () => {
     // still closing: the pool reports that as an error event, which nothing else handles.
     pool.on('error', () => {});
     try {
-      for (const t of ['bench_dead', 'bench_changed', 'bench_quiet']) {
+      for (const t of ['bench_dead', 'bench_changed', 'bench_quiet', 'bench_own', 'bench_off']) {
         await client.query(`CREATE TABLE ${t} (id int PRIMARY KEY, v int)`);
         await client.query(`INSERT INTO ${t} SELECT g, 0 FROM generate_series(1, 10000) g`);
         // The insert's counters reach the statistics before the vacuum resets them.
@@ -301,13 +301,21 @@ describe("autovacuum's due work", () => {
       await client.query('DELETE FROM bench_dead WHERE id <= 3000');
       await client.query('UPDATE bench_changed SET v = 1 WHERE id <= 1500');
       await client.query('UPDATE bench_quiet SET v = 1 WHERE id <= 100');
+      // A table's own threshold (as migration 0013 sets for the pole tables): 50 + 0.5%, so
+      // 200 dead rows are due there, and none of a table with autovacuum off.
+      await client.query('ALTER TABLE bench_own SET (autovacuum_vacuum_scale_factor = 0.005)');
+      await client.query('DELETE FROM bench_own WHERE id <= 200');
+      await client.query('ALTER TABLE bench_off SET (autovacuum_enabled = false)');
+      await client.query('DELETE FROM bench_off WHERE id <= 3000');
       // This session's counters reach the server's statistics when it is next idle.
       await client.query('SELECT pg_stat_force_next_flush()');
       await client.query('SELECT 1');
 
       const work = await autovacuumDue(pool);
       expect(work.vacuumed).toContain('public.bench_dead');
+      expect(work.vacuumed).toContain('public.bench_own');
       expect(work.vacuumed).not.toContain('public.bench_changed');
+      expect([...work.vacuumed, ...work.analyzed]).not.toContain('public.bench_off');
       expect(work.analyzed).toContain('public.bench_changed');
       expect([...work.vacuumed, ...work.analyzed]).not.toContain('public.bench_quiet');
       const { rows } = await client.query<{ relname: string; n_dead_tup: string; n_mod_since_analyze: string }>(
@@ -316,6 +324,8 @@ describe("autovacuum's due work", () => {
       expect(rows.map((r) => [r.relname, Number(r.n_dead_tup), Number(r.n_mod_since_analyze)])).toEqual([
         ['bench_changed', 1500, 0],
         ['bench_dead', 0, 0],
+        ['bench_off', 3000, 3000],
+        ['bench_own', 0, 0],
         ['bench_quiet', 100, 100],
       ]);
       expect(describeAutovacuum(work)).toMatch(/vacuumed and analyzed .*bench_dead.*; analyzed .*bench_changed/);
