@@ -8,24 +8,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { recheckKeys, recheckStatement, settleAttempts, settleStatement, type SettledAttempt } from '../../src/db/repositories/webhook-delivery.repository.js';
+import { explainNodes } from '../support/plans.js';
 import { emit, makeEventPartner, runtimeWithoutWorkers, subjectFor } from './support.js';
 
 const t = runtimeWithoutWorkers();
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
 
 /**
  * A quiet queue (every delivery so far finished, the table analyzed so), then a burst the
@@ -62,8 +48,7 @@ async function readsOf(statement: { compile: (db: typeof t.rt.db) => { sql: stri
   const client = await t.rt.pool.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.sql}`, [...q.parameters]);
-    const all = nodes(rows[0]!['QUERY PLAN'][0].Plan);
+    const all = await explainNodes(client, q, { analyze: true });
     const seqScans = all.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'webhook_delivery');
     const reads = all.filter((n) => n['Index Name']?.startsWith('webhook_delivery_') && n['Index Name'] !== 'webhook_delivery_pkey');
     // What each read returned and what it read and left (by a filter), over all its loops.
@@ -80,14 +65,14 @@ describe('recording attempts after the statistics of a quiet queue', () => {
     const { a, b } = await quietQueueThenBurst();
     const [endedFirst, endedSecond] = a;
     const [retriedFirst, retriedSecond] = b;
-    // Written behind an open delivery of their key: blocked until it ends.
-    await sql`UPDATE webhook_delivery SET blocked = true WHERE id IN (${endedSecond!.id}, ${retriedSecond!.id})`.execute(t.rt.db);
-    await sql`UPDATE webhook_delivery SET blocked = false WHERE id = ${retriedSecond!.id}`.execute(t.rt.db);
+    // The ended key's second delivery waits blocked behind its first; the retried key's is
+    // not blocked yet: the settle holds it back behind the retry.
+    await sql`UPDATE webhook_delivery SET blocked = (id = ${endedSecond.id}) WHERE id IN (${endedSecond.id}, ${retriedSecond.id})`.execute(t.rt.db);
 
     const now = new Date();
     const outcomes: SettledAttempt[] = [
-      { deliveryId: endedFirst!.id, attempt: 1, startedAt: now, latencyMs: 12, succeeded: true, statusCode: 204, error: null, status: 'succeeded', nextAttemptAt: null },
-      { deliveryId: retriedFirst!.id, attempt: 1, startedAt: now, latencyMs: 30, succeeded: false, statusCode: 503, error: 'HTTP 503', status: 'failed', nextAttemptAt: new Date(now.getTime() + 60_000) },
+      { deliveryId: endedFirst.id, attempt: 1, startedAt: now, latencyMs: 12, succeeded: true, statusCode: 204, error: null, status: 'succeeded', nextAttemptAt: null },
+      { deliveryId: retriedFirst.id, attempt: 1, startedAt: now, latencyMs: 30, succeeded: false, statusCode: 503, error: 'HTTP 503', status: 'failed', nextAttemptAt: new Date(now.getTime() + 60_000) },
     ];
 
     // Each probe of the open-key index is by key, and together they read the two later
@@ -103,17 +88,17 @@ describe('recording attempts after the statistics of a quiet queue', () => {
 
     // And what it does: the ended key's next delivery may go, the retried key's waits.
     const released = await settleAttempts(t.rt.db, outcomes);
-    expect(released.map((r) => r.id)).toEqual([endedSecond!.id]);
-    const after = await t.rt.db.selectFrom('webhook_delivery').select(['id', 'status', 'blocked']).where('id', 'in', [endedFirst!.id, endedSecond!.id, retriedFirst!.id, retriedSecond!.id]).execute();
+    expect(released.map((r) => r.id)).toEqual([endedSecond.id]);
+    const after = await t.rt.db.selectFrom('webhook_delivery').select(['id', 'status', 'blocked']).where('id', 'in', [endedFirst.id, endedSecond.id, retriedFirst.id, retriedSecond.id]).execute();
     const state = Object.fromEntries(after.map((d) => [d.id, [d.status, d.blocked]]));
-    expect(state[endedFirst!.id]).toEqual(['succeeded', false]);
-    expect(state[endedSecond!.id]).toEqual(['pending', false]);
-    expect(state[retriedFirst!.id]).toEqual(['failed', false]);
-    expect(state[retriedSecond!.id]).toEqual(['pending', true]);
-    const attempts = await t.rt.db.selectFrom('webhook_attempt').select(['delivery_id', 'succeeded', 'status_code']).where('delivery_id', 'in', [endedFirst!.id, retriedFirst!.id]).orderBy('status_code').execute();
+    expect(state[endedFirst.id]).toEqual(['succeeded', false]);
+    expect(state[endedSecond.id]).toEqual(['pending', false]);
+    expect(state[retriedFirst.id]).toEqual(['failed', false]);
+    expect(state[retriedSecond.id]).toEqual(['pending', true]);
+    const attempts = await t.rt.db.selectFrom('webhook_attempt').select(['delivery_id', 'succeeded', 'status_code']).where('delivery_id', 'in', [endedFirst.id, retriedFirst.id]).orderBy('status_code').execute();
     expect(attempts).toEqual([
-      { delivery_id: endedFirst!.id, succeeded: true, status_code: 204 },
-      { delivery_id: retriedFirst!.id, succeeded: false, status_code: 503 },
+      { delivery_id: endedFirst.id, succeeded: true, status_code: 204 },
+      { delivery_id: retriedFirst.id, succeeded: false, status_code: 503 },
     ]);
   });
 

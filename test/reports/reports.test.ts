@@ -10,6 +10,7 @@ import { assignServiceOrder, completeServiceOrder, createOrderFromAlert, discard
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { makeToken, tokenFetch } from '../operators/support.js';
+import { explainNodes } from '../support/plans.js';
 
 let t: TestApp;
 let curitiba: string;
@@ -21,15 +22,6 @@ let portal: { id: string; code: string };
 let app156: { id: string; code: string };
 const ids: Record<string, string> = {};
 const HOUR = 3600_000;
-
-interface PlanNode {
-  'Relation Name'?: string;
-  'Index Cond'?: string;
-  'Recheck Cond'?: string;
-  Filter?: string;
-  Plans?: PlanNode[];
-}
-const planNodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(planNodes)];
 
 async function at(sqlText: string, ...params: unknown[]): Promise<void> {
   await t.rt.pool.query(sqlText, params);
@@ -139,8 +131,7 @@ describe('the dashboard of a city', () => {
 
   it('reads the partners of the period’s orders from the city’s own alerts, none of another city’s', async () => {
     const q = repairStatement(curitiba, new Date(Date.now() - 30 * 24 * HOUR), new Date()).compile(t.rt.db);
-    const { rows } = await t.rt.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]);
-    const reads = planNodes(rows[0]!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'alert');
+    const reads = (await explainNodes(t.rt.pool, q)).filter((n) => n['Relation Name'] === 'alert');
     expect(reads.length).toBeGreaterThan(0);
     // Whichever way the planner reads the table, the city is in the condition it reads by.
     for (const n of reads) expect([n['Index Cond'], n['Recheck Cond'], n.Filter].join(' ')).toMatch(/tenant_id = '[0-9a-f-]+'::uuid/);
