@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
  * a city far from São Paulo beside another city that must see none of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backlogOrdersStatement, repairStatement } from '../../src/db/repositories/reports/report.repository.js';
+import { backlogOrdersStatement, repairStatement, triageFigures, triageStatement } from '../../src/db/repositories/reports/report.repository.js';
 import { cliActor } from '../../src/services/audit/index.js';
-import { assignServiceOrder, completeServiceOrder, createOrderFromAlert, discardAlert } from '../../src/services/operations/index.js';
+import { assignServiceOrder, cancelServiceOrder, completeServiceOrder, createOrderFromAlert, discardAlert } from '../../src/services/operations/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { makeAlert, makePartner, makeReason, makeTeam, makeTenant } from '../support/factories.js';
 import { makeToken, tokenFetch } from '../operators/support.js';
@@ -50,7 +50,8 @@ beforeAll(async () => {
   for (const [alert, arrivedHoursAgo, decidedAfterHours] of [[a1, 30, 1], [a2, 20, 3], [a4, 12, 2]] as const) {
     await at(`UPDATE alert SET created_at = $2 WHERE id = $1`, alert.id, new Date(now - arrivedHoursAgo * HOUR));
     await at(`UPDATE alert_status_history SET at = $2 WHERE alert_id = $1 AND to_status = 'Pending'`, alert.id, new Date(now - arrivedHoursAgo * HOUR));
-    await at(`UPDATE alert_status_history SET at = $2 WHERE alert_id = $1 AND from_status = 'Pending'`, alert.id, new Date(now - (arrivedHoursAgo - decidedAfterHours) * HOUR));
+    // The decision keeps when its alert became Pending (written with it: migration 0113).
+    await at(`UPDATE alert_status_history SET at = $2, pending_since = $3 WHERE alert_id = $1 AND from_status = 'Pending'`, alert.id, new Date(now - (arrivedHoursAgo - decidedAfterHours) * HOUR), new Date(now - arrivedHoursAgo * HOUR));
   }
   // Two repairs by the same team: 48 h late, and 6 h on time.
   for (const [order, openedHoursAgo, closedHoursAgo, dueHoursAgo] of [[o1, 72, 24, 48], [o2, 10, 4, -1]] as const) {
@@ -135,6 +136,46 @@ describe('the dashboard of a city', () => {
     expect(reads.length).toBeGreaterThan(0);
     // Whichever way the planner reads the table, the city is in the condition it reads by.
     for (const n of reads) expect([n['Index Cond'], n['Recheck Cond'], n.Filter].join(' ')).toMatch(/tenant_id = '[0-9a-f-]+'::uuid/);
+  });
+
+  it('reads the period’s triage decisions from the city’s own, none of another city’s', async () => {
+    const q = triageStatement(curitiba, new Date(Date.now() - 30 * 24 * HOUR), new Date()).compile(t.rt.db);
+    const reads = (await explainNodes(t.rt.pool, q)).filter((n) => n['Relation Name'] === 'alert_status_history');
+    expect(reads.length).toBeGreaterThan(0);
+    for (const n of reads) expect([n['Index Cond'], n['Recheck Cond']].join(' ')).toMatch(/tenant_id = '[0-9a-f-]+'::uuid/);
+  });
+
+  it('times a decision from its alert’s last return to Pending, recorded with the decision', async () => {
+    const boaVista = (await makeTenant(t.rt, { name: 'Boa Vista', ibgeCode: '1400100', intakePolicy: 'manual' })).id;
+    await makeReason(t.rt, { tenantId: boaVista, code: 'LAMP_OUT', namePt: 'Lâmpada apagada', nameEn: 'Lamp out', slaHours: 24 });
+    const partner = await makePartner(t.rt, { tenantId: boaVista, code: 'APP-BOA-VISTA-ILUMINACAO-PUBLICA' });
+    const alert = await makeAlert(t.rt, { tenantId: boaVista, externalSystemId: partner.id, reasonCode: 'LAMP_OUT' });
+    // Linked to an order, back to triage when the order is cancelled, then discarded.
+    const order = await createOrderFromAlert(t.rt, cliActor(), alert.id, {});
+    await cancelServiceOrder(t.rt, cliActor(), order.id, 'Endereço em outro município.');
+    await discardAlert(t.rt, cliActor(), alert.id, 'Poste particular, fora da rede municipal.', 'pt-BR');
+
+    const rows = await t.rt.db.selectFrom('alert_status_history').select(['from_status', 'to_status', 'at', 'tenant_id', 'pending_since']).where('alert_id', '=', alert.id).orderBy('id').execute();
+    const { created_at: arrived } = await t.rt.db.selectFrom('alert').select('created_at').where('id', '=', alert.id).executeTakeFirstOrThrow();
+    const returned = rows.find((r) => r.from_status === 'Linked' && r.to_status === 'Pending');
+    expect(returned).toBeDefined();
+    const decisions = rows.filter((r) => r.from_status === 'Pending');
+    expect(decisions.map((d) => [d.to_status, d.tenant_id])).toEqual([
+      ['Linked', boaVista],
+      ['Cancelled', boaVista],
+    ]);
+    // The first from the arrival, the second from the return; no other row carries either.
+    const arrival = rows.find((r) => r.from_status === null)?.at ?? arrived;
+    expect(decisions[0]!.pending_since).toEqual(arrival);
+    expect(decisions[1]!.pending_since).toEqual(returned!.at);
+    expect(decisions[1]!.pending_since!.getTime()).toBeGreaterThan(decisions[0]!.pending_since!.getTime());
+    expect(rows.filter((r) => r.from_status !== 'Pending').every((r) => r.tenant_id === null && r.pending_since === null)).toBe(true);
+
+    const figures = await triageFigures(t.rt.db, boaVista, new Date(Date.now() - HOUR), new Date(Date.now() + HOUR));
+    const overall = figures.find((f) => f.dim === 'overall')!;
+    expect(overall.count).toBe(2);
+    const [lo, hi] = decisions.map((d) => (d.at.getTime() - d.pending_since!.getTime()) / 1000).sort((x, y) => x - y);
+    expect(overall.p90).toBeCloseTo(lo! + 0.9 * (hi! - lo!), 3);
   });
 
   it('refuses a period the wrong way round or longer than a year, naming the parameter', async () => {

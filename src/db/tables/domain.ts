@@ -163,6 +163,9 @@ export interface StatusHistoryTable {
 
 export interface AlertStatusHistoryTable extends StatusHistoryTable {
   alert_id: string;
+  /** Set by PostgreSQL on a triage decision (a row from Pending; migration 0113): the alert's city, and when the alert last became Pending. NULL on other rows. */
+  tenant_id: ColumnType<string | null, never, never>;
+  pending_since: ColumnType<Date | null, never, never>;
 }
 
 export interface ServiceOrderStatusHistoryTable extends StatusHistoryTable {
