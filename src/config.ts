@@ -102,7 +102,7 @@ export interface Config {
    * at 0.5 of the bare SQL's rate (bench/FINDINGS.md).
    */
   readonly telemetryBatches: number;
-  /** Connections of the DATABASE_URL pool of `lumen serve` (LUMEN_DB_POOL_SIZE), and of the read replica's. Default 10. */
+  /** Connections of the DATABASE_URL pool of `lumen serve` (LUMEN_DB_POOL_SIZE), and of the read replica's. Default DEFAULT_DB_POOL_SIZE. */
   readonly dbPoolSize: number;
   /** Reverse proxies whose X-Forwarded-For / Forwarded is believed (LUMEN_TRUSTED_PROXIES, CIDRs). Default none. */
   readonly trustedProxies: readonly string[];
@@ -216,6 +216,15 @@ export interface Config {
 
 /** LUMEN_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER's default: webhook attempts on the wire per partner, across instances. */
 export const DEFAULT_WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER = 8;
+/**
+ * Connections of a serving process's request pool (LUMEN_DB_POOL_SIZE). Few on purpose:
+ * each one is a backend that runs at once with the others, and on the 2-core bench
+ * machine, where PostgreSQL, Lumen and the clients share the cores, intake at 16
+ * connections made 951, 960, 900, 847 and 836 req/s with pools of 4, 6, 8, 10 and 16,
+ * its p99 40.2, 37.2, 42.0, 40.8 and 61.3 ms (bench/FINDINGS.md, "Fewer connections").
+ * A larger database server takes a larger pool: about twice its cores, over all instances.
+ */
+export const DEFAULT_DB_POOL_SIZE = 6;
 export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 export const DEFAULT_MAPS_URL_TEMPLATE = 'https://www.openstreetmap.org/directions?to={lat},{lon}';
 
@@ -453,7 +462,7 @@ export function loadConfig(env: Env = process.env): Config {
   const passwordCost = parseInteger('LUMEN_PASSWORD_COST', env.LUMEN_PASSWORD_COST, 15, 10, 20, problems);
   if (isProduction && passwordCost < 15) problems.push('LUMEN_PASSWORD_COST below 15 is refused when LUMEN_ENVIRONMENT=production (a weaker hash of every password set from then on)');
   const telemetryBatches = parseInteger('LUMEN_TELEMETRY_BATCHES', env.LUMEN_TELEMETRY_BATCHES, 2, 1, 64, problems);
-  const dbPoolSize = parseInteger('LUMEN_DB_POOL_SIZE', env.LUMEN_DB_POOL_SIZE, 10, 2, 1000, problems);
+  const dbPoolSize = parseInteger('LUMEN_DB_POOL_SIZE', env.LUMEN_DB_POOL_SIZE, DEFAULT_DB_POOL_SIZE, 2, 1000, problems);
   const proxies = parseTrustedProxies(env.LUMEN_TRUSTED_PROXIES);
   if ('problem' in proxies) problems.push(proxies.problem);
   const trustedProxies = 'cidrs' in proxies ? proxies.cidrs : [];

@@ -13,11 +13,12 @@ import { check, ratioOf, series, type Line } from '../harness/results.js';
 import { median } from '../harness/stats.js';
 import { Pending, type RowDefinition } from '../harness/context.js';
 import type { IntakeLoadResult } from '../drivers/intake-load.js';
+import { DEFAULT_DB_POOL_SIZE } from '../../src/config.js';
 import type { FloorMessage, FloorRequest } from '../drivers/intake-floor.js';
 
 const ANCHOR_SCRIPT = 'bench/sql/intake-anchor.pgbench.sql';
 /** Lumen's default LUMEN_DB_POOL_SIZE, which the bench leaves as it is: the floor's pool is as large. */
-const POOL_SIZE = 10;
+const POOL_SIZE = DEFAULT_DB_POOL_SIZE;
 
 /** Starts bench/drivers/intake-floor.ts on the bench database; resolves with its port and pid. */
 async function startFloor(repo: string, input: { databaseUrl: string; tenant: string; partner: string; year: number }): Promise<{ child: ChildProcess; port: number; pid: number }> {

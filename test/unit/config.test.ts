@@ -103,9 +103,9 @@ describe('config', () => {
     );
   });
 
-  it('sizes the database pool: 10 connections unless LUMEN_DB_POOL_SIZE says otherwise', () => {
+  it('sizes the database pool: 6 connections unless LUMEN_DB_POOL_SIZE says otherwise', () => {
     const dir = dataDir();
-    expect(loadConfig({ LUMEN_DATA_DIR: dir }).dbPoolSize).toBe(10);
+    expect(loadConfig({ LUMEN_DATA_DIR: dir }).dbPoolSize).toBe(6);
     expect(loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_DB_POOL_SIZE: '24' }).dbPoolSize).toBe(24);
     expect(() => loadConfig({ LUMEN_DATA_DIR: dir, LUMEN_DB_POOL_SIZE: '1' })).toThrow(/LUMEN_DB_POOL_SIZE/);
   });
