@@ -5,12 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS } from '../../generated/migrations.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrator.js';
 import { createDatabase, createPool } from '../../src/db/database.js';
 import { allocateNumbers } from '../../src/db/repositories/counter.repository.js';
-import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, withDatabaseBefore, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
 let pool: pg.Pool;
@@ -148,16 +147,7 @@ describe("a city's first number creates its sequence", () => {
 
 describe('the move from counter rows (migration 0112)', () => {
   it("a database of the version before goes on from each city's counters and drops the table", async () => {
-    const name = `lumen_t_${inject('pgRunId')}_mig_${randomUUID().slice(0, 8)}`;
-    const admin = new pg.Client({ connectionString: inject('pgServerUrl') });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const old = new pg.Pool({ connectionString: databaseUrl(name), max: 2 });
-    // The forced drop below may terminate a backend whose client the ended pool is still
-    // closing: the pool reports that as an error event, which nothing else would handle.
-    old.on('error', () => {});
-    try {
-      await migrate(old, () => {}, MIGRATIONS.filter((m) => m.id < 112));
+    await withDatabaseBefore(112, async (old) => {
       const manaus = await newTenant(old, 'Manaus');
       const poa = await newTenant(old, 'Porto Alegre');
       await old.query(
@@ -171,10 +161,6 @@ describe('the move from counter rows (migration 0112)', () => {
       expect(await take(old, manaus, 'service_order', 2026)).toBe(10);
       expect(await take(old, poa)).toBe(1);
       expect((await old.query(`SELECT to_regclass('public.tenant_counter') AS t`)).rows[0]!.t).toBeNull();
-    } finally {
-      await old.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });

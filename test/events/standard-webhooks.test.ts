@@ -6,17 +6,14 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { MIGRATIONS } from '../../generated/migrations.js';
 import { migrate } from '../../src/db/migrator.js';
 import { verifyLumenSignature, verifyWebhook } from '../../src/partner-kit/index.js';
 import { dropExpiredWebhookSecrets, rotateWebhookSecret, updatePartner } from '../../src/services/partners/index.js';
 import { cliActor } from '../../src/services/audit/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { databaseUrl } from '../support/database.js';
+import { withDatabaseBefore } from '../support/database.js';
 import { makePartner, makeTenant } from '../support/factories.js';
 import { adminFetch, adminToken, auditOf } from '../operations/support.js';
 import { emit, startReceiver, subjectFor, waitFor, type Received, type Reply } from './support.js';
@@ -239,15 +236,7 @@ describe('Standard Webhooks signatures', () => {
 
 describe('migration 0027', () => {
   it('partners that existed keep lumen; partners created afterwards get both', async () => {
-    const name = `lumen_t_${inject('pgRunId')}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: inject('pgServerUrl') });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const pool = new pg.Pool({ connectionString: databaseUrl(name), max: 2 });
-    // A connection still closing when the database is dropped reports it; nothing to do then.
-    pool.on('error', () => {});
-    try {
-      await migrate(pool, () => {}, MIGRATIONS.filter((m) => m.id < 27));
+    await withDatabaseBefore(27, async (pool) => {
       await pool.query(`INSERT INTO tenant (id, name) VALUES ('3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71', 'Cidade')`);
       await pool.query(`INSERT INTO external_system (tenant_id, code) VALUES ('3f5c2a9e-8b1d-4c7e-9a2f-6d4b1e8c0a71', 'before')`);
       await migrate(pool);
@@ -257,10 +246,6 @@ describe('migration 0027', () => {
         { code: 'after', webhook_signature: 'both' },
         { code: 'before', webhook_signature: 'lumen' },
       ]);
-    } finally {
-      await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });

@@ -3,25 +3,13 @@
  * written gets its alert's city and the moment its alert last became Pending before it,
  * as the dashboard's read-time probe computed them; other history rows get neither.
  */
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS } from '../../generated/migrations.js';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrator.js';
-import { databaseUrl } from '../support/database.js';
+import { withDatabaseBefore } from '../support/database.js';
 
 describe('migration 0113 (triage decisions)', () => {
   it('fills in the city and the last return to Pending of the decisions written before it', async () => {
-    const name = `lumen_t_${inject('pgRunId')}_mig_${randomUUID().slice(0, 8)}`;
-    const admin = new pg.Client({ connectionString: inject('pgServerUrl') });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const old = new pg.Pool({ connectionString: databaseUrl(name), max: 2 });
-    // The forced drop below may terminate a backend whose client the ended pool is still
-    // closing: the pool reports that as an error event, which nothing else would handle.
-    old.on('error', () => {});
-    try {
-      await migrate(old, () => {}, MIGRATIONS.filter((m) => m.id < 113));
+    await withDatabaseBefore(113, async (old) => {
       const city = (await old.query<{ id: string }>(`INSERT INTO tenant (name) VALUES ('Porto Velho') RETURNING id`)).rows[0]!.id;
       const partner = (await old.query<{ id: string }>(`INSERT INTO external_system (tenant_id, code) VALUES ($1, 'APP-PORTO-VELHO-156') RETURNING id`, [city])).rows[0]!.id;
       const alert = (
@@ -58,10 +46,6 @@ describe('migration 0113 (triage decisions)', () => {
       await old.query(`ALTER TABLE alert_status_history DISABLE TRIGGER alert_status_history_decision`);
       const decision = old.query(`INSERT INTO alert_status_history (alert_id, from_status, to_status, actor) VALUES ($1, 'Pending', 'Linked', 'op')`, [alert]);
       await expect(decision).rejects.toThrow(/alert_status_history_decision_context/);
-    } finally {
-      await old.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });
