@@ -77,7 +77,8 @@ export async function startTestApp(opts: { env?: Record<string, string>; db?: Te
   const logs = new LogSink();
   const config = loadConfig(env);
   const log = createLogger(env.LUMEN_TEST_LOG_LEVEL ?? 'info', logs);
-  const rt = await openRuntime(config, log, { migrate: false, work: true, poolSize: 10 });
+  // The pool as the service sizes it (LUMEN_DB_POOL_SIZE, default 6), so the suite runs what ships.
+  const rt = await openRuntime(config, log, { migrate: false, work: true });
   const app = await startApp(rt);
   const baseUrl = `http://127.0.0.1:${app.address.port}`;
   return {
